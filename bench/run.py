@@ -1,0 +1,52 @@
+"""Run every benchmark (``bench/bench_*.py``) and print one table of ratios.
+
+    python -m bench.run            # all, small sizes (a few minutes on 2 cores)
+    python -m bench.run store      # only benchmarks whose module name contains "store"
+    XUM_BENCH_SCALE=large python -m bench.run
+
+Each module exposes ``run() -> list[Result]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+from bench.common import Result
+
+
+def _modules(filters: list[str]) -> list[str]:
+    here = Path(__file__).resolve().parent
+    names = sorted(p.stem for p in here.glob("bench_*.py"))
+    return [n for n in names if not filters or any(f in n for f in filters)]
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def main(argv: list[str]) -> int:
+    results: list[Result] = []
+    for name in _modules(argv):
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        module = importlib.import_module(f"bench.{name}")
+        results.extend(module.run())
+    header = f"{'benchmark':<46} {'xum':>10} {'baseline':>10} {'ratio':>9}  goal"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        print(
+            f"{r.name:<46} {_fmt_time(r.xum_seconds):>10} {_fmt_time(r.baseline_seconds):>10} "
+            f"{r.ratio:>8.3g}x  {r.goal}  [baseline: {r.baseline}]"
+            + (f"  ({r.note})" if r.note else "")
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

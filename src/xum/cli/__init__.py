@@ -1,0 +1,1 @@
+"""The command line: thin edges that parse, call and print."""

@@ -1,0 +1,86 @@
+"""``xum`` entry point: global options, the command groups, and error → exit code mapping.
+
+Exit codes (SPEC.md §5): 0 success, 1 runtime failure, 2 bad usage, 3 a context guard
+paused or rejected the turn.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from xum.errors import ContextSignal, UsageError, XumError
+from xum.workspace import Layout, default_home, derive_workspace_id, validate_workspace_id
+
+
+@dataclass(frozen=True)
+class CliContext:
+    home: Path
+    workspace_id: str
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(self.home, self.workspace_id)
+
+
+class XumGroup(click.Group):
+    """Turns xum's errors into one clear line on stderr and the documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except XumError as exc:
+            click.echo(f"xum: error: {exc.message}", err=True)
+            if isinstance(exc, ContextSignal):
+                raise SystemExit(3) from None
+            if isinstance(exc, UsageError):
+                raise SystemExit(2) from None
+            raise SystemExit(1) from None
+
+
+@click.group(cls=XumGroup)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where xum keeps everything (default: $XUM_HOME or ~/.xum).",
+)
+@click.option(
+    "-w",
+    "--workspace",
+    "workspace_id",
+    default=None,
+    help="Workspace id (default: derived from the current directory).",
+)
+@click.version_option(package_name="xum")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None, workspace_id: str | None) -> None:
+    """xum: an agent harness whose context engine never loses a conversation."""
+    wid = workspace_id if workspace_id is not None else derive_workspace_id(Path.cwd())
+    try:
+        validate_workspace_id(wid)
+    except UsageError as exc:
+        raise click.UsageError(exc.message) from None
+    ctx.obj = CliContext(home=home if home is not None else default_home(), workspace_id=wid)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code (for tests and the console script)."""
+    try:
+        cli.main(args=argv, prog_name="xum", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

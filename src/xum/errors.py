@@ -1,0 +1,119 @@
+"""One exception tree for xum.
+
+Three families are kept apart: control-flow signals (the engine decided not to go on),
+developer misuse, and runtime failures. Every error carries structured fields so the
+command line can turn it into one clear line and an exit code.
+
+    XumError
+    ├── UsageError                  developer or user misuse (bad argument, bad id)
+    │   ├── InvalidWorkspaceId
+    │   └── UnknownModelError
+    ├── ContextSignal               the engine stopped on purpose (exit 3 at the CLI)
+    │   ├── RolloverBlocked
+    │   ├── RequestRejected         preflight: cannot fit even a fresh window (R16)
+    │   └── TurnPaused
+    └── RuntimeFailure              something outside the caller's control failed
+        ├── StoreError              transcript store failures
+        │   ├── LockTimeout         names the lock path
+        │   ├── RowDecodeError      a line that is not a row
+        │   └── ReceiptError
+        ├── EncodingError           a tokenizer file missing/tampered, or encode failed
+        └── ProviderError
+            └── ContextOverflowError
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class XumError(Exception):
+    """Base of every error xum raises on purpose."""
+
+    code: str = "error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class UsageError(XumError):
+    code = "usage"
+
+
+class InvalidWorkspaceId(UsageError):
+    code = "invalid_workspace_id"
+
+    def __init__(self, workspace_id: str) -> None:
+        super().__init__(
+            f"invalid workspace id {workspace_id!r}: use 1-64 characters from [A-Za-z0-9._-]"
+        )
+        self.workspace_id = workspace_id
+
+
+class UnknownModelError(UsageError):
+    code = "unknown_model"
+
+    def __init__(self, model: str, hint: str = "") -> None:
+        super().__init__(f"unknown model {model!r}" + (f": {hint}" if hint else ""))
+        self.model = model
+
+
+class ContextSignal(XumError):
+    """The engine stopped a turn on purpose; the CLI exits 3."""
+
+    code = "context"
+
+
+class RolloverBlocked(ContextSignal):
+    code = "rollover_blocked"
+
+
+class RequestRejected(ContextSignal):
+    code = "request_rejected"
+
+
+class TurnPaused(ContextSignal):
+    code = "paused"
+
+
+class RuntimeFailure(XumError):
+    code = "runtime"
+
+
+class StoreError(RuntimeFailure):
+    code = "store"
+
+    def __init__(self, message: str, *, path: Path | None = None, code: str | None = None):
+        super().__init__(message, code=code)
+        self.path = path
+
+
+class LockTimeout(StoreError):
+    code = "lock_timeout"
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        super().__init__(f"timed out after {timeout:g}s waiting for lock {path}", path=path)
+        self.timeout = timeout
+
+
+class RowDecodeError(StoreError):
+    code = "bad_row"
+
+
+class ReceiptError(StoreError):
+    code = "bad_receipt"
+
+
+class EncodingError(RuntimeFailure):
+    code = "encoding"
+
+
+class ProviderError(RuntimeFailure):
+    code = "provider"
+
+
+class ContextOverflowError(ProviderError):
+    code = "context_overflow"

@@ -1,0 +1,64 @@
+"""Shared test set-up.
+
+* Network is blocked for the whole suite: xum must work offline (tokenizers ship inside the
+  package). Only AF_UNIX sockets (used by some stdlib machinery) are allowed.
+* ``XUM_TEST_SCALE`` (``small`` by default, ``large`` on request) sizes the crash and soak runs.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCALE = os.environ.get("XUM_TEST_SCALE", "small")
+
+
+def scaled(small: int, large: int) -> int:
+    """A loop count for heavy tests: ``small`` in the default run, ``large`` on request."""
+    return large if SCALE == "large" else small
+
+
+class NetworkBlocked(RuntimeError):
+    pass
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _guard(sock: socket.socket, address: Any) -> None:
+    if sock.family != socket.AF_UNIX:
+        raise NetworkBlocked(f"tests may not open network connections (to {address!r})")
+
+
+def _blocked_connect(self: socket.socket, address: Any) -> None:
+    _guard(self, address)
+    _real_connect(self, address)
+
+
+def _blocked_connect_ex(self: socket.socket, address: Any) -> int:
+    _guard(self, address)
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network() -> Iterator[None]:
+    socket.socket.connect = _blocked_connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = _blocked_connect_ex  # type: ignore[method-assign,assignment]
+    yield
+    socket.socket.connect = _real_connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign,assignment]
+
+
+@pytest.fixture
+def xum_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh XUM_HOME, also exported for subprocesses."""
+    home = tmp_path / "xum-home"
+    home.mkdir()
+    monkeypatch.setenv("XUM_HOME", str(home))
+    return home
