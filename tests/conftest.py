@@ -51,8 +51,8 @@ def _no_network() -> Iterator[None]:
     socket.socket.connect = _blocked_connect  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = _blocked_connect_ex  # type: ignore[method-assign,assignment]
     yield
-    socket.socket.connect = _real_connect  # type: ignore[method-assign,assignment]
-    socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign,assignment]
+    socket.socket.connect = _real_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
 
 
 @pytest.fixture
