@@ -7,7 +7,8 @@ command line can turn it into one clear line and an exit code.
     XumError
     ├── UsageError                  developer or user misuse (bad argument, bad id)
     │   ├── InvalidWorkspaceId
-    │   └── UnknownModelError
+    │   ├── UnknownModelError
+    │   └── TrajectoryFormatError   a recorded agent run that cannot be converted to rows
     ├── ContextSignal               the engine stopped on purpose (exit 3 at the CLI)
     │   ├── RolloverBlocked
     │   ├── RequestRejected         preflight: cannot fit even a fresh window (R16)
@@ -59,6 +60,10 @@ class UnknownModelError(UsageError):
     def __init__(self, model: str, hint: str = "") -> None:
         super().__init__(f"unknown model {model!r}" + (f": {hint}" if hint else ""))
         self.model = model
+
+
+class TrajectoryFormatError(UsageError):
+    code = "bad_trajectory"
 
 
 class ContextSignal(XumError):
