@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from xum.context.boundaries import (
+    ROOT_WINDOW_ID,
+    boundary_kind,
+    is_compaction_boundary,
+    is_manual_reset,
+    is_strict_rollover,
+    item_id,
+    newest_floor_index,
+    raw_may_be_reset,
+    split_windows,
+)
+from xum.messages import Row, encode_row, make_row, text_part
+
+
+def rollover(seq: int, **overrides: Any) -> Row:
+    mux: dict[str, Any] = {
+        "type": "context-window-rollover",
+        "rolloverId": "r1",
+        "reason": "on-send",
+        "previousWindowId": "w:0",
+        "contextTokens": 900,
+        "maxTokens": 1000,
+    }
+    meta: dict[str, Any] = {
+        "historySequence": seq,
+        "contextBoundaryKind": "reset",
+        "rolloverId": "r1",
+        "muxMetadata": mux,
+    }
+    for key, value in overrides.items():
+        if key.startswith("mux_"):
+            mux[key[4:]] = value
+        else:
+            meta[key] = value
+    return make_row("assistant", id=f"b{seq}", metadata=meta)
+
+
+def manual(seq: int) -> Row:
+    return make_row(
+        "assistant", id=f"c{seq}", metadata={"historySequence": seq, "contextBoundaryKind": "reset"}
+    )
+
+
+def msg(seq: int, role: Any = "user") -> Row:
+    return make_row(role, f"text {seq}", id=f"m{seq}", metadata={"historySequence": seq})
+
+
+def test_valid_rollover_validates() -> None:
+    row = rollover(3)
+    assert is_strict_rollover(row)
+    assert not is_manual_reset(row)
+    assert boundary_kind(row) == "rollover"
+
+
+def test_fields_accepted_at_metadata_level() -> None:
+    row = make_row(
+        "assistant",
+        id="b",
+        metadata={
+            "contextBoundaryKind": "reset",
+            "muxMetadata": {"type": "context-window-rollover"},
+            "rolloverId": "x",
+            "reason": "mid-stream",
+            "previousWindowId": "w:m:abc",
+            "contextTokens": 0,
+            "maxTokens": 8,
+        },
+    )
+    assert is_strict_rollover(row)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"mux_type": "context-window-lead-in"},
+        {"mux_rolloverId": ""},
+        {"mux_rolloverId": 7},
+        {"rolloverId": "other"},  # conflicts with muxMetadata
+        {"mux_reason": "because"},
+        {"mux_previousWindowId": "window-1"},
+        {"mux_previousWindowId": None},
+        {"mux_contextTokens": -1},
+        {"mux_contextTokens": "900"},
+        {"mux_contextTokens": True},
+        {"mux_maxTokens": 0},
+        {"mux_maxTokens": 1.5},
+        {"partial": True},
+        {"partial": "no"},
+        {"contextBudgetRejected": True},
+        {"compactionBoundary": True},
+        {"muxMetadata": "rollover"},
+    ],
+)
+def test_damaged_rollover_counts_as_manual_reset(overrides: dict[str, Any]) -> None:
+    row = rollover(5, **overrides)
+    assert not is_strict_rollover(row)
+    assert is_manual_reset(row)
+    assert boundary_kind(row) == "reset"
+
+
+def test_wrong_role_or_parts_is_manual() -> None:
+    base = rollover(1)
+    assert is_manual_reset(Row(id="u", role="user", metadata=base.metadata))
+    assert is_manual_reset(
+        Row(id="p", role="assistant", parts=(text_part("x"),), metadata=base.metadata)
+    )
+
+
+def test_item_ids() -> None:
+    assert item_id(msg(4)) == "4"
+    assert item_id(make_row("user", "x", id="abc")) == "m:abc"
+
+
+def test_split_windows_kinds_and_membership() -> None:
+    compaction = make_row(
+        "assistant", "summary", id="s", metadata={"historySequence": 6, "compactionBoundary": True}
+    )
+    assert is_compaction_boundary(compaction)
+    rows = [msg(0), msg(1, "assistant"), rollover(2), msg(3), manual(4), msg(5), compaction, msg(7)]
+    windows = split_windows(rows)
+    assert [(w.window_id, w.kind) for w in windows] == [
+        (ROOT_WINDOW_ID, "root"),
+        ("w:2", "rollover"),
+        ("w:4", "reset"),
+        ("w:6", "compaction"),
+    ]
+    assert [r.id for r in windows[0].rows] == ["m0", "m1"]
+    assert [r.id for r in windows[1].rows] == ["m3"]
+    assert [r.id for r in windows[3].rows] == ["s", "m7"]
+    assert newest_floor_index(rows) == 4
+    assert newest_floor_index([msg(0), rollover(1)]) is None
+
+
+def test_empty_history_has_root_window() -> None:
+    assert [w.window_id for w in split_windows([])] == [ROOT_WINDOW_ID]
+
+
+def test_raw_check_fails_closed() -> None:
+    assert raw_may_be_reset(encode_row(rollover(1)) + b"garbage")
+    assert not raw_may_be_reset(encode_row(msg(1)))
