@@ -1,0 +1,1 @@
+"""Built-in tools and the registry the turn loop executes them through."""
