@@ -20,11 +20,13 @@ command line can turn it into one clear line and an exit code.
         │   └── ReceiptError
         ├── EncodingError           a tokenizer file missing/tampered, or encode failed
         └── ProviderError
-            └── ContextOverflowError
+            ├── ContextOverflowError
+            └── ScriptExhausted     the scripted provider has no response left
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -64,6 +66,41 @@ class UnknownModelError(UsageError):
 
 class TrajectoryFormatError(UsageError):
     code = "bad_trajectory"
+
+
+class UnknownAgentError(UsageError):
+    code = "unknown_agent"
+
+    def __init__(self, name: str, available: Sequence[str], referenced_by: str | None = None):
+        where = f" (the base of {referenced_by})" if referenced_by else ""
+        choices = ", ".join(available) if available else "none"
+        super().__init__(f"unknown agent {name!r}{where}; available agents: {choices}")
+        self.name = name
+
+
+class AgentDefinitionError(UsageError):
+    code = "bad_agent"
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"agent definition {source}: {message}")
+        self.source = source
+
+
+class SettingsError(UsageError):
+    code = "bad_settings"
+
+    def __init__(self, message: str, *, path: Path | None = None, key: str | None = None):
+        super().__init__(message)
+        self.path = path
+        self.key = key
+
+
+class ScriptError(UsageError):
+    code = "bad_script"
+
+    def __init__(self, message: str, *, path: Path) -> None:
+        super().__init__(f"scripted provider file {path}: {message}")
+        self.path = path
 
 
 class ContextSignal(XumError):
@@ -122,3 +159,12 @@ class ProviderError(RuntimeFailure):
 
 class ContextOverflowError(ProviderError):
     code = "context_overflow"
+
+
+class ScriptExhausted(ProviderError):
+    code = "script_exhausted"
+
+    def __init__(self, message: str, *, path: Path, steps: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.steps = steps

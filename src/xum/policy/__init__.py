@@ -7,13 +7,12 @@
 * :mod:`xum.policy.loader` — built-in and workspace agent files (the only I/O here).
 """
 
+from xum.errors import AgentDefinitionError, UnknownAgentError
 from xum.policy.agents import (
     BUILTIN_AGENTS,
     DEFAULT_AGENT,
     Agent,
-    AgentDefinitionError,
     AgentSpec,
-    UnknownAgentError,
     parse_agent,
     resolve,
 )

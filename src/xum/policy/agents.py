@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xum.errors import UsageError
+from xum.errors import AgentDefinitionError, UnknownAgentError, UsageError
 from xum.policy.frontmatter import FrontMatterError, Value, split_document
 from xum.policy.rules import Action, Rule, RuleSet, ToolPolicy, rule
 
@@ -39,24 +39,6 @@ _KEYS = frozenset({"name", "base", "tools", "model", "description"})
 _TOOL_KEYS = frozenset({"add", "remove"})
 #: A base chain longer than this is almost certainly a mistake; it also bounds the walk.
 MAX_CHAIN = 16
-
-
-class AgentDefinitionError(UsageError):
-    code = "bad_agent"
-
-    def __init__(self, source: str, message: str) -> None:
-        super().__init__(f"agent definition {source}: {message}")
-        self.source = source
-
-
-class UnknownAgentError(UsageError):
-    code = "unknown_agent"
-
-    def __init__(self, name: str, available: Sequence[str], referenced_by: str | None = None):
-        where = f" (the base of {referenced_by})" if referenced_by else ""
-        choices = ", ".join(available) if available else "none"
-        super().__init__(f"unknown agent {name!r}{where}; available agents: {choices}")
-        self.name = name
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,10 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from xum.errors import UsageError
+from xum.errors import AgentDefinitionError, UsageError
 from xum.policy.agents import (
     BUILTIN_AGENTS,
     Agent,
-    AgentDefinitionError,
     AgentSpec,
     parse_agent,
     resolve,
