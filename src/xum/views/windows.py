@@ -74,6 +74,9 @@ class WindowSummary:
     first_item_id: str | None
     last_item_id: str | None
     items: int
+    #: When the window began: its boundary's timestamp, else its first item's (not in to_obj:
+    #: the SPEC object has no such field).
+    started_ms: int | None = None
 
     def to_obj(self) -> dict[str, Any]:
         return {
@@ -108,20 +111,26 @@ def window_summaries(rows: Iterable[Row]) -> list[WindowSummary]:
     start: WindowStart | None = None
     first: str | None = None
     last: str | None = None
+    started: int | None = None
     count = 0
 
     def close() -> None:
         if start is not None:
             out.append(
-                WindowSummary(start.window_id, start.kind, start.boundary, first, last, count)
+                WindowSummary(
+                    start.window_id, start.kind, start.boundary, first, last, count, started
+                )
             )
 
     for event in walk(rows):
         if isinstance(event, WindowStart):
             close()
             start, first, last, count = event, None, None, 0
+            started = event.boundary.timestamp if event.boundary is not None else None
         else:
-            first = first if first is not None else event.item_id
+            if first is None:
+                first = event.item_id
+                started = started if started is not None else event.row.timestamp
             last = event.item_id
             count += 1
     close()
