@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from xum.cli.history import history
 from xum.errors import ContextSignal, UsageError, XumError
 from xum.workspace import Layout, default_home, derive_workspace_id, validate_workspace_id
 
@@ -65,6 +66,9 @@ def cli(ctx: click.Context, home: Path | None, workspace_id: str | None) -> None
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
     ctx.obj = CliContext(home=home if home is not None else default_home(), workspace_id=wid)
+
+
+cli.add_command(history)
 
 
 def main(argv: list[str] | None = None) -> int:
