@@ -200,7 +200,7 @@ def test_search_snippet_keeps_code_points_whole() -> None:
 def test_markdown_export_has_dividers_and_every_window() -> None:
     md = "".join(export_markdown(session_rows(), "demo"))
     assert md.count("Context window rollover") == 1
-    assert "Context cleared (/clear --soft)" in md and "Context compacted" in md
+    assert "Context reset · w:10" in md and "Context compacted · w:12" in md
     assert md.index("entry point is src/main.py") < md.index("Context window rollover")
     assert md.index("Context window rollover") < md.index("Now run the linter.")
     assert "[xum] This conversation continues" not in md  # lead-in hidden

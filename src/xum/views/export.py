@@ -31,7 +31,7 @@ JSON_FORMAT = "xum-history-export-1"
 DIVIDERS: dict[WindowKind, str] = {
     "root": "",
     "rollover": "Context window rollover",
-    "reset": "Context cleared (/clear --soft)",
+    "reset": "Context reset",
     "compaction": "Context compacted",
 }
 
