@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from xum.cli.history import history
+from xum.cli.settings import settings_group
 from xum.errors import ContextSignal, UsageError, XumError
 from xum.workspace import Layout, default_home, derive_workspace_id, validate_workspace_id
 
@@ -69,6 +70,7 @@ def cli(ctx: click.Context, home: Path | None, workspace_id: str | None) -> None
 
 
 cli.add_command(history)
+cli.add_command(settings_group)
 
 
 def main(argv: list[str] | None = None) -> int:
