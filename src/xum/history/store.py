@@ -1,0 +1,260 @@
+"""HistoryStore: the crash-safe JSONL transcript store (SPEC.md §3, R28-R30, R34).
+
+Invariants:
+
+* Every mutation runs under the workspace's cross-process lock and starts with recovery, so
+  it always builds on a committed state.
+* A batch append is one ``write`` of all its lines at the end of ``chat.jsonl``, then fsync
+  (unless ``durable=False``). A pending receipt published first journals where the batch
+  starts, where it must end and its digest; recovery keeps the batch if it is all there and
+  cuts it off otherwise, and readers never show it half (see ``visibility``). Cost is
+  proportional to the batch: no file is rewritten on append.
+* ``historySequence`` is assigned here only, strictly increasing, from the receipt's floor
+  when the receipt vouches for the files, else from the files themselves (re-read under the
+  lock, so another process's appends are seen).
+* A batch holding a durable boundary (a reset row or a compaction boundary) rotates: rows
+  before the newest boundary move to the archive (``rotation``).
+* Receipts (R29): pending before, stable after; a verified append keeps the epoch, every
+  other mutation gets a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import BinaryIO
+
+from xum.errors import ReceiptError, StoreError
+from xum.history import lock as _lock
+from xum.history.batch import encode_batch, matches_item, parse_import, stamp
+from xum.history.fsutil import fsync_dir, write_all
+from xum.history.marker import Marker, remove_marker, write_marker
+from xum.history.quarantine import quarantined, rewrite_line
+from xum.history.receipt import (
+    AppendJournal,
+    Receipt,
+    current_stamps,
+    new_epoch,
+    read_receipt,
+    receipt_matches,
+    write_receipt,
+)
+from xum.history.recovery import recover_locked
+from xum.history.reports import RecoveryReport, VerifyReport
+from xum.history.rotation import rotate
+from xum.history.scan import (
+    Source,
+    StoredLine,
+    scan_backward_file,
+    scan_forward,
+    scan_forward_file,
+)
+from xum.history.sequence import disk_next_sequence
+from xum.history.verify import verify_layout
+from xum.history.visibility import visible_bounds
+from xum.messages import Row, encode_row
+from xum.workspace import Layout
+
+
+class HistoryStore:
+    """The transcript of one workspace on disk."""
+
+    def __init__(self, layout: Layout, *, durable: bool = True, lock_timeout: float = 30.0) -> None:
+        self.layout = layout
+        self.durable = durable
+        self.lock_timeout = lock_timeout
+        #: set when the last mutation was accepted but its stable receipt could not be written
+        self.last_receipt_error: ReceiptError | None = None
+
+    # -- locking and recovery ----------------------------------------------------------------
+
+    def locked(self) -> AbstractContextManager[None]:
+        return _lock.hold(self.layout.lock, self.lock_timeout)
+
+    def recover(self) -> RecoveryReport:
+        with self.locked():
+            return self._recover()
+
+    def _recover(self) -> RecoveryReport:
+        return recover_locked(self.layout, durable=self.durable)
+
+    def _prepare(self) -> None:
+        d = self.layout.session_dir
+        if not d.is_dir():
+            d.mkdir(parents=True, exist_ok=True)
+            if self.durable:
+                fsync_dir(d.parent)
+        self._recover()
+
+    def _next_locked(self, receipt: Receipt | None) -> int:
+        if receipt_matches(receipt, self.layout):
+            assert receipt is not None
+            return receipt.next_sequence
+        floor = receipt.next_sequence if receipt is not None else 0
+        return max(floor, disk_next_sequence(self.layout))
+
+    def next_sequence(self) -> int:
+        with self.locked():
+            return self._next_locked(read_receipt(self.layout))
+
+    def _publish(self, receipt: Receipt) -> None:
+        write_receipt(self.layout, receipt, durable=self.durable)
+
+    def _finalize(self, epoch: str, next_sequence: int) -> None:
+        """Publish the stable receipt after an accepted change. R29: failing here expires
+        cursors (the pending receipt stays) but does not make the change a failure."""
+        chat, archive = current_stamps(self.layout)
+        try:
+            write_receipt(
+                self.layout,
+                Receipt("stable", epoch, chat, archive, next_sequence=next_sequence),
+                durable=False,  # a lost stable receipt only expires cursors
+            )
+            self.last_receipt_error = None
+        except ReceiptError as exc:
+            self.last_receipt_error = exc
+
+    # -- append --------------------------------------------------------------------------------
+
+    def append(self, rows: Sequence[Row]) -> list[Row]:
+        if not rows:
+            return []
+        with self.locked():
+            self._prepare()
+            receipt = read_receipt(self.layout)
+            first = self._next_locked(receipt)
+            stored = stamp(rows, first, self.layout.workspace_id)
+            data, cut_in_batch = encode_batch(stored)
+            after = first + len(stored)
+            matched = receipt is not None and receipt_matches(receipt, self.layout)
+            epoch = receipt.epoch if receipt is not None and matched else new_epoch()
+            fd = os.open(self.layout.chat, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                before = os.fstat(fd)
+                if before.st_size == 0 and self.durable:
+                    fsync_dir(self.layout.session_dir)  # a new chat file's name must persist
+                journal = AppendJournal(
+                    before.st_dev,
+                    before.st_ino,
+                    before.st_size,
+                    before.st_size + len(data),
+                    hashlib.sha256(data).hexdigest(),
+                )
+                chat, archive = current_stamps(self.layout)
+                self._publish(Receipt("pending", epoch, chat, archive, after, journal))
+                write_all(fd, data)
+                if self.durable:
+                    os.fsync(fd)
+                now = os.fstat(fd)
+            finally:
+                os.close(fd)
+            verified = now.st_ino == before.st_ino and now.st_size == journal.end
+            if cut_in_batch is not None and before.st_size + cut_in_batch > 0:
+                # A rotation is another mutation: new epoch. The journal stays in the pending
+                # receipt so a crash before the rotation's marker still leads to it.
+                epoch = new_epoch()
+                chat, archive = current_stamps(self.layout)
+                self._publish(Receipt("pending", epoch, chat, archive, after, journal))
+                rotate(self.layout, before.st_size + cut_in_batch, durable=self.durable)
+            elif not verified:
+                epoch = new_epoch()
+            self._finalize(epoch, after)
+            return stored
+
+    def import_rows(self, data: bytes) -> list[Row]:
+        return self.append(parse_import(data))
+
+    # -- rewrites ------------------------------------------------------------------------------
+
+    def quarantine(self, item_id: str) -> Row:
+        with self.locked():
+            self._prepare()
+            found: tuple[Source, StoredLine] | None = None
+            for source, path in (("archive", self.layout.archive), ("chat", self.layout.chat)):
+                for line in scan_forward(path, source):  # type: ignore[arg-type]
+                    if line.row is not None and matches_item(line.row, item_id):
+                        found = (source, line)  # type: ignore[assignment]
+            if found is None:
+                raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
+            source, line = found
+            assert line.row is not None
+            new = quarantined(line.row)
+            if new is line.row:
+                return new
+            receipt = read_receipt(self.layout)
+            floor = self._next_locked(receipt)
+            epoch = new_epoch()
+            chat, archive = current_stamps(self.layout)
+            self._publish(Receipt("pending", epoch, chat, archive, floor))
+            rewrite_line(self.layout, source, line, encode_row(new), durable=self.durable)
+            self._finalize(epoch, floor)
+            return new
+
+    def clear_all(self) -> None:
+        with self.locked():
+            self._prepare()
+            floor = self._next_locked(read_receipt(self.layout))
+            epoch = new_epoch()
+            chat, archive = current_stamps(self.layout)
+            self._publish(Receipt("pending", epoch, chat, archive, floor))
+            write_marker(self.layout, Marker(op="clear"), durable=self.durable)
+            for path in (self.layout.chat, self.layout.archive):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            if self.durable:
+                fsync_dir(self.layout.session_dir)
+            remove_marker(self.layout, durable=self.durable)
+            self._finalize(epoch, floor)
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def _snapshot(self) -> tuple[BinaryIO | None, int, BinaryIO | None, int]:
+        """Open both files under the lock. The open descriptors keep reading the same bytes
+        even if a rotation or rewrite replaces a file afterwards."""
+        with self.locked():
+            bounds = visible_bounds(self.layout)
+            archive = _open(self.layout.archive)
+            chat = _open(self.layout.chat)
+        return archive, bounds.archive_end, chat, bounds.chat_end
+
+    def lines(self) -> Iterator[StoredLine]:
+        archive, archive_end, chat, chat_end = self._snapshot()
+        try:
+            if archive is not None:
+                yield from scan_forward_file(archive, "archive", 0, end=archive_end)
+            if chat is not None:
+                yield from scan_forward_file(chat, "chat", 0, end=chat_end)
+        finally:
+            for f in (archive, chat):
+                if f is not None:
+                    f.close()
+
+    def lines_reverse(self) -> Iterator[StoredLine]:
+        archive, archive_end, chat, chat_end = self._snapshot()
+        try:
+            if chat is not None:
+                yield from scan_backward_file(chat, "chat", chat_end)
+            if archive is not None:
+                yield from scan_backward_file(archive, "archive", archive_end)
+        finally:
+            for f in (archive, chat):
+                if f is not None:
+                    f.close()
+
+    def rows(self) -> Iterator[Row]:
+        for line in self.lines():
+            if line.row is not None:
+                yield line.row
+
+    def verify(self) -> VerifyReport:
+        return verify_layout(self.layout)
+
+
+def _open(path: os.PathLike[str]) -> BinaryIO | None:
+    try:
+        return open(path, "rb", buffering=0)
+    except FileNotFoundError:
+        return None
