@@ -14,6 +14,7 @@ import click
 
 from xum.cli.history import history
 from xum.cli.settings import settings_group
+from xum.cli.tokens import tokens
 from xum.errors import ContextSignal, UsageError, XumError
 from xum.workspace import Layout, default_home, derive_workspace_id, validate_workspace_id
 
@@ -71,6 +72,7 @@ def cli(ctx: click.Context, home: Path | None, workspace_id: str | None) -> None
 
 cli.add_command(history)
 cli.add_command(settings_group)
+cli.add_command(tokens)
 
 
 def main(argv: list[str] | None = None) -> int:
