@@ -1,0 +1,63 @@
+"""Providers: the Provider protocol, request values, and the offline scripted provider.
+
+* :mod:`xum.providers.request` — the provider-neutral request (pure values).
+* :mod:`xum.providers.base` — the Provider protocol, StepResult, Usage, stream events.
+* :mod:`xum.providers.script` / :mod:`xum.providers.scripted` — the scripted provider.
+* :mod:`xum.providers.model_ref` / :mod:`xum.providers.registry` — model strings.
+
+The package exports only the pure protocol and values: ``xum.settings`` imports model
+strings from here, and the scripted provider writes its state with ``xum.settings``, so the
+modules that do I/O (``registry``, ``scripted``) are imported by name where they are used.
+"""
+
+from xum.providers.base import (
+    EventSink,
+    Provider,
+    RequestCounter,
+    StepResult,
+    StreamEvent,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
+from xum.providers.model_ref import PROVIDERS, ModelRef, parse_model
+from xum.providers.request import (
+    Block,
+    Media,
+    Message,
+    ProviderRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
+    assistant,
+    request_from_obj,
+    request_to_obj,
+    user,
+)
+
+__all__ = [
+    "PROVIDERS",
+    "Block",
+    "EventSink",
+    "Media",
+    "Message",
+    "ModelRef",
+    "Provider",
+    "ProviderRequest",
+    "RequestCounter",
+    "StepResult",
+    "StreamEvent",
+    "Text",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolResult",
+    "ToolSchema",
+    "Usage",
+    "assistant",
+    "parse_model",
+    "request_from_obj",
+    "request_to_obj",
+    "user",
+]
