@@ -1,6 +1,7 @@
 """Providers: the Provider protocol, request values, and the offline scripted provider.
 
-* :mod:`xum.providers.request` — the provider-neutral request (pure values).
+* :mod:`xum.providers.request` — the request (system, rows, tools) and the neutral message
+  view adapters translate (pure values).
 * :mod:`xum.providers.base` — the Provider protocol, StepResult, Usage, stream events.
 * :mod:`xum.providers.script` / :mod:`xum.providers.scripted` — the scripted provider.
 * :mod:`xum.providers.model_ref` / :mod:`xum.providers.registry` — model strings.
@@ -29,11 +30,9 @@ from xum.providers.request import (
     Text,
     ToolCall,
     ToolResult,
-    ToolSchema,
-    assistant,
     request_from_obj,
     request_to_obj,
-    user,
+    to_messages,
 )
 
 __all__ = [
@@ -53,11 +52,9 @@ __all__ = [
     "ToolCall",
     "ToolCallEvent",
     "ToolResult",
-    "ToolSchema",
     "Usage",
-    "assistant",
     "parse_model",
     "request_from_obj",
     "request_to_obj",
-    "user",
+    "to_messages",
 ]

@@ -1,22 +1,26 @@
-"""What a provider step receives: a provider-neutral request, as pure values.
+"""What a provider step receives, as pure values.
 
-The context engine builds a :class:`ProviderRequest` from the active window (turning rows
-into messages is request assembly, its job); providers translate it into their wire format.
-Keeping the request a pure value lets the engine prepare it once, check that it fits, and
-send that same object (R21), and lets the scripted provider log exactly what it received.
+A :class:`ProviderRequest` is exactly what the context engine assembled and counted: the
+system text, the active window's provider-eligible rows, and the advertised tool schemas (in
+:class:`xum.tools.base.ToolRegistry`'s ``{"name", "description", "input_schema"}`` shape).
+Keeping rows, not a translated message list, is deliberate: the engine counts a request with
+``xum.tokens.count_request(system, rows, tools, …)`` before sending it, and the provider
+receives that same object (R21: no second assembly), so the scripted provider's reported
+usage and the engine's own preflight agree to the token.
 
-Shape, close to the common denominator of the real APIs:
+Adapters for real APIs translate with :func:`to_messages`, a provider-neutral view:
 
-* ``system``: the system text;
-* ``messages``: alternating turns of ``user`` and ``assistant`` messages, each a tuple of
-  blocks. An assistant message may hold text and :class:`ToolCall` blocks; the results of
-  those calls come back in the next ``user`` message as :class:`ToolResult` blocks (Anthropic
-  shape; the OpenAI adapter splits them into ``tool`` messages). :class:`Media` blocks stand
-  for genuine provider media parts (R19);
-* ``tools``: the schemas advertised for this step (only these are counted, R20).
+* ``user`` / ``assistant`` / ``system`` messages of :class:`Text`, :class:`Media`,
+  :class:`ToolCall` and :class:`ToolResult` blocks;
+* a tool call and its result live in one xum row (a ``dynamic-tool`` part with ``input`` and
+  ``output``); the view splits it into a ``ToolCall`` in the assistant message and a
+  ``ToolResult`` in the user message right after it (Anthropic's shape; an OpenAI adapter
+  turns those into ``tool`` messages). A row with text after its tools (a multi-step row) is
+  split at each such point, so the order the model produced is kept;
+* reasoning and unknown part types are left out; ``file`` parts become :class:`Media`.
 
-The JSON form (:func:`request_to_obj`) uses the camelCase keys of xum's other files and is
-what the scripted provider writes to its ``requestLog``.
+The JSON form (:func:`request_to_obj`) is what the scripted provider writes to its
+``requestLog``: ``{"system": str, "messages": [row objects as on disk], "tools": [...]}``.
 """
 
 from __future__ import annotations
@@ -26,8 +30,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from xum.errors import UsageError
+from xum.messages import Row, row_from_obj, row_to_obj
 
-MessageRole = Literal["user", "assistant"]
+MessageRole = Literal["user", "assistant", "system"]
+#: ``dynamic-tool`` states whose part carries a result (AI SDK naming).
+_RESULT_STATES = frozenset({"output-available", "output-error"})
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    system: str
+    rows: tuple[Row, ...]
+    tools: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,7 +58,7 @@ class Media:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A call the model made: also what a step returns (:class:`StepResult.tool_calls`)."""
+    """A call the model made: a block of an assistant message, and what a step returns."""
 
     id: str
     name: str
@@ -55,7 +69,7 @@ class ToolCall:
 class ToolResult:
     tool_call_id: str
     name: str
-    #: Any JSON value; providers serialize it as they need.
+    #: Any JSON value; adapters serialize it as their API needs.
     output: Any = field(hash=False)
     is_error: bool = False
 
@@ -80,112 +94,67 @@ class Message:
         return "".join(b.text for b in self.content if isinstance(b, Text))
 
 
-@dataclass(frozen=True)
-class ToolSchema:
-    name: str
-    description: str
-    input_schema: Mapping[str, Any] = field(hash=False)
+def to_messages(rows: Sequence[Row]) -> tuple[Message, ...]:
+    """The provider-neutral view of ``rows`` (which the engine has already selected)."""
+    out: list[Message] = []
+    for row in rows:
+        blocks: list[Block] = []
+        results: list[Block] = []
+        for part in row.parts:
+            if part.type == "dynamic-tool" and row.role == "assistant":
+                blocks.append(ToolCall(part.toolCallId or "", part.toolName or "",
+                                       part.input if isinstance(part.input, dict) else {}))
+                if part.state in _RESULT_STATES or part.output is not None:
+                    results.append(ToolResult(part.toolCallId or "", part.toolName or "",
+                                              part.output, part.state == "output-error"))
+                continue
+            block = _content_block(part.type, part.text, part.mediaType, part.url,
+                                   part.filename)
+            if block is None:
+                continue
+            if results:
+                # Content after answered tool calls starts the model's next step.
+                out.append(Message("assistant", tuple(blocks)))
+                out.append(Message("user", tuple(results)))
+                blocks, results = [], []
+            blocks.append(block)
+        if blocks:
+            out.append(Message(row.role, tuple(blocks)))
+        if results:
+            out.append(Message("user", tuple(results)))
+    return tuple(out)
 
-    @classmethod
-    def from_obj(cls, obj: Mapping[str, Any]) -> ToolSchema:
-        """From the ``{"name", "description", "input_schema"}`` dicts ToolRegistry advertises
-        (``inputSchema`` is accepted as well)."""
-        schema = obj.get("input_schema", obj.get("inputSchema"))
-        name, description = obj.get("name"), obj.get("description", "")
-        if not isinstance(name, str) or not isinstance(description, str):
-            raise UsageError("a tool schema needs a string 'name' and 'description'")
-        if not isinstance(schema, Mapping):
-            raise UsageError(f"tool {name!r}: the input schema must be an object")
-        return cls(name, description, dict(schema))
 
-
-@dataclass(frozen=True)
-class ProviderRequest:
-    system: str
-    messages: tuple[Message, ...]
-    tools: tuple[ToolSchema, ...] = ()
-
-
-def user(*content: Block | str) -> Message:
-    return Message("user", tuple(Text(c) if isinstance(c, str) else c for c in content))
-
-
-def assistant(*content: Block | str) -> Message:
-    return Message("assistant", tuple(Text(c) if isinstance(c, str) else c for c in content))
+def _content_block(
+    kind: str, text: str | None, media_type: str | None, url: str | None, filename: str | None
+) -> Block | None:
+    if kind == "text":
+        return Text(text) if text else None
+    if kind == "file" and media_type is not None and url is not None:
+        return Media(media_type, url, filename)
+    return None  # reasoning, step markers and unknown part types never reach a provider
 
 
 # -- JSON form ---------------------------------------------------------------------------------
 
 
-def block_to_obj(block: Block) -> dict[str, Any]:
-    if isinstance(block, Text):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, Media):
-        out: dict[str, Any] = {"type": "media", "mediaType": block.media_type, "url": block.url}
-        if block.filename is not None:
-            out["filename"] = block.filename
-        return out
-    if isinstance(block, ToolCall):
-        return {"type": "tool_call", "id": block.id, "name": block.name,
-                "input": dict(block.input)}
-    return {"type": "tool_result", "toolCallId": block.tool_call_id, "name": block.name,
-            "output": block.output, "isError": block.is_error}
-
-
 def request_to_obj(request: ProviderRequest) -> dict[str, Any]:
     return {
         "system": request.system,
-        "messages": [
-            {"role": m.role, "content": [block_to_obj(b) for b in m.content]}
-            for m in request.messages
-        ],
-        "tools": [
-            {"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema)}
-            for t in request.tools
-        ],
+        "messages": [row_to_obj(row) for row in request.rows],
+        "tools": [dict(tool) for tool in request.tools],
     }
 
 
-def block_from_obj(obj: Mapping[str, Any]) -> Block:
-    kind = obj.get("type")
-    try:
-        if kind == "text":
-            return Text(_str(obj, "text"))
-        if kind == "media":
-            filename = obj.get("filename")
-            return Media(_str(obj, "mediaType"), _str(obj, "url"),
-                         filename if isinstance(filename, str) else None)
-        if kind == "tool_call":
-            args = obj.get("input", {})
-            if not isinstance(args, Mapping):
-                raise UsageError("tool_call input must be an object")
-            return ToolCall(_str(obj, "id"), _str(obj, "name"), dict(args))
-        if kind == "tool_result":
-            return ToolResult(_str(obj, "toolCallId"), _str(obj, "name"), obj.get("output"),
-                              obj.get("isError") is True)
-    except KeyError as exc:
-        raise UsageError(f"a {kind} block needs a string {exc.args[0]!r}") from None
-    raise UsageError(f"unknown block type {kind!r}")
-
-
 def request_from_obj(obj: Mapping[str, Any]) -> ProviderRequest:
-    """The inverse of :func:`request_to_obj` (for replaying logged requests)."""
-    raw_messages: Sequence[Any] = obj.get("messages", [])
-    messages = []
-    for raw in raw_messages:
-        role = raw.get("role")
-        if role not in ("user", "assistant"):
-            raise UsageError(f"message role must be user or assistant, not {role!r}")
-        messages.append(Message(role, tuple(block_from_obj(b) for b in raw.get("content", []))))
-    tools = tuple(ToolSchema.from_obj(t) for t in obj.get("tools", []))
+    """The inverse of :func:`request_to_obj` (to read a requestLog line back)."""
     system = obj.get("system", "")
+    messages = obj.get("messages", [])
+    tools = obj.get("tools", [])
     if not isinstance(system, str):
-        raise UsageError("system must be a string")
-    return ProviderRequest(system, tuple(messages), tools)
-
-
-def _str(obj: Mapping[str, Any], key: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str):
-        raise KeyError(key)
-    return value
+        raise UsageError("request: system must be a string")
+    if not isinstance(messages, list) or not isinstance(tools, list):
+        raise UsageError("request: messages and tools must be lists")
+    if not all(isinstance(t, dict) for t in tools):
+        raise UsageError("request: every tool must be an object")
+    return ProviderRequest(system, tuple(row_from_obj(m) for m in messages), tuple(tools))

@@ -12,8 +12,9 @@
      ]}
 
 * ``contextWindow`` (required, > 0) is the model limit the engine budgets against.
-* ``encoding`` defaults to ``o200k_base``, the encoding of current OpenAI-family models, which
-  scripts usually stand in for.
+* ``encoding`` (required) names the tokenizer the engine counts this model with
+  (``o200k_base`` or ``cl100k_base``); the token counter refuses a script without one, so the
+  script is refused at load time with the same message rather than at the first count.
 * ``requestLog`` (optional) is a path, relative to the script's own directory when relative,
   so a script and its log travel together.
 * A response has ``text`` (default ``""``), ``toolCalls`` (each ``name``, ``input`` object,
@@ -36,8 +37,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from xum.errors import ScriptError
+from xum.tokens.encodings import ENCODING_NAMES
 
-DEFAULT_ENCODING = "o200k_base"
 _TOP_KEYS = frozenset({"contextWindow", "encoding", "responses", "requestLog"})
 _RESPONSE_KEYS = frozenset({"text", "toolCalls", "usage"})
 _CALL_KEYS = frozenset({"name", "input", "id"})
@@ -91,9 +92,11 @@ def parse_script(obj: Any, path: Path) -> Script:
     window = obj.get("contextWindow")
     if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
         raise fail(f"contextWindow must be a positive integer, not {window!r}")
-    encoding = obj.get("encoding", DEFAULT_ENCODING)
-    if not isinstance(encoding, str) or not encoding:
-        raise fail(f"encoding must be a non-empty string, not {encoding!r}")
+    encoding = obj.get("encoding")
+    if encoding not in ENCODING_NAMES:
+        names = ", ".join(repr(n) for n in ENCODING_NAMES)
+        raise fail(f"encoding must be one of {names}, not {encoding!r}")
+    assert isinstance(encoding, str)  # narrowed by the membership test
     responses = obj.get("responses")
     if not isinstance(responses, list):
         raise fail("responses must be a list")

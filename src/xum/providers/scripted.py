@@ -8,8 +8,9 @@ file format.
 
 * **Usage.** A response without ``usage`` reports what it really cost: the input tokens of the
   request it received and the output tokens of its own reply (counted as a one-message
-  request), both with the injected :data:`~xum.providers.base.RequestCounter`, i.e. the
-  model's real encoding. Without a counter such a step is an error, never a guess.
+  request), both with a :data:`~xum.providers.base.RequestCounter`: by default
+  :func:`xum.tokens.count_request` with the script's encoding, the very count the engine's
+  guards use, so reported usage and preflight agree to the token. Tests may inject another.
 * **requestLog.** Every request received (also one that then fails or finds the script
   exhausted) is appended to the log as one JSON line ``{"system", "messages", "tools"}`` in the
   form of :func:`~xum.providers.request.request_to_obj`, with one ``write`` on an
@@ -37,9 +38,8 @@ from xum.errors import (
     ProviderError,
     ScriptError,
     ScriptExhausted,
-    UsageError,
 )
-from xum.messages import encode_obj
+from xum.messages import Part, encode_obj, make_row, text_part
 from xum.providers.base import (
     EventSink,
     RequestCounter,
@@ -48,9 +48,10 @@ from xum.providers.base import (
     ToolCallEvent,
     Usage,
 )
-from xum.providers.request import Message, ProviderRequest, Text, ToolCall, request_to_obj
+from xum.providers.request import ProviderRequest, ToolCall, request_to_obj
 from xum.providers.script import Script, ScriptedError, ScriptedResponse, parse_script
 from xum.settings import write_atomic
+from xum.tokens import count_request
 
 #: Streamed text arrives in pieces of this many characters, so consumers of events are
 #: exercised with more than one delta.
@@ -138,7 +139,7 @@ class ScriptedProvider:
         model: str | None = None,
     ) -> None:
         self.script = script
-        self._counter = counter
+        self._counter = counter if counter is not None else tokens_counter(script.encoding)
         self._position: ScriptPosition = position if position is not None else MemoryPosition()
         self._model = model if model is not None else f"scripted:{script.path}"
 
@@ -209,17 +210,10 @@ class ScriptedProvider:
     ) -> Usage:
         input_tokens, output_tokens = entry.input_tokens, entry.output_tokens
         if input_tokens is None or output_tokens is None:
-            if self._counter is None:
-                raise UsageError(
-                    f"scripted provider {self.script.path}: response {index + 1} has no usage "
-                    "and no token counter was given to measure it"
-                )
             if input_tokens is None:
                 input_tokens = self._counter(request)
             if output_tokens is None:
-                content = ((Text(entry.text),) if entry.text else ()) + calls
-                reply = ProviderRequest("", (Message("assistant", content),), ())
-                output_tokens = self._counter(reply)
+                output_tokens = self._counter(_reply_request(entry.text, calls))
         return Usage(input_tokens, output_tokens)
 
     def _log(self, request: ProviderRequest) -> None:
@@ -239,3 +233,24 @@ class ScriptedProvider:
                 os.close(fd)
         except OSError as exc:
             raise ProviderError(f"cannot append to requestLog {path}: {exc.strerror}") from None
+
+
+def tokens_counter(encoding: str) -> RequestCounter:
+    """Counts a request exactly as the engine's preflight does (R17: the real encoding)."""
+
+    def count(request: ProviderRequest) -> int:
+        return count_request(
+            request.system, request.rows, request.tools, None, encoding=encoding
+        ).tokens
+
+    return count
+
+
+def _reply_request(text: str, calls: tuple[ToolCall, ...]) -> ProviderRequest:
+    """The step's own reply as a one-row request, so output is counted like input."""
+    parts = ([text_part(text)] if text else []) + [
+        Part(type="dynamic-tool", toolCallId=c.id, toolName=c.name, input=dict(c.input),
+             state="input-available")
+        for c in calls
+    ]
+    return ProviderRequest("", (make_row("assistant", id="scripted-reply", parts=parts),), ())
