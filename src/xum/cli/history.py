@@ -223,7 +223,10 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
         )
     else:
         ws = _ctx(ctx).workspace_id
-        _write(f"Workspace {ws}: {'ok' if report.ok else 'DAMAGED'}\n")
+        _write(
+            f"Workspace {ws}: {'ok' if report.ok else 'DAMAGED'} ({report.rows} rows in "
+            f"{report.lines} lines; receipt {report.receipt_state})\n"
+        )
         _lines("problem", report.problems)
         _lines("warning", report.warnings)
     if not report.ok:
