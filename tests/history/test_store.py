@@ -1,0 +1,124 @@
+"""Behaviour every TranscriptStore shares (HistoryStore and InMemoryStore, parametrized)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from xum.errors import RowDecodeError, StoreError
+from xum.history import HistoryStore, InMemoryStore, TranscriptStore
+from xum.messages import decode_row, make_row
+
+SAMPLE = Path("/work/shared/samples/xum-session/chat.jsonl")
+
+Factory = Callable[[], TranscriptStore]
+
+
+@pytest.fixture(params=["disk", "memory"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
+    from xum.workspace import Layout
+
+    if request.param == "disk":
+        return lambda: HistoryStore(Layout(tmp_path, "ws"), durable=False)
+    mem = InMemoryStore("ws")
+    return lambda: mem
+
+
+def test_protocol_is_implemented(make_store: Factory) -> None:
+    assert isinstance(make_store(), TranscriptStore)
+
+
+def test_sequences_are_assigned_by_the_store(make_store: Factory) -> None:
+    store = make_store()
+    given = make_row("user", "hi", id="u", metadata={"historySequence": 999})
+    stored = store.append([given, make_row("assistant", "yo", id="a")])
+    assert [r.sequence for r in stored] == [0, 1]
+    assert all(r.workspaceId == "ws" for r in stored)
+    again = make_store().append([make_row("user", "more", id="u2")])
+    assert again[0].sequence == 2
+    assert [r.sequence for r in make_store().rows()] == [0, 1, 2]
+    assert make_store().next_sequence() == 3
+    assert make_store().append([]) == []
+
+
+def test_rotation_moves_rows_before_the_newest_boundary(make_store: Factory) -> None:
+    store = make_store()
+    store.append([make_row("user", "a", id="a"), make_row("assistant", "b", id="b")])
+    reset = make_row("assistant", id="r", metadata={"contextBoundaryKind": "reset"})
+    store.append([make_row("user", "c", id="c"), reset, make_row("user", "d", id="d")])
+    lines = list(store.lines())
+    assert [(line.source, line.row.id if line.row else None) for line in lines] == [
+        ("archive", "a"), ("archive", "b"), ("archive", "c"), ("chat", "r"), ("chat", "d"),
+    ]
+    compaction = make_row("assistant", "summary", id="s", metadata={"compactionBoundary": True})
+    store.append([compaction])
+    assert [line.row.id for line in store.lines() if line.source == "chat" and line.row] == ["s"]
+    assert [r.id for r in store.rows()] == ["a", "b", "c", "r", "d", "s"]
+    assert [line.row.id for line in store.lines_reverse() if line.row] == [
+        "s", "d", "r", "c", "b", "a",
+    ]
+    assert store.verify().ok
+
+
+def test_quarantine_keeps_id_and_sequence(make_store: Factory) -> None:
+    store = make_store()
+    store.append([make_row("user", "ok", id="u0")])
+    big = make_row(
+        "user", "huge attachment", id="u1",
+        metadata={"timestamp": 5, "compactionBoundary": True, "uiVisible": True},
+    )
+    store.append([big, make_row("assistant", "after", id="a1")])
+    q = store.quarantine("1")
+    assert (q.id, q.sequence, q.role, q.parts) == ("u1", 1, "assistant", ())
+    assert q.metadata["contextBudgetRejected"] is True
+    inner = q.metadata["contextBudgetRejectedMessage"]
+    assert inner["role"] == "user"
+    assert inner["parts"][0]["text"] == "huge attachment"
+    assert inner["metadata"]["compactionBoundary"] is True
+    assert "compactionBoundary" not in q.metadata  # no control metadata stays active
+    assert q.metadata["timestamp"] == 5
+    rows = list(store.rows())
+    assert [r.id for r in rows] == ["u0", "u1", "a1"]
+    assert rows[1] == q
+    assert store.quarantine("1") == q  # idempotent
+    with pytest.raises(StoreError, match="no item"):
+        store.quarantine("42")
+    assert store.verify().ok
+
+
+def test_import_refuses_a_file_with_a_bad_line(make_store: Factory) -> None:
+    store = make_store()
+    good = SAMPLE.read_bytes()
+    with pytest.raises(RowDecodeError, match="line 3"):
+        store.import_rows(b'{"id":"x","role":"user","parts":[],"metadata":{}}\n\nnot json\n')
+    assert list(store.rows()) == []
+    imported = store.import_rows(good)
+    originals = [decode_row(line) for line in good.splitlines() if line.strip()]
+    assert [r.id for r in imported] == [o.id for o in originals]
+    assert [r.sequence for r in imported] == list(range(len(originals)))
+    for got, want in zip(imported, originals, strict=True):
+        assert got.workspaceId == "ws"
+        assert {k: v for k, v in got.metadata.items() if k != "historySequence"} == {
+            k: v for k, v in want.metadata.items() if k != "historySequence"
+        }
+        assert got.parts == want.parts
+
+
+def test_clear_never_lets_a_sequence_be_reused(make_store: Factory) -> None:
+    store = make_store()
+    store.append([make_row("user", "a", id="a"), make_row("user", "b", id="b")])
+    store.clear_all()
+    assert list(store.rows()) == []
+    assert store.append([make_row("user", "c", id="c")])[0].sequence == 2
+
+
+def test_batch_with_unencodable_row_appends_nothing(make_store: Factory) -> None:
+    store = make_store()
+    store.append([make_row("user", "a", id="a")])
+    bad = make_row("user", "x", id="bad", metadata={"obj": object()})
+    with pytest.raises((TypeError, ValueError)):
+        store.append([make_row("user", "ok", id="ok"), bad])
+    assert [r.id for r in store.rows()] == ["a"]
+    assert store.next_sequence() == 1
