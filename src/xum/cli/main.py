@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from xum.cli.history import history
+from xum.cli.history_tool import history_tool
 from xum.cli.settings import settings_group
 from xum.cli.tokens import tokens
 from xum.errors import ContextSignal, UsageError, XumError
@@ -70,6 +71,7 @@ def cli(ctx: click.Context, home: Path | None, workspace_id: str | None) -> None
     ctx.obj = CliContext(home=home if home is not None else default_home(), workspace_id=wid)
 
 
+history.add_command(history_tool)
 cli.add_command(history)
 cli.add_command(settings_group)
 cli.add_command(tokens)
