@@ -209,3 +209,24 @@ def test_cli_show_reports_a_broken_file(tmp_path: Path, capsys: pytest.CaptureFi
     (home / "settings.json").write_text("{oops")
     assert main(["--home", str(home), "settings", "show"]) == 2
     assert str(home / "settings.json") in capsys.readouterr().err
+
+
+def test_concurrent_updates_from_processes_lose_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import scaled
+
+    path = tmp_path / "settings.json"
+    count = scaled(10, 100)
+    code = (
+        "import sys; from pathlib import Path; from xum.settings import update_settings;"
+        "p = Path(sys.argv[1]); tag = sys.argv[2]\n"
+        "for i in range(int(sys.argv[3])):\n"
+        "    update_settings(p, lambda s: s.with_value(f'threshold.openai:{tag}{i}', 50))\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), tag, str(count)])
+             for tag in ("a", "b")]
+    assert [p.wait() for p in procs] == [0, 0]
+    values = load_settings(path).values
+    assert len(values) == 2 * count
