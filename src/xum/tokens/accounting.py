@@ -57,7 +57,7 @@ def read_scripted_encoding(path: str | Path) -> str:
         raise UsageError(f"cannot read scripted model file {path}: {exc}") from None
     encoding = data.get("encoding") if isinstance(data, dict) else None
     if not isinstance(encoding, str):
-        raise UnknownModelError(f"scripted:{path}", "its file names no \"encoding\"")
+        raise UnknownModelError(f"scripted:{path}", 'its file names no "encoding"')
     return encoding
 
 

@@ -58,16 +58,24 @@ def data_url_payload_chars(url: str) -> int | None:
     return len(url) - match.end()
 
 
-_JSON_PUNCTUATION = tuple(bytes([c]) for c in b'{}[]:,"\\')
+#: Bytes after which a pretty-printer puts a newline and indentation.
+_JSON_STRUCTURE = (b"{", b"}", b"[", b"]", b",")
+#: Bytes whose tokenization changes with spacing or escaping.
+_JSON_MARKS = (b'"', b":", b"\\")
 
 
 def json_allowance(json_bytes: bytes) -> int:
-    """Extra tokens for JSON beyond the tokens of its compact text (R19).
+    """Extra tokens for JSON beyond the tokens of its compact UTF-8 text (R19).
 
-    The provider may re-serialize with spaces after ``:`` and ``,``, escape non-ASCII and
-    control characters, or merge punctuation runs differently; each punctuation or escape
-    byte is therefore worth half a token on top, rounded up. Measured against ``json.dumps``
-    defaults and ``indent=2`` on tool payloads this covers the difference with room to spare.
+    A provider or SDK may re-serialize with indentation (a newline and spaces after every
+    ``{ [ ,`` and before every ``} ]``), spaces after ``:``, escape non-ASCII as
+    ``\\uXXXX`` (Python's ``json.dumps`` default) and split punctuation runs differently.
+    So: one token per structural byte, half a token per quote, colon or backslash, and one
+    token per non-ASCII byte (an escaped code point costs 3–4 tokens where its UTF-8 form
+    costs about one, and has 2–4 UTF-8 bytes). Checked in tests against ``json.dumps``
+    defaults and ``indent=2``.
     """
-    punctuation = sum(json_bytes.count(mark) for mark in _JSON_PUNCTUATION)
-    return -(-punctuation // 2)
+    structure = sum(json_bytes.count(mark) for mark in _JSON_STRUCTURE)
+    marks = sum(json_bytes.count(mark) for mark in _JSON_MARKS)
+    ascii_only = json_bytes.decode("utf-8", "surrogatepass").encode("ascii", "ignore")
+    return structure + -(-marks // 2) + len(json_bytes) - len(ascii_only)
