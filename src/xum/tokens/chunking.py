@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +39,12 @@ WHITESPACE = frozenset(
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
     "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
+
+
+_WS_CLASS = "".join(f"\\u{ord(c):04x}" for c in sorted(WHITESPACE))
+#: Zero-width matches at clean cut positions: before a space that follows a non-space, or
+#: after a newline followed by neither whitespace nor ``/``.
+_CLEAN_CUT = re.compile(f"(?<=[^{_WS_CLASS}])(?= )|(?<=\\n)(?=[^{_WS_CLASS}/])")
 
 
 @dataclass(frozen=True)
@@ -69,29 +76,22 @@ def chunks(text: str, size: int = CHUNK_CODE_POINTS) -> Iterator[Chunk]:
 
 
 def clean_cut(text: str, lo: int, hi: int) -> int | None:
-    """The last clean cut position ``p`` with ``lo <= p <= hi``, or None."""
-    # Before a space that follows a non-space: the space starts the next piece.
-    p = text.rfind(" ", lo, hi + 1)
-    space_cut: int | None = None
-    while p > lo:
-        if text[p - 1] not in WHITESPACE:
-            space_cut = p
-            break
-        p = text.rfind(" ", lo, p)
-    # After a newline followed by a non-space, non-slash character.
-    q = text.rfind("\n", lo - 1, hi)
-    newline_cut: int | None = None
-    while q >= lo - 1 and q >= 0:
-        following = text[q + 1] if q + 1 < len(text) else ""
-        if following and following not in WHITESPACE and following != "/":
-            newline_cut = q + 1
-            break
-        q = text.rfind("\n", lo - 1, q)
-    if space_cut is None:
-        return newline_cut
-    if newline_cut is None:
-        return space_cut
-    return max(space_cut, newline_cut)
+    """The last clean cut position ``p`` with ``lo <= p <= hi``, or None.
+
+    Searched in growing windows from ``hi`` backwards, so ordinary text (a space within the
+    last few dozen characters) costs one short regex scan, never a Python loop over a run
+    of indentation.
+    """
+    span = 64
+    while True:
+        begin = max(lo, hi - span)
+        last = None
+        for match in _CLEAN_CUT.finditer(text, begin, hi + 1):
+            if match.start() <= hi:
+                last = match.start()
+        if last is not None or begin == lo:
+            return last
+        span *= 8
 
 
 def _is_high_surrogate(ch: str) -> bool:
