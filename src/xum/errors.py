@@ -12,7 +12,9 @@ command line can turn it into one clear line and an exit code.
     ├── ContextSignal               the engine stopped on purpose (exit 3 at the CLI)
     │   ├── RolloverBlocked
     │   ├── RequestRejected         preflight: cannot fit even a fresh window (R16)
-    │   └── TurnPaused
+    │   ├── TurnPaused
+    │   ├── TurnCancelled           the caller cancelled (Ctrl-C); settled results stay durable
+    │   └── CompactionFailed        no usable summary; nothing was committed
     └── RuntimeFailure              something outside the caller's control failed
         ├── StoreError              transcript store failures
         │   ├── LockTimeout         names the lock path
@@ -119,6 +121,14 @@ class RequestRejected(ContextSignal):
 
 class TurnPaused(ContextSignal):
     code = "paused"
+
+
+class TurnCancelled(ContextSignal):
+    code = "cancelled"
+
+
+class CompactionFailed(ContextSignal):
+    code = "compaction_failed"
 
 
 class RuntimeFailure(XumError):

@@ -90,9 +90,12 @@ def rollover_batch(
     max_tokens: int,
     trigger: Row | None,
     now_ms: int,
+    pending_request: str | None = None,
 ) -> list[Row]:
     """Boundary, lead-in, then the trigger (or a synthetic continuation when ``trigger`` is
     None, as after a mid-stream rollover). ``ids`` name the boundary, lead-in and continuation.
+    ``pending_request`` quotes the user's message into the continuation when the window
+    overflowed before the model could act on it (an emergency rollover).
     """
     boundary_id, lead_in_id, continuation_id = ids
     lead_in = make_row(
@@ -108,9 +111,12 @@ def rollover_batch(
         },
     )
     if trigger is None:
+        text = CONTINUATION_TEXT
+        if pending_request is not None:
+            text += f"\n\nThe user's latest message, not yet answered, was:\n{pending_request}"
         trigger = make_row(
             "user",
-            CONTINUATION_TEXT,
+            text,
             id=continuation_id,
             metadata={
                 "timestamp": now_ms,

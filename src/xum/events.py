@@ -1,0 +1,87 @@
+"""What a turn reports while it runs, for the edges (CLI, chat, demo) to show.
+
+Events are observations: a turn's outcome never depends on who listens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AssistantText:
+    """A piece of streamed assistant text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    input: Mapping[str, Any] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    output: Any = field(hash=False)
+
+
+@dataclass(frozen=True)
+class StepUsage:
+    """The usage meter after a provider step."""
+
+    tokens: int
+    limit: int
+    percent: int
+    label: str
+
+
+@dataclass(frozen=True)
+class RolledOver:
+    reason: str
+    previous_window_id: str
+    window_id: str
+    context_tokens: int
+
+
+@dataclass(frozen=True)
+class Warned:
+    """The once-per-window notes warning was given (a machine message)."""
+
+    percent: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Compacted:
+    reason: str
+    window_id: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A machine message: a pause, a block, a rejection explained."""
+
+    text: str
+
+
+Event = (
+    AssistantText
+    | ToolStarted
+    | ToolFinished
+    | StepUsage
+    | RolledOver
+    | Warned
+    | Compacted
+    | Notice
+)
+EventSink = Callable[[Event], None]
+
+
+def ignore(_event: Event) -> None:
+    """The default sink."""

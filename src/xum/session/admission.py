@@ -1,0 +1,119 @@
+"""Rollover admission (R21): prepare, check, clean up, append, then send the same request.
+
+Order of a rollover, each step a named checkpoint so failures can be injected in tests:
+
+1. ``prepare`` — under the store lock, build the batch (boundary, lead-in, trigger) and the
+   complete candidate request: pinned system text with a *fresh* memory context, the
+   advertised tool schemas, and exactly the rows the new window will hold.
+2. ``fit`` — the candidate must fit the hard ceiling, counted with the real encoding.
+   Failure leaves the current window open and its state untouched.
+3. cancellation is checked, then ``cleanup`` clears context-scoped caches and persisted
+   carryover (the only cleanup allowed before the append), cancellation is checked again.
+4. ``append`` — the batch is appended as one all-or-nothing store batch.
+5. the caller sends the very request prepared in step 1, once (no second assembly).
+
+A crash anywhere before step 4 leaves the transcript untouched; after it, the new window is
+published with carryover already cleared, so a restart never reopens it with stale state.
+The store lock is held from preparation to the append so the boundary's sequence number (and
+so the new window's id named in the lead-in) cannot be taken by another writer meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xum.context.budget import Budget
+from xum.context.rollover import RolloverReason, rollover_batch
+from xum.errors import TurnCancelled, TurnPaused
+from xum.history.protocol import TranscriptStore
+from xum.messages import Row
+from xum.providers.request import ProviderRequest
+
+Checkpoint = Callable[[str], None]
+
+
+class Cancellation:
+    """A flag the edge sets (Ctrl-C); the engine checks it at safe points."""
+
+    def __init__(self) -> None:
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def check(self, where: str) -> None:
+        if self._cancelled:
+            raise TurnCancelled(f"cancelled {where}")
+
+
+def no_checkpoint(_phase: str) -> None:
+    """Production default: checkpoints are observation points only."""
+
+
+@dataclass(frozen=True)
+class Admitted:
+    request: ProviderRequest
+    stored: list[Row]
+    window_id: str
+
+
+@dataclass(frozen=True)
+class RolloverPlan:
+    reason: RolloverReason
+    previous_window_id: str
+    context_tokens: int
+    trigger: Row | None
+    ids: tuple[str, str, str]
+    rollover_id: str
+    now_ms: int
+    pending_request: str | None = None
+
+
+def admit_rollover(
+    plan: RolloverPlan,
+    *,
+    store: TranscriptStore,
+    budget: Budget,
+    build_system: Callable[[], str],
+    tools: tuple[dict[str, object], ...],
+    count: Callable[[ProviderRequest], int],
+    cleanup: Callable[[], None],
+    cancel: Cancellation,
+    checkpoint: Checkpoint = no_checkpoint,
+) -> Admitted:
+    cancel.check("before the rollover")
+    with store.locked():
+        checkpoint("prepare")
+        new_window_id = f"w:{store.next_sequence()}"
+        batch = rollover_batch(
+            ids=plan.ids,
+            rollover_id=plan.rollover_id,
+            reason=plan.reason,
+            new_window_id=new_window_id,
+            previous_window_id=plan.previous_window_id,
+            context_tokens=plan.context_tokens,
+            max_tokens=budget.limit,
+            trigger=plan.trigger,
+            now_ms=plan.now_ms,
+            pending_request=plan.pending_request,
+        )
+        candidate = ProviderRequest(build_system(), tuple(batch[1:]), tools)
+        checkpoint("fit")
+        tokens = count(candidate)
+        if not budget.fits(tokens):
+            raise TurnPaused(
+                f"a fresh context window would not fit the next request ({tokens} tokens > "
+                f"{budget.hard_ceiling}); the current window stays open"
+            )
+        cancel.check("before the rollover cleanup")
+        checkpoint("cleanup")
+        cleanup()
+        cancel.check("before the rollover append")
+        checkpoint("append")
+        stored = store.append(batch)
+    return Admitted(candidate, stored, new_window_id)
