@@ -20,7 +20,9 @@ from xum.workspace import Layout
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _writer(home: Path, tag: str, batches: int, rotate_every: int, ready: Path | None = None):
+def _writer(
+    home: Path, tag: str, batches: int, rotate_every: int, ready: Path | None = None
+) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "tests.history.writer", str(home), "ws", tag, str(batches),
             str(rotate_every)]
     if ready is not None:
@@ -75,9 +77,9 @@ def test_sigkill_at_random_moments_never_tears_a_batch(xum_home: Path) -> None:
         acknowledged[tag] = 1  # the first batch was acknowledged before the ready file
         if r % 2:
             # every other round, recover explicitly; the others are left to the next writer
-            report = HistoryStore(layout).recover()
-            assert not report.problems, report.problems
-            repairs.extend(report.actions)
+            repaired = HistoryStore(layout).recover()
+            assert not repaired.problems, repaired.problems
+            repairs.extend(repaired.actions)
             assert HistoryStore(layout).verify().ok
     # the kills did land mid-change (a pending receipt or a torn batch was repaired)
     assert repairs, "no kill interrupted a change: the test exercised nothing"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from contextlib import closing
 from pathlib import Path
 
 from xum.history.fsutil import file_size, fsync_dir, read_range, sha256_range, write_all
@@ -201,7 +202,8 @@ def torn_tail(layout: Layout, source: Source) -> tuple[int, int, bool] | None:
     size = file_size(path)
     if not size or read_range(path, size - 1, size) == b"\n":
         return None
-    last = next(scan_backward(path, source, size, max_rows=1), None)
+    with closing(scan_backward(path, source, size, max_rows=1)) as lines:
+        last = next(lines, None)
     start = last.end if last is not None else 0
     return start, size, _mentions_reset(path, start, size)
 

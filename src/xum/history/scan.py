@@ -15,7 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -131,7 +131,7 @@ def scan_forward(
     max_bytes: int | None = None,
     max_rows: int | None = None,
     max_line: int = MAX_LINE,
-) -> Iterator[StoredLine]:
+) -> Generator[StoredLine, None, None]:
     """Complete lines of ``path`` in ``[start, end)``, oldest first. ``start`` must be a line
     start (0 or the end of a line); ``end`` defaults to the size when the scan begins."""
     f = _open(path)
@@ -154,7 +154,7 @@ def scan_forward_file(
     max_bytes: int | None = None,
     max_rows: int | None = None,
     max_line: int = MAX_LINE,
-) -> Iterator[StoredLine]:
+) -> Generator[StoredLine, None, None]:
     """:func:`scan_forward` over an open file (a snapshot that survives a rename)."""
     lo, hi = _bounds(f, start, end)
     budget = _Budget(max_bytes, max_rows)
@@ -190,7 +190,7 @@ def scan_backward(
     max_bytes: int | None = None,
     max_rows: int | None = None,
     max_line: int = MAX_LINE,
-) -> Iterator[StoredLine]:
+) -> Generator[StoredLine, None, None]:
     """Complete lines of ``path`` in ``[start, end)``, newest first. Bytes after the last
     newline before ``end`` (a torn tail) are skipped; ``start`` must be a line start."""
     f = _open(path)
@@ -213,7 +213,7 @@ def scan_backward_file(
     max_bytes: int | None = None,
     max_rows: int | None = None,
     max_line: int = MAX_LINE,
-) -> Iterator[StoredLine]:
+) -> Generator[StoredLine, None, None]:
     """:func:`scan_backward` over an open file."""
     lo, hi = _bounds(f, start, end)
     budget = _Budget(max_bytes, max_rows)

@@ -7,6 +7,8 @@ by a hard clear, or a foreign row with a lower number appended at the end).
 
 from __future__ import annotations
 
+from contextlib import closing
+
 from xum.history.scan import scan_backward
 from xum.history.visibility import visible_bounds
 from xum.workspace import Layout
@@ -14,10 +16,12 @@ from xum.workspace import Layout
 
 def disk_next_sequence(layout: Layout) -> int:
     bounds = visible_bounds(layout)
-    for line in scan_backward(layout.chat, "chat", bounds.chat_end):
-        if line.row is not None and line.row.sequence is not None:
-            return line.row.sequence + 1
-    for line in scan_backward(layout.archive, "archive", bounds.archive_end):
-        if line.row is not None and line.row.sequence is not None:
-            return line.row.sequence + 1
+    with closing(scan_backward(layout.chat, "chat", bounds.chat_end)) as lines:
+        for line in lines:
+            if line.row is not None and line.row.sequence is not None:
+                return line.row.sequence + 1
+    with closing(scan_backward(layout.archive, "archive", bounds.archive_end)) as lines:
+        for line in lines:
+            if line.row is not None and line.row.sequence is not None:
+                return line.row.sequence + 1
     return 0
