@@ -77,8 +77,8 @@ def test_interrupted_rotation_never_duplicates_or_loses(tmp_path: Path, stage: s
     reference.append(_reset(3))
     # the real rotation, stopped after one of its steps by a simulated crash
     from xum.history import rotation
-
-    real_atomic = rotation.atomic_write
+    from xum.history.fsutil import atomic_write as real_atomic
+    from xum.history.marker import write_marker as real_write_marker
 
     class Crash(Exception):
         pass
@@ -92,16 +92,12 @@ def test_interrupted_rotation_never_duplicates_or_loses(tmp_path: Path, stage: s
         raise Crash
 
     def write_marker(*args: object, **kw: object) -> None:
-        rotation.write_marker.__wrapped__(*args, **kw)  # type: ignore[attr-defined]
+        real_write_marker(*args, **kw)  # type: ignore[arg-type]
         if stage == "marker":
             raise Crash
 
-    import functools
-
-    wrapped = functools.wraps(rotation.write_marker)(write_marker)
-    wrapped.__wrapped__ = rotation.write_marker  # type: ignore[attr-defined]
     mp = pytest.MonkeyPatch()
-    mp.setattr(rotation, "write_marker", wrapped)
+    mp.setattr(rotation, "write_marker", write_marker)
     mp.setattr(rotation, "atomic_write", atomic)
     mp.setattr(rotation, "remove_marker", remove)
     try:
