@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from tests.conftest import scaled
 from tests.retrieval.helpers import (
     MUTATIONS,
-    call,
     entries,
     malformed_rollover,
     manual_reset,
@@ -52,11 +51,11 @@ def build(events: list[tuple[str, str]], huge: str | None, huge_at: int) -> tupl
     lines: list[bytes] = []
     owners: list[tuple[int | None, bool]] = []  # (marker, is a visible-kind item)
     floors: list[int] = []
-    seq = 0
     items = list(events)
     if huge is not None:
         items.insert(min(huge_at, len(items)), ("huge", huge))
     for n, (kind, arg) in enumerate(items):
+        seq = n
         mk = f"MK{n}Z"
         visible_kind = False
         if kind == "text":
@@ -87,8 +86,8 @@ def build(events: list[tuple[str, str]], huge: str | None, huge_at: int) -> tupl
         elif kind == "hidden":
             base = text_row(f"secret {mk}", seq)
             if arg == "lead-in":
-                meta = {**base.metadata, "synthetic": True, "uiVisible": False}
-                line = encode_row(make_row("user", f"secret {mk}", id=f"l{n}", metadata=meta))
+                hidden = {**base.metadata, "synthetic": True, "uiVisible": False}
+                line = encode_row(make_row("user", f"secret {mk}", id=f"l{n}", metadata=hidden))
             else:
                 line = encode_row(quarantined(base))
         else:  # huge
@@ -98,7 +97,6 @@ def build(events: list[tuple[str, str]], huge: str | None, huge_at: int) -> tupl
                 meta["contextBoundaryKind"] = "reset"
                 floors.append(len(lines))
             line = encode_row(make_row("user", f"{mk} {filler}", id=f"h{n}", metadata=meta))
-        seq += 1
         lines.append(line)
         owners.append((n, visible_kind))
     floor = floors[-1] if floors else -1
