@@ -15,8 +15,11 @@ from typing import Any, Protocol, runtime_checkable
 
 @runtime_checkable
 class Tool(Protocol):
-    name: str
-    description: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
 
     @property
     def schema(self) -> Mapping[str, Any]:

@@ -1,0 +1,117 @@
+"""Building sessions for tests: a real store in a temp XUM_HOME, the scripted provider, and a
+test tool whose output size the script controls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xum.events import Event
+from xum.history import HistoryStore
+from xum.messages import Row
+from xum.policy import resolve_agent
+from xum.providers.request import ProviderRequest, request_from_obj
+from xum.providers.scripted import ScriptedProvider
+from xum.session import Session, SessionConfig
+from xum.session.admission import Checkpoint, no_checkpoint
+from xum.tools.base import FunctionTool
+from xum.tools.builtin import builtin_tools
+from xum.workspace import Layout
+
+
+def _echo(args: Mapping[str, Any]) -> Any:
+    word = str(args.get("word", "data"))
+    return {"ok": True, "text": " ".join([word] * int(args.get("times", 1)))}
+
+
+ECHO = FunctionTool(
+    name="echo",
+    description="Repeat a word.",
+    input_schema={
+        "type": "object",
+        "properties": {"word": {"type": "string"}, "times": {"type": "integer"}},
+    },
+    fn=_echo,
+)
+
+
+@dataclass
+class Harness:
+    tmp: Path
+    layout: Layout
+    store: HistoryStore
+    script_path: Path
+    log_path: Path
+    events: list[Event] = field(default_factory=list)
+
+    def session(
+        self,
+        *,
+        agent: str = "exec",
+        experiment: bool = True,
+        threshold: int = 70,
+        checkpoint: Checkpoint = no_checkpoint,
+        max_steps: int = 32,
+    ) -> Session:
+        provider = ScriptedProvider.from_file(self.script_path, state_dir=self.tmp / "state")
+        tools = builtin_tools(self.layout)
+        tools.add(ECHO)
+        return Session(
+            self.layout,
+            self.store,
+            provider,
+            agent=resolve_agent(agent, self.tmp / "work"),
+            tools=tools,
+            config=SessionConfig(experiment=experiment, threshold=threshold, max_steps=max_steps),
+            on_event=self.events.append,
+            checkpoint=checkpoint,
+        )
+
+    def requests(self) -> list[ProviderRequest]:
+        if not self.log_path.exists():
+            return []
+        return [
+            request_from_obj(json.loads(line)) for line in self.log_path.read_text().splitlines()
+        ]
+
+    def rows(self) -> list[Row]:
+        return list(self.store.rows())
+
+    def agent_file(self, name: str, text: str) -> None:
+        folder = self.tmp / "work" / ".xum" / "agents"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.md").write_text(text)
+
+
+def harness(
+    tmp: Path, responses: Sequence[Mapping[str, Any]], *, context_window: int = 4000
+) -> Harness:
+    layout = Layout(tmp / "home", "ws")
+    (tmp / "work").mkdir(exist_ok=True)
+    script = tmp / "script.json"
+    log = tmp / "requests.jsonl"
+    script.write_text(
+        json.dumps(
+            {
+                "contextWindow": context_window,
+                "encoding": "o200k_base",
+                "responses": list(responses),
+                "requestLog": str(log),
+            }
+        )
+    )
+    return Harness(tmp, layout, HistoryStore(layout, durable=False), script, log)
+
+
+def request_text(request: ProviderRequest) -> str:
+    """Everything a provider saw, as one string."""
+    return json.dumps(
+        {"system": request.system, "rows": [r.text for r in request.rows]}, ensure_ascii=False
+    ) + json.dumps([[p.output for p in r.parts] for r in request.rows], ensure_ascii=False)
+
+
+def echo(word: str, times: int) -> dict[str, Any]:
+    return {"name": "echo", "input": {"word": word, "times": times}}
