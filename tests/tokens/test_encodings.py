@@ -16,7 +16,7 @@ import pytest
 import tiktoken
 
 # tiktoken_ext ships no type information (pyproject only exempts tiktoken.*).
-import tiktoken_ext.openai_public as openai_public  # type: ignore[import-untyped]
+import tiktoken_ext.openai_public as openai_public
 
 from xum.errors import EncodingError
 from xum.tokens import encodings

@@ -64,7 +64,7 @@ from xum.session.admission import (
 )
 from xum.session.compaction import compaction_request, compaction_row, summary_from
 from xum.session.window import load_window
-from xum.tokens import count_request, count_text
+from xum.tokens import calibration_file, count_request, count_text
 from xum.tokens.registry import TokenModel, resolve
 from xum.tools.base import ToolRegistry, tool_error
 from xum.workspace import Layout
@@ -389,6 +389,7 @@ class _Turn:
             except ContextOverflowError as exc:
                 request, window, system = self._overflow(exc, window, pending)
                 continue
+            self._calibrate(request, result.usage.input_tokens)
             outputs = [self._run_tool(call) for call in result.tool_calls]
             row = self._assistant_row(
                 result.text, result.tool_calls, outputs, result.usage.to_obj()
@@ -410,6 +411,14 @@ class _Turn:
                 )
             request, window, system = self._settled(request, window, system, result.usage, outputs)
         raise TurnPaused(f"the turn stopped after {s.config.max_steps} provider steps")
+
+    def _calibrate(self, request: ProviderRequest, reported: int | None) -> None:
+        """Feed provider-reported input usage against our estimate to calibration; a
+        scripted provider reports our own count, so it teaches nothing."""
+        model = self.s._token_model
+        if reported is None or model.family == "scripted":
+            return
+        calibration_file.record(self.s.layout.home, model.family, self.s.count(request), reported)
 
     def _forward(self, event: StreamEvent) -> None:
         if isinstance(event, ProviderTextDelta):
