@@ -91,9 +91,15 @@ def test_reset_through_the_store_expires_cursors(layout: Layout) -> None:
 
 def _rotate(layout: Layout) -> None:
     batch = rollover_batch(
-        ids=("b", "l", "t"), rollover_id="r1", reason="on-send", new_window_id="w:30",
-        previous_window_id="w:0", context_tokens=5, max_tokens=100,
-        trigger=text_row("next", None, rid="trig"), now_ms=1,
+        ids=("b", "l", "t"),
+        rollover_id="r1",
+        reason="on-send",
+        new_window_id="w:30",
+        previous_window_id="w:0",
+        context_tokens=5,
+        max_tokens=100,
+        trigger=text_row("next", None, rid="trig"),
+        now_ms=1,
     )
     HistoryStore(layout, durable=False).append(batch)
 
@@ -154,7 +160,9 @@ def test_restart_expires_cursor(layout: Layout) -> None:
     args = json.dumps({"action": "search", "query": "needle", "limit": 5, "cursor": cursor})
     out = subprocess.run(
         [sys.executable, "-m", "xum", "-w", "cur", "history", "tool", args],
-        check=True, capture_output=True, env={**os.environ, "XUM_HOME": str(layout.home)},
+        check=True,
+        capture_output=True,
+        env={**os.environ, "XUM_HOME": str(layout.home)},
     )
     answer = json.loads(out.stdout)
     assert answer["error"]["code"] == "stale_cursor"
@@ -185,13 +193,18 @@ def test_foreign_workspace_action_or_query_is_invalid(layout: Layout) -> None:
     cursor = first_page(tool)["nextCursor"]
     other = Layout(layout.home, "other")
     HistoryStore(other, durable=False).append([text_row("needle", None, rid="z")])
-    foreign = call(SessionHistoryTool(other), {"action": "search", "query": "needle",
-                                                "cursor": cursor})
+    foreign = call(
+        SessionHistoryTool(other), {"action": "search", "query": "needle", "cursor": cursor}
+    )
     assert foreign["error"]["code"] == "invalid_cursor"
-    assert call(tool, {"action": "search", "query": "other", "cursor": cursor})["error"][
-        "code"] == "invalid_cursor"
-    assert call(tool, {"action": "list_windows", "cursor": cursor})["error"][
-        "code"] == "invalid_cursor"
+    assert (
+        call(tool, {"action": "search", "query": "other", "cursor": cursor})["error"]["code"]
+        == "invalid_cursor"
+    )
+    assert (
+        call(tool, {"action": "list_windows", "cursor": cursor})["error"]["code"]
+        == "invalid_cursor"
+    )
 
 
 def test_untrusted_receipt_first_page_then_no_growth(layout: Layout) -> None:

@@ -44,9 +44,9 @@ EVENT = st.one_of(
 HUGE = st.sampled_from([None, "plain", "key"])
 
 
-def build(events: list[tuple[str, str]], huge: str | None, huge_at: int) -> tuple[
-    list[bytes], set[int], set[int]
-]:
+def build(
+    events: list[tuple[str, str]], huge: str | None, huge_at: int
+) -> tuple[list[bytes], set[int], set[int]]:
     """Lines, markers that may be shown, markers that must never be shown."""
     lines: list[bytes] = []
     owners: list[tuple[int | None, bool]] = []  # (marker, is a visible-kind item)
@@ -62,10 +62,17 @@ def build(events: list[tuple[str, str]], huge: str | None, huge_at: int) -> tupl
             line = encode_row(text_row(f"say {mk}", seq, role=arg))
             visible_kind = True
         elif kind == "tool":
-            part = Part(type="dynamic-tool", toolName=arg, toolCallId=f"t{n}",
-                        state="output-available", input={"cmd": mk}, output=f"out {mk}")
-            line = encode_row(make_row("assistant", id=f"r{n}", parts=[part],
-                                       metadata={"historySequence": seq}))
+            part = Part(
+                type="dynamic-tool",
+                toolName=arg,
+                toolCallId=f"t{n}",
+                state="output-available",
+                input={"cmd": mk},
+                output=f"out {mk}",
+            )
+            line = encode_row(
+                make_row("assistant", id=f"r{n}", parts=[part], metadata={"historySequence": seq})
+            )
             visible_kind = arg != "session_history"
         elif kind == "rollover":
             line = encode_row(rollover(seq))
