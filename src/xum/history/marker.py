@@ -35,6 +35,7 @@ from typing import Any, Literal
 import msgspec
 
 from xum.history.fsutil import atomic_write, file_size, fsync_dir, sha256_range
+from xum.history.paths import paths
 from xum.workspace import Layout
 
 MARKER_VERSION = "xum-txn-1"
@@ -72,7 +73,7 @@ class Marker:
 
 
 def marker_path(layout: Layout) -> Path:
-    return layout.session_dir / MARKER_NAME
+    return paths(layout).session_dir / MARKER_NAME
 
 
 def expect_of(data: bytes, *, start: int = 0) -> Expect:
@@ -166,4 +167,4 @@ def remove_marker(layout: Layout, *, durable: bool) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(marker_path(layout))
     if durable:
-        fsync_dir(layout.session_dir)
+        fsync_dir(paths(layout).session_dir)

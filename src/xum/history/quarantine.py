@@ -20,6 +20,7 @@ from typing import Any
 
 from xum.history.fsutil import fsync_dir, write_all
 from xum.history.marker import Expect, Marker, remove_marker, write_marker
+from xum.history.paths import paths
 from xum.history.scan import Source, StoredLine
 from xum.messages import Row, encode_row, row_to_obj
 from xum.workspace import Layout
@@ -48,8 +49,8 @@ def rewrite_line(
 ) -> None:
     """Replace one line of ``source`` with ``new_raw`` (no newline) as a marked rewrite.
     Caller holds the lock and has published a pending receipt."""
-    path = layout.archive if source == "archive" else layout.chat
-    temp = layout.session_dir / REWRITE_TEMP
+    path = paths(layout).archive if source == "archive" else paths(layout).chat
+    temp = paths(layout).session_dir / REWRITE_TEMP
     before = hashlib.sha256()
     after = hashlib.sha256()
     st = os.stat(path)
@@ -79,7 +80,7 @@ def rewrite_line(
     write_marker(layout, marker, durable=durable)
     os.replace(temp, path)
     if durable:
-        fsync_dir(layout.session_dir)
+        fsync_dir(paths(layout).session_dir)
     remove_marker(layout, durable=durable)
 
 

@@ -45,6 +45,7 @@ import msgspec
 
 from xum.errors import ReceiptError
 from xum.history.fsutil import atomic_write
+from xum.history.paths import paths
 from xum.workspace import Layout
 
 RECEIPT_VERSION = "xum-receipt-1"
@@ -101,7 +102,7 @@ def _stamp(path: os.PathLike[str]) -> FileStamp | None:
 
 def current_stamps(layout: Layout) -> tuple[FileStamp | None, FileStamp | None]:
     """(chat, archive) stamps now; None for a file that does not exist."""
-    return _stamp(layout.chat), _stamp(layout.archive)
+    return _stamp(paths(layout).chat), _stamp(paths(layout).archive)
 
 
 def receipt_matches(receipt: Receipt | None, layout: Layout) -> bool:
@@ -206,7 +207,7 @@ def decode_receipt(data: bytes) -> Receipt | None:
 def read_receipt(layout: Layout) -> Receipt | None:
     """None when missing, malformed, oversized (> 4 KiB), a symlink or not a regular file."""
     try:
-        fd = os.open(layout.receipt, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(paths(layout).receipt, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EISDIR, errno.ENXIO):
             return None
@@ -224,7 +225,7 @@ def read_receipt(layout: Layout) -> Receipt | None:
 def write_receipt(layout: Layout, receipt: Receipt, *, durable: bool = True) -> None:
     """Publish ``receipt``; raises ReceiptError when it cannot be written."""
     record = encode_receipt(receipt)
-    path = layout.receipt
+    path = paths(layout).receipt
     try:
         if _write_in_place(path, record, durable=durable):
             return

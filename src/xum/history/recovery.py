@@ -32,6 +32,7 @@ from xum.history.marker import (
     remove_marker,
     write_marker,
 )
+from xum.history.paths import paths
 from xum.history.receipt import (
     Receipt,
     current_stamps,
@@ -51,7 +52,7 @@ _WINDOW = 64 * 1024  # digest window before a truncation point
 
 def recover_locked(layout: Layout, *, durable: bool) -> RecoveryReport:
     report = RecoveryReport()
-    if not layout.session_dir.exists():
+    if not paths(layout).session_dir.exists():
         return report
     receipt = read_receipt(layout)
     try:
@@ -95,30 +96,30 @@ def _finish_marker(layout: Layout, m: Marker, report: RecoveryReport, *, durable
     elif m.op == "truncate":
         _finish_truncate(layout, m, report, durable=durable)
     else:
-        for path in (layout.chat, layout.archive):
+        for path in (paths(layout).chat, paths(layout).archive):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
         if durable:
-            fsync_dir(layout.session_dir)
+            fsync_dir(paths(layout).session_dir)
         remove_marker(layout, durable=durable)
         report.actions.append("completed an interrupted clear")
 
 
 def _path(layout: Layout, target: str | None) -> Path:
-    return layout.archive if target == "archive" else layout.chat
+    return paths(layout).archive if target == "archive" else paths(layout).chat
 
 
 def _finish_rewrite(layout: Layout, m: Marker, report: RecoveryReport, *, durable: bool) -> None:
     assert m.final is not None
     assert m.temp is not None
-    target = layout.archive if m.target == "archive" else layout.chat
-    temp = layout.session_dir / m.temp
+    target = paths(layout).archive if m.target == "archive" else paths(layout).chat
+    temp = paths(layout).session_dir / m.temp
     if m.final.holds(target):
         report.actions.append(f"completed an interrupted rewrite of {target.name}")
     elif m.final.holds(temp) and (m.before is None or m.before.holds(target)):
         os.replace(temp, target)
         if durable:
-            fsync_dir(layout.session_dir)
+            fsync_dir(paths(layout).session_dir)
         report.actions.append(f"completed an interrupted rewrite of {target.name}")
     else:
         report.actions.append(f"rolled back an interrupted rewrite of {target.name}")
@@ -129,7 +130,7 @@ def _finish_rewrite(layout: Layout, m: Marker, report: RecoveryReport, *, durabl
 
 def truncate_to(layout: Layout, source: Source, size: int, *, durable: bool) -> None:
     """Cut ``source`` back to ``size`` bytes as a marked transaction (R34)."""
-    path = layout.archive if source == "archive" else layout.chat
+    path = paths(layout).archive if source == "archive" else paths(layout).chat
     start = max(0, size - _WINDOW)
     window = read_range(path, start, size)
     marker = Marker(
@@ -170,13 +171,13 @@ def _resolve_journal(
     j = receipt.append
     assert j is not None
     try:
-        st = os.stat(layout.chat)
+        st = os.stat(paths(layout).chat)
     except FileNotFoundError:
         return
     if (st.st_dev, st.st_ino) != (j.dev, j.ino):
         return  # chat was replaced since (a rotation finished above): the journal is moot
     size = st.st_size
-    if size >= j.end and sha256_range(layout.chat, j.start, j.end) == j.sha256:
+    if size >= j.end and sha256_range(paths(layout).chat, j.start, j.end) == j.sha256:
         report.actions.append(f"kept a whole batch at chat offset {j.start} (receipt was pending)")
         cut = batch_cut(layout, j.start, j.end)
         if cut is not None and cut > 0:
@@ -198,7 +199,7 @@ def _resolve_journal(
 
 def torn_tail(layout: Layout, source: Source) -> tuple[int, int, bool] | None:
     """(start, size, mentions a reset) of bytes after the last newline; None when clean."""
-    path = layout.archive if source == "archive" else layout.chat
+    path = paths(layout).archive if source == "archive" else paths(layout).chat
     size = file_size(path)
     if not size or read_range(path, size - 1, size) == b"\n":
         return None

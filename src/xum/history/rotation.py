@@ -26,6 +26,7 @@ import os
 from xum.context.boundaries import is_boundary
 from xum.history.fsutil import atomic_write, file_size, read_range, write_all
 from xum.history.marker import Marker, expect_of, remove_marker, write_marker
+from xum.history.paths import paths
 from xum.history.reports import RecoveryReport
 from xum.history.scan import scan_forward
 from xum.workspace import Layout
@@ -36,7 +37,7 @@ ROTATE_TEMP = ".chat.jsonl.rotate.tmp"
 def batch_cut(layout: Layout, start: int, end: int) -> int | None:
     """Offset in chat of the newest durable boundary among the lines in ``[start, end)``."""
     cut: int | None = None
-    for line in scan_forward(layout.chat, "chat", start, end=end):
+    for line in scan_forward(paths(layout).chat, "chat", start, end=end):
         if line.row is not None and is_boundary(line.row):
             cut = line.offset
     return cut
@@ -47,10 +48,10 @@ def rotate(layout: Layout, cut: int, *, durable: bool) -> None:
     lock, has published a pending receipt, and chat/archive end with a newline."""
     if cut <= 0:
         return
-    st = os.stat(layout.chat)
-    whole = read_range(layout.chat, 0, st.st_size)
+    st = os.stat(paths(layout).chat)
+    whole = read_range(paths(layout).chat, 0, st.st_size)
     head, tail = whole[:cut], whole[cut:]
-    archive_before = file_size(layout.archive) or 0
+    archive_before = file_size(paths(layout).archive) or 0
     marker = Marker(
         op="rotate",
         ino=st.st_ino,
@@ -66,7 +67,7 @@ def rotate(layout: Layout, cut: int, *, durable: bool) -> None:
 
 def _move(layout: Layout, m: Marker, head: bytes, tail: bytes, *, durable: bool) -> None:
     assert m.archive is not None
-    fd = os.open(layout.archive, os.O_WRONLY | os.O_CREAT, 0o644)
+    fd = os.open(paths(layout).archive, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
         os.ftruncate(fd, m.archive.start)
         os.lseek(fd, m.archive.start, os.SEEK_SET)
@@ -75,7 +76,7 @@ def _move(layout: Layout, m: Marker, head: bytes, tail: bytes, *, durable: bool)
             os.fsync(fd)
     finally:
         os.close(fd)
-    atomic_write(layout.chat, tail, durable=durable, temp_name=ROTATE_TEMP)
+    atomic_write(paths(layout).chat, tail, durable=durable, temp_name=ROTATE_TEMP)
     remove_marker(layout, durable=durable)
 
 
@@ -85,8 +86,8 @@ def finish_rotation(layout: Layout, m: Marker, report: RecoveryReport, *, durabl
     assert m.archive is not None
     assert m.final is not None
     assert m.cut is not None
-    if m.final.holds(layout.chat):
-        if not m.archive.holds(layout.archive):
+    if m.final.holds(paths(layout).chat):
+        if not m.archive.holds(paths(layout).archive):
             report.problems.append(
                 "interrupted rotation: chat was replaced but the archive does not hold the "
                 "moved rows as recorded; files left as found"
@@ -96,8 +97,9 @@ def finish_rotation(layout: Layout, m: Marker, report: RecoveryReport, *, durabl
         _drop_temp(layout)
         remove_marker(layout, durable=durable)
         return
-    if m.before.holds(layout.chat) and (file_size(layout.archive) or 0) >= m.archive.start:
-        whole = read_range(layout.chat, 0, m.before.size)
+    p = paths(layout)
+    if m.before.holds(p.chat) and (file_size(p.archive) or 0) >= m.archive.start:
+        whole = read_range(paths(layout).chat, 0, m.before.size)
         _move(layout, m, whole[: m.cut], whole[m.cut :], durable=durable)
         report.actions.append("redid an interrupted rotation from its marker")
         return
@@ -110,4 +112,4 @@ def finish_rotation(layout: Layout, m: Marker, report: RecoveryReport, *, durabl
 
 def _drop_temp(layout: Layout) -> None:
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(layout.session_dir / ROTATE_TEMP)
+        os.unlink(paths(layout).session_dir / ROTATE_TEMP)

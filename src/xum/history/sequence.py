@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
+from xum.history.paths import paths
 from xum.history.scan import scan_backward
 from xum.history.visibility import visible_bounds
 from xum.workspace import Layout
@@ -16,11 +17,11 @@ from xum.workspace import Layout
 
 def disk_next_sequence(layout: Layout) -> int:
     bounds = visible_bounds(layout)
-    with closing(scan_backward(layout.chat, "chat", bounds.chat_end)) as lines:
+    with closing(scan_backward(paths(layout).chat, "chat", bounds.chat_end)) as lines:
         for line in lines:
             if line.row is not None and line.row.sequence is not None:
                 return line.row.sequence + 1
-    with closing(scan_backward(layout.archive, "archive", bounds.archive_end)) as lines:
+    with closing(scan_backward(paths(layout).archive, "archive", bounds.archive_end)) as lines:
         for line in lines:
             if line.row is not None and line.row.sequence is not None:
                 return line.row.sequence + 1

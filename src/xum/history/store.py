@@ -5,10 +5,10 @@ Invariants:
 * Every mutation runs under the workspace's cross-process lock and starts with recovery, so
   it always builds on a committed state.
 * A batch append is one ``write`` of all its lines at the end of ``chat.jsonl``, then fsync
-  (unless ``durable=False``). A pending receipt published first journals where the batch
-  starts, where it must end and its digest; recovery keeps the batch if it is all there and
-  cuts it off otherwise, and readers never show it half (see ``visibility``). Cost is
-  proportional to the batch: no file is rewritten on append.
+  (unless ``durable=False``): one sync per acknowledged batch. A pending receipt published
+  first journals where the batch starts, where it must end and its digest; recovery keeps
+  the batch if it is all there and cuts it off otherwise, and readers never show it half
+  (see ``visibility``). Cost is proportional to the batch: no file is rewritten on append.
 * ``historySequence`` is assigned here only, strictly increasing, from the receipt's floor
   when the receipt vouches for the files, else from the files themselves (re-read under the
   lock, so another process's appends are seen).
@@ -32,6 +32,7 @@ from xum.history import lock as _lock
 from xum.history.batch import encode_batch, matches_item, parse_import, stamp
 from xum.history.fsutil import fsync_dir, write_all
 from xum.history.marker import Marker, remove_marker, write_marker
+from xum.history.paths import paths
 from xum.history.quarantine import quarantined, rewrite_line
 from xum.history.receipt import (
     AppendJournal,
@@ -62,17 +63,29 @@ from xum.workspace import Layout
 class HistoryStore:
     """The transcript of one workspace on disk."""
 
-    def __init__(self, layout: Layout, *, durable: bool = True, lock_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        *,
+        durable: bool = True,
+        lock_timeout: float = 30.0,
+        sync_journal: bool = False,
+    ) -> None:
+        """``durable``: fsync every acknowledged batch and rewrite (R28). ``sync_journal``:
+        also fsync the pending receipt before the batch is written, which extends the
+        all-or-nothing guarantee from process crashes (``kill -9``, the R28 bar) to power
+        loss, at the price of a second sync per append (about 2x a bare write+fsync)."""
         self.layout = layout
         self.durable = durable
         self.lock_timeout = lock_timeout
+        self.sync_journal = sync_journal and durable
         #: set when the last mutation was accepted but its stable receipt could not be written
         self.last_receipt_error: ReceiptError | None = None
 
     # -- locking and recovery ----------------------------------------------------------------
 
     def locked(self) -> AbstractContextManager[None]:
-        return _lock.hold(self.layout.lock, self.lock_timeout)
+        return _lock.hold(paths(self.layout).lock, self.lock_timeout)
 
     def recover(self) -> RecoveryReport:
         with self.locked():
@@ -82,7 +95,7 @@ class HistoryStore:
         return recover_locked(self.layout, durable=self.durable)
 
     def _prepare(self) -> None:
-        d = self.layout.session_dir
+        d = paths(self.layout).session_dir
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)
             if self.durable:
@@ -131,11 +144,11 @@ class HistoryStore:
             after = first + len(stored)
             matched = receipt is not None and receipt_matches(receipt, self.layout)
             epoch = receipt.epoch if receipt is not None and matched else new_epoch()
-            fd = os.open(self.layout.chat, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(paths(self.layout).chat, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 before = os.fstat(fd)
                 if before.st_size == 0 and self.durable:
-                    fsync_dir(self.layout.session_dir)  # a new chat file's name must persist
+                    fsync_dir(paths(self.layout).session_dir)  # a new chat file's name must persist
                 journal = AppendJournal(
                     before.st_dev,
                     before.st_ino,
@@ -144,7 +157,13 @@ class HistoryStore:
                     hashlib.sha256(data).hexdigest(),
                 )
                 chat, archive = current_stamps(self.layout)
-                self._publish(Receipt("pending", epoch, chat, archive, after, journal))
+                # The journal needs no sync against kill -9: the page cache outlives the
+                # process, so a killed writer's pending receipt is always there for recovery.
+                write_receipt(
+                    self.layout,
+                    Receipt("pending", epoch, chat, archive, after, journal),
+                    durable=self.sync_journal,
+                )
                 write_all(fd, data)
                 if self.durable:
                     os.fsync(fd)
@@ -173,7 +192,8 @@ class HistoryStore:
         with self.locked():
             self._prepare()
             found: tuple[Source, StoredLine] | None = None
-            for source, path in (("archive", self.layout.archive), ("chat", self.layout.chat)):
+            p = paths(self.layout)
+            for source, path in (("archive", p.archive), ("chat", p.chat)):
                 for line in scan_forward(path, source):  # type: ignore[arg-type]
                     if line.row is not None and matches_item(line.row, item_id):
                         found = (source, line)  # type: ignore[assignment]
@@ -201,11 +221,11 @@ class HistoryStore:
             chat, archive = current_stamps(self.layout)
             self._publish(Receipt("pending", epoch, chat, archive, floor))
             write_marker(self.layout, Marker(op="clear"), durable=self.durable)
-            for path in (self.layout.chat, self.layout.archive):
+            for path in (paths(self.layout).chat, paths(self.layout).archive):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
             if self.durable:
-                fsync_dir(self.layout.session_dir)
+                fsync_dir(paths(self.layout).session_dir)
             remove_marker(self.layout, durable=self.durable)
             self._finalize(epoch, floor)
 
@@ -216,8 +236,8 @@ class HistoryStore:
         even if a rotation or rewrite replaces a file afterwards."""
         with self.locked():
             bounds = visible_bounds(self.layout)
-            archive = _open(self.layout.archive)
-            chat = _open(self.layout.chat)
+            archive = _open(paths(self.layout).archive)
+            chat = _open(paths(self.layout).chat)
         return archive, bounds.archive_end, chat, bounds.chat_end
 
     def lines(self) -> Iterator[StoredLine]:

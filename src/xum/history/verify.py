@@ -13,6 +13,7 @@ import os
 
 from xum.history.fsutil import sha256_range
 from xum.history.marker import MarkerUnreadable, read_marker
+from xum.history.paths import paths
 from xum.history.receipt import read_receipt, receipt_matches
 from xum.history.recovery import torn_tail
 from xum.history.reports import VerifyReport
@@ -30,7 +31,7 @@ def _note(out: list[str], counts: dict[str, int], kind: str, text: str) -> None:
 
 def verify_layout(layout: Layout) -> VerifyReport:
     report = VerifyReport()
-    files_exist = layout.chat.exists() or layout.archive.exists()
+    files_exist = paths(layout).chat.exists() or paths(layout).archive.exists()
     try:
         marker = read_marker(layout)
         if marker is not None:
@@ -47,7 +48,7 @@ def verify_layout(layout: Layout) -> VerifyReport:
             )
     counts: dict[str, int] = {}
     last_seq: int | None = None
-    for source, path in (("archive", layout.archive), ("chat", layout.chat)):
+    for source, path in (("archive", paths(layout).archive), ("chat", paths(layout).chat)):
         number = 0
         for line in scan_forward(path, source):  # type: ignore[arg-type]
             number += 1
@@ -83,10 +84,10 @@ def _name(source: Source | str) -> str:
 def _check_receipt(layout: Layout, report: VerifyReport, *, files_exist: bool) -> None:
     receipt = read_receipt(layout)
     if receipt is None:
-        if os.path.lexists(layout.receipt):
+        if os.path.lexists(paths(layout).receipt):
             report.receipt_state = "broken"
             report.problems.append(
-                f"receipt {layout.receipt.name} is not trusted "
+                f"receipt {paths(layout).receipt.name} is not trusted "
                 "(malformed, oversized, a symlink or not a regular file)"
             )
         elif files_exist:
@@ -97,12 +98,13 @@ def _check_receipt(layout: Layout, report: VerifyReport, *, files_exist: bool) -
         j = receipt.append
         if j is not None:
             try:
-                st = os.stat(layout.chat)
+                st = os.stat(paths(layout).chat)
                 same = (st.st_dev, st.st_ino) == (j.dev, j.ino)
                 size = st.st_size
             except FileNotFoundError:
                 same, size = False, 0
-            whole = same and size >= j.end and sha256_range(layout.chat, j.start, j.end) == j.sha256
+            digest = sha256_range(paths(layout).chat, j.start, j.end) if same else None
+            whole = same and size >= j.end and digest == j.sha256
             if same and not whole and size > j.start:
                 report.problems.append(
                     f"partial batch at chat.jsonl offset {j.start}: "

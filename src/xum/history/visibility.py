@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from xum.history.fsutil import sha256_range
 from xum.history.marker import MarkerUnreadable, read_marker
+from xum.history.paths import paths
 from xum.history.receipt import Receipt, read_receipt
 from xum.workspace import Layout
 
@@ -45,14 +46,15 @@ def _stat(path: os.PathLike[str]) -> os.stat_result | None:
 
 def visible_bounds(layout: Layout) -> Bounds:
     receipt = read_receipt(layout)
-    chat = _stat(layout.chat)
-    archive = _stat(layout.archive)
+    chat = _stat(paths(layout).chat)
+    archive = _stat(paths(layout).archive)
     chat_end = chat.st_size if chat is not None else 0
     archive_end = archive.st_size if archive is not None else 0
     if chat is not None and receipt is not None and receipt.state == "pending":
         j = receipt.append
         if j is not None and (j.dev, j.ino) == (chat.st_dev, chat.st_ino):
-            whole = chat_end >= j.end and sha256_range(layout.chat, j.start, j.end) == j.sha256
+            digest = sha256_range(paths(layout).chat, j.start, j.end)
+            whole = chat_end >= j.end and digest == j.sha256
             if not whole:
                 chat_end = min(chat_end, j.start)
     try:

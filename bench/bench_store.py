@@ -1,0 +1,141 @@
+"""Batch append: cost flat in the history size, far below a whole-file rewrite, near the
+bare ``write`` + ``fsync`` floor.
+
+* xum append (durable) vs a whole-file atomic rewrite of the same history (temp file, fsync,
+  ``os.replace``, directory fsync: what Xum does on every append), at 1, 10 and 100 MB
+  (``XUM_BENCH_SCALE=small`` drops 100 MB unless ``XUM_BENCH_100MB=1``; ``large`` runs all).
+* xum append at the largest size vs at 1 MB (flat cost).
+* xum append vs a bare ``os.write`` + ``fsync`` of the same batch bytes (the floor).
+
+Rows are realistic agent text (the packaged SWE-agent trajectories). Temporary data lives
+under a temp directory that is removed at the end.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from bench.common import SCALE, Result, side_by_side
+from xum.demo.trajectory import iter_packaged_rows
+from xum.history import HistoryStore
+from xum.history.batch import encode_batch, stamp
+from xum.history.fsutil import atomic_write
+from xum.messages import Row
+from xum.workspace import Layout
+
+MB = 1 << 20
+
+
+def _rows() -> list[Row]:
+    rows = list(iter_packaged_rows(actions_as_tools=True))
+    if not rows:
+        raise RuntimeError("no packaged trajectories to build rows from")
+    return rows
+
+
+def _build_history(layout: Layout, rows: list[Row], size: int) -> bytes:
+    """A chat.jsonl of about ``size`` bytes, made of real rows, adopted by the store."""
+    chunks: list[bytes] = []
+    total = 0
+    for seq, row in enumerate(itertools.cycle(rows)):
+        data, _ = encode_batch(stamp([row], seq, layout.workspace_id))
+        chunks.append(data)
+        total += len(data)
+        if total >= size:
+            break
+    history = b"".join(chunks)
+    layout.session_dir.mkdir(parents=True, exist_ok=True)
+    layout.chat.write_bytes(history)
+    HistoryStore(layout).recover()  # publishes the receipt, seeds the sequence
+    return history
+
+
+def _batch(rows: list[Row], i: int) -> list[Row]:
+    n = len(rows)
+    return [rows[(i * 3 + k) % n] for k in range(3)]  # a typical settled step: 3 rows
+
+
+def run() -> list[Result]:
+    sizes = [1 * MB, 10 * MB]
+    if SCALE == "large" or os.environ.get("XUM_BENCH_100MB") == "1":
+        sizes.append(100 * MB)
+    rows = _rows()
+    results: list[Result] = []
+    per_size: dict[int, float] = {}
+    root = Path(tempfile.mkdtemp(prefix="xum-bench-store-"))
+    try:
+        for size in sizes:
+            layout = Layout(root / f"h{size}", "bench")
+            history = _build_history(layout, rows, size)
+            store = HistoryStore(layout)
+            batch_bytes = encode_batch(stamp(_batch(rows, 0), 0, "bench"))[0]
+            rewrite_target = root / f"rewrite-{size}.jsonl"
+            counter = itertools.count()
+
+            def xum_append(store: HistoryStore = store, c: itertools.count[int] = counter) -> None:
+                store.append(_batch(rows, next(c)))
+
+            def rewrite(
+                target: Path = rewrite_target, history: bytes = history, extra: bytes = batch_bytes
+            ) -> None:
+                atomic_write(target, history + extra, durable=True)
+
+            repeat = 3 if size >= 100 * MB else 7
+            t_xum, t_rewrite = side_by_side(xum_append, rewrite, repeat=repeat)
+            per_size[size] = t_xum
+            results.append(
+                Result(
+                    name=f"store: append 3 rows @ {size // MB} MB history",
+                    xum_seconds=t_xum,
+                    baseline="whole-file atomic rewrite",
+                    baseline_seconds=t_rewrite,
+                    goal="<= 0.01x at 100 MB (>= 100x faster)",
+                )
+            )
+        smallest, largest = min(per_size), max(per_size)
+        results.append(
+            Result(
+                name=f"store: append cost {largest // MB} MB vs {smallest // MB} MB history",
+                xum_seconds=per_size[largest],
+                baseline=f"xum append @ {smallest // MB} MB",
+                baseline_seconds=per_size[smallest],
+                goal="~1x (flat)",
+            )
+        )
+        results.append(_against_floor(root, rows))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+def _against_floor(root: Path, rows: list[Row]) -> Result:
+    layout = Layout(root / "floor", "bench")
+    _build_history(layout, rows, 1 * MB)
+    store = HistoryStore(layout)
+    floor_path = root / "floor.jsonl"
+    fd = os.open(floor_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    counter = itertools.count()
+    try:
+
+        def xum_append() -> None:
+            store.append(_batch(rows, next(counter)))
+
+        def bare() -> None:
+            data = encode_batch(stamp(_batch(rows, 0), 0, "bench"))[0]
+            os.write(fd, data)
+            os.fsync(fd)
+
+        t_xum, t_bare = side_by_side(xum_append, bare, repeat=30)
+    finally:
+        os.close(fd)
+    return Result(
+        name="store: durable append vs write+fsync",
+        xum_seconds=t_xum,
+        baseline="bare os.write + fsync of the batch",
+        baseline_seconds=t_bare,
+        goal="<= 2x",
+    )
