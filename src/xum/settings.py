@@ -88,8 +88,19 @@ class KeySpec:
     help: str
 
 
+def _model(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise SettingsError(f"{key} must be a model string provider:name", key=key)
+    try:
+        parse_model(value)
+    except UsageError as exc:
+        raise SettingsError(f"{key}: {exc.message}", key=key) from None
+    return value
+
+
 #: Every settable key except the per-model thresholds (``threshold.<provider:model>``).
 KEYS: dict[str, KeySpec] = {
+    "model": KeySpec(_model, None, "default model (provider:name) for run and chat"),
     "experiments.tokenBudget": KeySpec(
         _bool, False, "roll over to fresh context windows instead of compacting"),
     "threshold.default": KeySpec(

@@ -30,7 +30,7 @@ from xum.views.windows import (
 )
 
 if TYPE_CHECKING:
-    from xum.cli.main import CliContext
+    from xum.cli.context import CliContext
     from xum.history.store import HistoryStore
     from xum.messages import Row
 

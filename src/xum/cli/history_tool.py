@@ -25,7 +25,7 @@ from xum.retrieval.envelope import error, serialize
 from xum.retrieval.tool import SessionHistoryTool
 
 if TYPE_CHECKING:
-    from xum.cli.main import CliContext
+    from xum.cli.context import CliContext
 
 
 def _answer(tool: SessionHistoryTool | None, agent: str | None, text: str) -> dict[str, Any]:

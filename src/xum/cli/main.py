@@ -7,27 +7,18 @@ paused or rejected the turn.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from xum.cli.context import CliContext
 from xum.cli.history import history
 from xum.cli.history_tool import history_tool
+from xum.cli.run import clear, compact, run
 from xum.cli.settings import settings_group
 from xum.cli.tokens import tokens
 from xum.errors import ContextSignal, UsageError, XumError
-from xum.workspace import Layout, default_home, derive_workspace_id, validate_workspace_id
-
-
-@dataclass(frozen=True)
-class CliContext:
-    home: Path
-    workspace_id: str
-
-    @property
-    def layout(self) -> Layout:
-        return Layout(self.home, self.workspace_id)
+from xum.workspace import default_home, derive_workspace_id, validate_workspace_id
 
 
 class XumGroup(click.Group):
@@ -75,6 +66,9 @@ history.add_command(history_tool)
 cli.add_command(history)
 cli.add_command(settings_group)
 cli.add_command(tokens)
+cli.add_command(run)
+cli.add_command(clear)
+cli.add_command(compact)
 
 
 def main(argv: list[str] | None = None) -> int:

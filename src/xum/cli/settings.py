@@ -19,7 +19,7 @@ from xum.settings import (
 
 if TYPE_CHECKING:
     # Imported for types only: cli.main imports this module to register the group.
-    from xum.cli.main import CliContext
+    from xum.cli.context import CliContext
 
 
 def _render(value: Any) -> str:

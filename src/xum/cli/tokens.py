@@ -15,7 +15,7 @@ from xum.errors import UsageError
 from xum.tokens import DEFAULT_MODEL, ENCODING_NAMES, calibration_file, count_text, resolve_model
 
 if TYPE_CHECKING:
-    from xum.cli.main import CliContext
+    from xum.cli.context import CliContext
 
 
 @click.group("tokens")

@@ -193,12 +193,8 @@ class Session:
     def clear_soft(self) -> bool:
         """``/clear --soft`` (R10): a reset boundary with no lead-in; a no-op success when the
         active window holds nothing provider-eligible. Returns whether a row was written."""
-        with self.store.locked():
-            if not active_rows(self.window()):
-                return False
-            self._cleanup_context()
-            self._append([manual_reset_row(row_id=self.new_id("reset"), now_ms=self.clock())])
-        return True
+        self._cleanup_context()
+        return soft_reset(self.store, row_id=self.new_id("reset"), now_ms=self.clock())
 
     def clear_hard(self) -> None:
         """``/clear``: destroys the whole transcript (the CLI asks for confirmation)."""
@@ -256,6 +252,16 @@ class Session:
         except ProviderError as exc:
             self.on_event(Notice(exc.message))
             return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text)
+
+
+def soft_reset(store: TranscriptStore, *, row_id: str, now_ms: int) -> bool:
+    """R10 without a provider: append a manual reset unless the active window holds nothing
+    provider-eligible (then it is a no-op success). Returns whether a row was written."""
+    with store.locked():
+        if not active_rows(load_window(store)):
+            return False
+        store.append([manual_reset_row(row_id=row_id, now_ms=now_ms)])
+    return True
 
 
 class _Turn:

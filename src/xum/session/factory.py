@@ -1,0 +1,57 @@
+"""Building a Session from what a user configured: settings, agent, model, provider, tools.
+
+Model choice, first match wins: the explicit ``model`` argument (``-m``), the agent's own
+``model`` (front matter), the ``model`` setting. None of them is a clear UsageError.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xum.errors import UsageError
+from xum.events import EventSink, ignore
+from xum.history import HistoryStore
+from xum.policy import DEFAULT_AGENT, resolve_agent
+from xum.providers.registry import create_provider
+from xum.session.core import Session, SessionConfig
+from xum.settings import effective_threshold, load_settings, settings_path
+from xum.tools.builtin import builtin_tools
+from xum.workspace import Layout
+
+
+def open_session(
+    layout: Layout,
+    *,
+    workdir: Path,
+    model: str | None = None,
+    agent_name: str | None = None,
+    on_event: EventSink = ignore,
+    durable: bool = True,
+    persist_script_position: bool = True,
+) -> Session:
+    settings = load_settings(settings_path(layout.home))
+    agent = resolve_agent(agent_name or DEFAULT_AGENT, workdir)
+    chosen = model or agent.model or settings.get("model")
+    if not isinstance(chosen, str):
+        raise UsageError(
+            "no model: pass -m provider:name, or set one with `xum settings set model ...`"
+        )
+    provider = create_provider(
+        chosen,
+        state_dir=layout.home / "providers" if persist_script_position else None,
+        cwd=workdir,
+    )
+    config = SessionConfig(
+        experiment=settings.token_budget,
+        threshold=effective_threshold(settings, chosen),
+        idle_compaction_minutes=settings.idle_compaction_minutes,
+    )
+    return Session(
+        layout,
+        HistoryStore(layout, durable=durable),
+        provider,
+        agent=agent,
+        tools=builtin_tools(layout),
+        config=config,
+        on_event=on_event,
+    )
