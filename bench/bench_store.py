@@ -3,7 +3,7 @@ bare ``write`` + ``fsync`` floor.
 
 * xum append (durable) vs a whole-file atomic rewrite of the same history (temp file, fsync,
   ``os.replace``, directory fsync: what Xum does on every append), at 1, 10 and 100 MB
-  (``XUM_BENCH_SCALE=small`` drops 100 MB unless ``XUM_BENCH_100MB=1``; ``large`` runs all).
+  (all three in both scales: the whole module takes a few seconds; ``large`` repeats more).
 * xum append at the largest size vs at 1 MB (flat cost).
 * xum append vs a bare ``os.write`` + ``fsync`` of the same batch bytes (the floor).
 
@@ -60,9 +60,7 @@ def _batch(rows: list[Row], i: int) -> list[Row]:
 
 
 def run() -> list[Result]:
-    sizes = [1 * MB, 10 * MB]
-    if SCALE == "large" or os.environ.get("XUM_BENCH_100MB") == "1":
-        sizes.append(100 * MB)
+    sizes = [1 * MB, 10 * MB, 100 * MB]
     rows = _rows()
     results: list[Result] = []
     per_size: dict[int, float] = {}
@@ -84,7 +82,7 @@ def run() -> list[Result]:
             ) -> None:
                 atomic_write(target, history + extra, durable=True)
 
-            repeat = 3 if size >= 100 * MB else 7
+            repeat = (3 if size >= 100 * MB else 7) * (3 if SCALE == "large" else 1)
             t_xum, t_rewrite = side_by_side(xum_append, rewrite, repeat=repeat)
             per_size[size] = t_xum
             results.append(
