@@ -210,27 +210,55 @@ _RISKY = {  # non-ASCII code points that re.IGNORECASE matches to an ASCII lette
 }
 
 
+_PREFILTER_QUERY = re.compile(r"[a-z_-]+")
+#: words xum itself adds to projected text (``[tool NAME]``, ``[media omitted]``, ``[error]``)
+_SYNTHETIC_WORDS = ("tool", "media", "omitted", "error")
+
+
 def make_prefilter(query: str) -> Prefilter | None:
     """A byte-level test that proves a line cannot hold a hit, or None when no exact test
-    exists for this query. Exact because: the query is ASCII without characters JSON escapes
-    (``"``, ``\\``, ``/``, controls), so a hit inside a text part appears verbatim in the raw
-    line, case aside; lines with ``\\u`` escapes, tool or file parts, error text or boundary
-    keys (whose projected text is not verbatim) are never skipped; nor are lines holding a
-    non-ASCII letter that case-insensitively equals an ASCII letter of the query."""
-    if not query.isascii() or any(c in '"\\/' or ord(c) < 0x20 or c == "\x7f" for c in query):
+    exists for this query.
+
+    Only for queries of ASCII letters, ``_`` and ``-`` that are not part of a word xum adds
+    to projected text. Why that is exact: projected text is made of JSON string values (kept
+    verbatim in the raw line unless written with ``\\u`` escapes, and such lines are never
+    skipped), re-rendered JSON of tool input/output (which can differ from the raw bytes only
+    in whitespace, punctuation and number formatting — none of which such a query contains),
+    and xum's own bracketed words, which a query without spaces or brackets can match only if
+    it lies inside one of them. Letters that ``re.IGNORECASE`` folds to ASCII from outside
+    ASCII (K, ſ, İ, ı) also keep a line from being skipped. Boundary rows are never skipped.
+    """
+    needle = query.lower()
+    if not _PREFILTER_QUERY.fullmatch(needle) or any(needle in w for w in _SYNTHETIC_WORDS):
         return None
-    needle = query.lower().encode("ascii")
-    guards = [b"oundary", b"\\u", b"tool", b"file", b"error"]
+    raw_needle = needle.encode("ascii")
+    guards = [b"oundary", b"\\u"]
     for letter, seqs in _RISKY.items():
-        if letter in query.lower():
+        if letter in needle:
             guards.extend(seqs)
 
     def cannot_match(raw: bytes) -> bool:
-        if needle in raw.lower():
+        if raw_needle in raw.lower():
             return False
         return not any(g in raw for g in guards)
 
     return cannot_match
+
+
+def _matcher(query: str) -> Callable[[str], tuple[int, int] | None]:
+    """Literal, case-insensitive: ``re.IGNORECASE`` semantics, with a fast exact path for
+    ASCII text (where that equals comparing lower-cased strings)."""
+    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    lowered = query.lower() if query.isascii() else None
+
+    def find(text: str) -> tuple[int, int] | None:
+        if lowered is not None and text.isascii():
+            at = text.lower().find(lowered)
+            return None if at < 0 else (at, at + len(lowered))
+        m = pattern.search(text)
+        return None if m is None else (m.start(), m.end())
+
+    return find
 
 
 @dataclass
@@ -244,7 +272,7 @@ class _Hit:
 
 def search(ctx: Ctx, state: CursorState | None) -> Page:
     query = ctx.req.key
-    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    find = _matcher(query)
     prefilter = make_prefilter(query)
     start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
@@ -259,9 +287,9 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
         if seen.kind is Kind.ITEM and seen.item is not None:
             if resolving:
                 continue
-            m = pattern.search(seen.item.text)
-            if m is not None:
-                pending.append(_Hit(line, seen.item, m.start(), m.end()))
+            span = find(seen.item.text)
+            if span is not None:
+                pending.append(_Hit(line, seen.item, span[0], span[1]))
                 if len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
             resume = BackState(line.start)

@@ -169,9 +169,9 @@ class BackwardReader:
                 pending = chunk + pending
                 if own_nl is None:
                     own_nl = pending.endswith(b"\n")
+            hi = len(pending)  # pending[:hi] is still unconsumed (no copies per line)
             while True:
-                limit = len(pending) - (1 if own_nl else 0)
-                idx = pending.rfind(b"\n", 0, max(limit, 0))
+                idx = pending.rfind(b"\n", 0, max(hi - (1 if own_nl else 0), 0))
                 if idx < 0:
                     break
                 if budget.rows_left == 0:
@@ -179,10 +179,11 @@ class BackwardReader:
                     return
                 budget.rows += 1
                 start = pos + idx + 1
-                yield _line(start, line_end, pending[idx + 1 :], bool(own_nl))
+                yield _line(start, line_end, pending[idx + 1 : hi], bool(own_nl))
                 line_end = start
-                pending = pending[: idx + 1]
+                hi = idx + 1
                 own_nl = True
+            pending = pending[:hi]
             if len(pending) > MAX_LINE + 1:
                 oversized = True
                 marker = RESET_MARKER in pending
