@@ -1,0 +1,58 @@
+"""The public surface is pinned: adding or removing a name is a deliberate act."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import xum
+
+EXPECTED = {
+    "ContextSignal",
+    "Count",
+    "HistoryStore",
+    "InMemoryStore",
+    "Layout",
+    "Part",
+    "Provider",
+    "ProviderRequest",
+    "Row",
+    "RuntimeFailure",
+    "Session",
+    "SessionConfig",
+    "SessionHistoryTool",
+    "StepResult",
+    "TranscriptStore",
+    "TurnResult",
+    "Usage",
+    "UsageError",
+    "XumError",
+    "count_request",
+    "count_text",
+    "create_provider",
+    "decode_row",
+    "encode_row",
+    "load_settings",
+    "make_row",
+    "open_session",
+    "resolve_agent",
+    "resolve_model",
+}
+
+
+def test_all_is_pinned() -> None:
+    assert set(xum.__all__) == EXPECTED
+    for name in xum.__all__:
+        assert getattr(xum, name) is not None
+
+
+def test_import_is_light() -> None:
+    """Importing xum loads no provider SDK, no UI toolkit and no tokenizer data."""
+    code = (
+        "import sys, xum; "
+        "heavy = [m for m in ('openai', 'anthropic', 'textual') if m in sys.modules]; "
+        "from xum.tokens import encodings; "
+        "print(heavy, encodings.loaded_names())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] ()"
