@@ -21,6 +21,7 @@ command line can turn it into one clear line and an exit code.
         │   ├── RowDecodeError      a line that is not a row
         │   └── ReceiptError
         ├── EncodingError           a tokenizer file missing/tampered, or encode failed
+        ├── DemoFailed              `xum demo` could not show what it demonstrates
         └── ProviderError
             ├── ContextOverflowError
             └── ScriptExhausted     the scripted provider has no response left
@@ -161,6 +162,12 @@ class ReceiptError(StoreError):
 
 class EncodingError(RuntimeFailure):
     code = "encoding"
+
+
+class DemoFailed(RuntimeFailure):
+    """The demo's own checks failed (fewer rollovers, nothing recovered, replay off script)."""
+
+    code = "demo_failed"
 
 
 class ProviderError(RuntimeFailure):
