@@ -1,10 +1,13 @@
-"""Small durable-file helpers shared by receipts, markers and rewrites."""
+"""Small durable-file helpers: atomic replacement, full writes, digests of byte ranges.
+
+Shared by the store (receipts, markers, rewrites), settings, calibration and memory files."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 _CHUNK = 1 << 20
@@ -30,22 +33,34 @@ def write_all(fd: int, data: bytes) -> None:
 def atomic_write(
     path: Path, data: bytes, *, durable: bool = True, temp_name: str | None = None
 ) -> None:
-    """Replace ``path`` with ``data``: temp file in the same directory, fsync, ``os.replace``,
-    fsync the directory. The path is replaced even when it is a symlink or a FIFO (the rename
-    swaps the directory entry, it never writes through it)."""
-    tmp = path.with_name(temp_name or f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    """Replace ``path`` with ``data`` so a reader sees the old or the new file, never a mix:
+    temp file in the same directory, fsync, ``os.replace``, fsync the directory. The path is
+    replaced even when it is a symlink or a FIFO (the rename swaps the directory entry, it
+    never writes through it).
+
+    Without ``temp_name`` the temp file gets a unique name and is removed whatever stops the
+    write (a full disk, KeyboardInterrupt). With ``temp_name`` (a rewrite whose recovery must
+    find its temp file by name) it is removed only when the rename itself fails.
+    """
+    if temp_name is None:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp = Path(name)
+        os.fchmod(fd, 0o644)
+    else:
+        tmp = path.with_name(temp_name)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     try:
-        write_all(fd, data)
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    except BaseException:
+        if temp_name is None or tmp.exists():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         raise
     if durable:
         fsync_dir(path.parent)

@@ -23,9 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from filelock import FileLock
 from filelock import Timeout as FileLockTimeout
 
 from xum.errors import LockTimeout, SettingsError, UsageError
+from xum.fsutil import atomic_write
 from xum.providers.model_ref import parse_model
 
 DEFAULT_THRESHOLD = 70
@@ -42,6 +41,9 @@ DEFAULT_THRESHOLD = 70
 FORCE_BUFFER = 5
 THRESHOLD_OFF = 100
 THRESHOLD_PREFIX = "threshold."
+#: ``contextWindow.<provider:model>``: the model's context limit in tokens, overriding the
+#: table in :mod:`xum.providers.limits` (required for models the table does not know).
+CONTEXT_WINDOW_PREFIX = "contextWindow."
 LOCK_TIMEOUT_SECONDS = 10.0
 
 Validator = Callable[[str, Any], Any]
@@ -72,6 +74,12 @@ def _minutes(key: str, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise SettingsError(f"{key} must be a whole number of minutes >= 1, not {value!r}",
                             key=key)
+    return value
+
+
+def _tokens(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1024:
+        raise SettingsError(f"{key} must be a number of tokens >= 1024, not {value!r}", key=key)
     return value
 
 
@@ -111,6 +119,8 @@ KEYS: dict[str, KeySpec] = {
         _bool, False, "count usage approximately (the size guards stay exact)"),
     "openai-compatible.baseUrl": KeySpec(
         _url, None, "base URL of the OpenAI-compatible server"),
+    "fallbackModel": KeySpec(
+        _model, None, "model (provider:name) tried when the chosen one fails"),
 }
 
 
@@ -125,12 +135,18 @@ def _validator(key: str) -> Validator:
         except UsageError as exc:
             raise SettingsError(f"{key}: {exc.message}", key=key) from None
         return _threshold
-    known = ", ".join([*KEYS, "threshold.<provider:model>"])
+    if key.startswith(CONTEXT_WINDOW_PREFIX):
+        try:
+            parse_model(key.removeprefix(CONTEXT_WINDOW_PREFIX))
+        except UsageError as exc:
+            raise SettingsError(f"{key}: {exc.message}", key=key) from None
+        return _tokens
+    known = ", ".join([*KEYS, "threshold.<provider:model>", "contextWindow.<provider:model>"])
     raise SettingsError(f"unknown setting {key!r}; known settings: {known}", key=key)
 
 
 def is_known(key: str) -> bool:
-    return key in KEYS or key.startswith(THRESHOLD_PREFIX)
+    return key in KEYS or key.startswith((THRESHOLD_PREFIX, CONTEXT_WINDOW_PREFIX))
 
 
 def validate(key: str, value: Any) -> Any:
@@ -290,23 +306,6 @@ def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Setti
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old or the new file, never a mix,
-    and the new one survives a crash once this returns."""
-    directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        # Leave no temp file behind, whatever stopped us (including KeyboardInterrupt).
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Replace ``path`` atomically and durably, creating its directory first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data)

@@ -76,8 +76,8 @@ def test_interrupted_rotation_never_duplicates_or_loses(tmp_path: Path, stage: s
         reference.append(_row(n))
     reference.append(_reset(3))
     # the real rotation, stopped after one of its steps by a simulated crash
+    from xum.fsutil import atomic_write as real_atomic
     from xum.history import rotation
-    from xum.history.fsutil import atomic_write as real_atomic
     from xum.history.marker import write_marker as real_write_marker
 
     class Crash(Exception):

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from xum.history.fsutil import atomic_write, file_size, fsync_dir, sha256_range
+from xum.fsutil import atomic_write, file_size, fsync_dir, sha256_range
 from xum.history.paths import paths
 from xum.workspace import Layout
 

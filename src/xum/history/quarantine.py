@@ -18,7 +18,7 @@ import hashlib
 import os
 from typing import Any
 
-from xum.history.fsutil import fsync_dir, write_all
+from xum.fsutil import fsync_dir, write_all
 from xum.history.marker import Expect, Marker, remove_marker, write_marker
 from xum.history.paths import paths
 from xum.history.scan import Source, StoredLine

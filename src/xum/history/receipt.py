@@ -44,7 +44,7 @@ from typing import Any, Literal
 import msgspec
 
 from xum.errors import ReceiptError
-from xum.history.fsutil import atomic_write
+from xum.fsutil import atomic_write
 from xum.history.paths import paths
 from xum.workspace import Layout
 

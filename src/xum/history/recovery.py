@@ -22,7 +22,7 @@ import os
 from contextlib import closing
 from pathlib import Path
 
-from xum.history.fsutil import file_size, fsync_dir, read_range, sha256_range, write_all
+from xum.fsutil import file_size, fsync_dir, read_range, sha256_range, write_all
 from xum.history.marker import (
     Marker,
     MarkerUnreadable,

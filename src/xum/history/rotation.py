@@ -24,7 +24,7 @@ import contextlib
 import os
 
 from xum.context.boundaries import is_boundary
-from xum.history.fsutil import atomic_write, file_size, read_range, write_all
+from xum.fsutil import atomic_write, file_size, read_range, write_all
 from xum.history.marker import Marker, expect_of, remove_marker, write_marker
 from xum.history.paths import paths
 from xum.history.reports import RecoveryReport

@@ -28,9 +28,9 @@ from contextlib import AbstractContextManager
 from typing import BinaryIO
 
 from xum.errors import ReceiptError, StoreError
+from xum.fsutil import fsync_dir, write_all
 from xum.history import lock as _lock
 from xum.history.batch import encode_batch, matches_item, parse_import, stamp
-from xum.history.fsutil import fsync_dir, write_all
 from xum.history.marker import Marker, remove_marker, write_marker
 from xum.history.paths import paths
 from xum.history.quarantine import quarantined, rewrite_line

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from xum.history.fsutil import sha256_range
+from xum.fsutil import sha256_range
 from xum.history.marker import MarkerUnreadable, read_marker
 from xum.history.paths import paths
 from xum.history.receipt import read_receipt, receipt_matches

@@ -7,13 +7,12 @@ Writes are atomic (temp file, fsync, rename). The notes file is capped at 8 KiB 
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from xum.fsutil import atomic_write
 from xum.memory.hot import NOTES_BYTES, NOTES_NAME, Memory
 from xum.tools.base import tool_error
 from xum.workspace import Layout
@@ -38,25 +37,6 @@ def load_memories(layout: Layout) -> list[Memory]:
         data = path.read_bytes()[:FILE_BYTES]
         out.append(Memory(path.name, data.decode("utf-8", "replace"), path.stat().st_mtime_ns))
     return out
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 class MemoryTool:
@@ -116,5 +96,6 @@ class MemoryTool:
         limit = NOTES_BYTES if target.name == NOTES_NAME else FILE_BYTES
         if len(data) > limit:
             return tool_error("too_large", f"{target.name} may hold at most {limit} bytes")
+        target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)
         return {"ok": True, "path": PREFIX + target.name, "bytes": len(data)}

@@ -39,6 +39,7 @@ from xum.errors import (
     ScriptError,
     ScriptExhausted,
 )
+from xum.fsutil import atomic_write
 from xum.messages import Part, encode_obj, make_row, text_part
 from xum.providers.base import (
     EventSink,
@@ -50,7 +51,6 @@ from xum.providers.base import (
 )
 from xum.providers.request import ProviderRequest, ToolCall, request_to_obj
 from xum.providers.script import Script, ScriptedError, ScriptedResponse, parse_script
-from xum.settings import write_atomic
 from xum.tokens import count_request
 
 #: Streamed text arrives in pieces of this many characters, so consumers of events are
@@ -87,7 +87,7 @@ class FilePosition:
         try:
             with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
                 index = self._read()
-                write_atomic(self.path, json.dumps({"next": index + 1}).encode("ascii") + b"\n")
+                atomic_write(self.path, json.dumps({"next": index + 1}).encode("ascii") + b"\n")
                 return index
         except FileLockTimeout:
             raise LockTimeout(lock_path, LOCK_TIMEOUT_SECONDS) from None

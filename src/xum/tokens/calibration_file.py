@@ -8,16 +8,14 @@ decides whether to delete it.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from filelock import FileLock
 from filelock import Timeout as FileLockTimeout
 
 from xum.errors import LockTimeout, StoreError
+from xum.fsutil import atomic_write
 from xum.tokens.calibration import Calibration, from_obj
 
 FILENAME = "calibration.json"
@@ -52,26 +50,7 @@ def record(home: Path, family: str, estimated: int, reported: int) -> Calibratio
     try:
         with FileLock(lock_path, timeout=_LOCK_TIMEOUT):
             updated = load(home).record(family, estimated, reported)
-            _write_atomic(path_for(home), json.dumps(updated.to_obj(), indent=2) + "\n")
+            atomic_write(path_for(home), (json.dumps(updated.to_obj(), indent=2) + "\n").encode())
     except FileLockTimeout:
         raise LockTimeout(lock_path, _LOCK_TIMEOUT) from None
     return updated
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
