@@ -24,6 +24,8 @@ command line can turn it into one clear line and an exit code.
         ├── DemoFailed              `xum demo` could not show what it demonstrates
         └── ProviderError
             ├── ContextOverflowError
+            ├── ProviderAuthError   the provider refused the key; names the env var to set
+            ├── TransientProviderError  429/5xx/connection: retried with backoff, then raised
             └── ScriptExhausted     the scripted provider has no response left
 """
 
@@ -176,6 +178,28 @@ class ProviderError(RuntimeFailure):
 
 class ContextOverflowError(ProviderError):
     code = "context_overflow"
+
+
+class ProviderAuthError(ProviderError):
+    code = "provider_auth"
+
+    def __init__(self, message: str, *, env_var: str | None) -> None:
+        super().__init__(message)
+        self.env_var = env_var
+
+
+class TransientProviderError(ProviderError):
+    """A failure worth trying again (rate limit, overload, server error, lost connection)."""
+
+    code = "provider_transient"
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        #: Seconds the provider asked us to wait (Retry-After), if it said.
+        self.retry_after = retry_after
 
 
 class ScriptExhausted(ProviderError):
