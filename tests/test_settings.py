@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from xum.cli.main import cli
+from xum.context.budget import rollover_label
 from xum.errors import SettingsError
 from xum.settings import (
     Settings,
@@ -18,7 +19,6 @@ from xum.settings import (
     from_obj,
     load_settings,
     parse_cli_value,
-    rollover_label,
     save_settings,
     to_obj,
     update_settings,
@@ -37,7 +37,7 @@ def test_rollover_label(threshold: int, label: str) -> None:
 
 @pytest.mark.parametrize("bad", [-5, 72, 105, True])
 def test_rollover_label_refuses_bad_thresholds(bad: Any) -> None:
-    with pytest.raises(SettingsError, match="steps of 5"):
+    with pytest.raises(ValueError, match="steps of 5"):
         rollover_label(bad)
 
 

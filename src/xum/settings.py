@@ -32,13 +32,11 @@ from typing import Any
 from filelock import FileLock
 from filelock import Timeout as FileLockTimeout
 
+from xum.context.budget import DEFAULT_THRESHOLD
 from xum.errors import LockTimeout, SettingsError, UsageError
 from xum.fsutil import atomic_write
 from xum.providers.model_ref import parse_model
 
-DEFAULT_THRESHOLD = 70
-#: R2: the label shows the point where rollover is forced, five points past the threshold.
-FORCE_BUFFER = 5
 THRESHOLD_OFF = 100
 THRESHOLD_PREFIX = "threshold."
 #: ``contextWindow.<provider:model>``: the model's context limit in tokens, overriding the
@@ -204,14 +202,6 @@ def effective_threshold(settings: Settings, model: str | None) -> int:
         if own is not None:
             return int(own)
     return int(settings.get("threshold.default"))
-
-
-def rollover_label(threshold: int) -> str:
-    """The user-facing label: the threshold plus the five-point force buffer (R2)."""
-    _threshold("threshold", threshold)
-    if threshold >= THRESHOLD_OFF:
-        return "Automatic rollover off"
-    return f"Rolls over by {threshold + FORCE_BUFFER}%"
 
 
 def parse_cli_value(text: str) -> Any:

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from xum.context.budget import rollover_label
 from xum.settings import (
     KEYS,
     THRESHOLD_PREFIX,
     load_settings,
     parse_cli_value,
-    rollover_label,
     settings_path,
     update_settings,
 )
