@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from xum.cli.chat import chat
 from xum.cli.context import CliContext
 from xum.cli.history import history
 from xum.cli.history_tool import history_tool
@@ -69,6 +70,7 @@ cli.add_command(tokens)
 cli.add_command(run)
 cli.add_command(clear)
 cli.add_command(compact)
+cli.add_command(chat)
 
 
 def main(argv: list[str] | None = None) -> int:
