@@ -356,9 +356,10 @@ class _Turn:
         else:
             if decision.action is Action.COMPACT:
                 self._auto_compact()
+                window = s.window()  # the compaction opened a new window
             elif decision.action in (Action.BLOCK, Action.PAUSE):
                 raise TurnPaused(_reason(decision) + " (the message was not sent)")
-            window = [*s.window(), *s._append([user])]
+            window = [*window, *s._append([user])]
             request = self._request(system, window)
         return self._loop(request, window, system, pending=text)
 
