@@ -50,6 +50,20 @@ def tool_error(code: str, message: str) -> dict[str, Any]:
     return {"ok": False, "error": {"code": code, "message": message}}
 
 
+class ToolRefusal(Exception):
+    """A reason the model should see, raised deep inside a tool and turned into
+    :func:`tool_error` by that tool's ``run``; it never escapes a tool (so it is not part of
+    the :mod:`xum.errors` tree, which is what xum raises to its callers)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def to_obj(self) -> dict[str, Any]:
+        return tool_error(self.code, self.message)
+
+
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
