@@ -13,6 +13,7 @@ import click
 
 from xum.cli.chat import chat
 from xum.cli.context import CliContext
+from xum.cli.demo import demo
 from xum.cli.history import history
 from xum.cli.history_tool import history_tool
 from xum.cli.run import clear, compact, run
@@ -71,6 +72,7 @@ cli.add_command(run)
 cli.add_command(clear)
 cli.add_command(compact)
 cli.add_command(chat)
+cli.add_command(demo)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ from xum.demo.plan import RecordedCall
 from xum.errors import DemoFailed
 from xum.tools.base import tool_error
 
-REPLAY_LABEL = "[replay: output recorded in the original run; nothing was executed]"
+REPLAY_LABEL = "[replayed from the recorded run; nothing was executed]"
 
 
 class Tape:

@@ -24,7 +24,7 @@ Steps:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,18 +34,19 @@ from xum.context.rollover import lead_in_text
 from xum.demo.detail import Detail, choose_detail
 from xum.demo.plan import Turn, plan_turns, recorded_calls, run_messages, script_responses
 from xum.demo.replay import REPLAY_LABEL, Tape, replay_tools
-from xum.demo.sizing import Sizes, choose_plan
+from xum.demo.sizing import Plan, Sizes, choose_plan
 from xum.demo.trajectory import load_packaged, packaged_names, trajectory_rows
 from xum.errors import DemoFailed, UsageError
 from xum.events import EventSink, ignore
 from xum.history import HistoryStore
+from xum.memory.store import MemoryTool
 from xum.messages import Part, Row, make_row
 from xum.policy import SESSION_HISTORY_TOOL, resolve_agent
 from xum.providers.scripted import ScriptedProvider
+from xum.retrieval.tool import SessionHistoryTool
 from xum.session import Session, SessionConfig, TurnResult
 from xum.tokens import count_request, count_row, count_text
 from xum.tools.base import ToolRegistry
-from xum.tools.builtin import builtin_tools
 from xum.views.windows import WindowSummary, window_summaries
 from xum.workspace import Layout
 
@@ -53,8 +54,6 @@ DEFAULT_TRAJECTORY = "i_got_id_demo__web"
 DEFAULT_WORKSPACE = "demo"
 ENCODING = "o200k_base"
 MIN_ROLLOVERS = 2
-#: The built-in tools the demo session keeps next to the replayed ones.
-KEPT_BUILTINS = (SESSION_HISTORY_TOOL, "memory")
 
 
 @dataclass(frozen=True)
@@ -77,6 +76,8 @@ class DemoReport:
     threshold: int
     windows: tuple[WindowSummary, ...]
     rollovers: int
+    #: rollovers before the look-back turn
+    replay_rollovers: int
     retrieval: Retrieval
     turns: tuple[TurnResult, ...]
     answer: str
@@ -95,6 +96,7 @@ class DemoReport:
             "threshold": self.threshold,
             "windows": [w.to_obj() for w in self.windows],
             "rollovers": self.rollovers,
+            "replayRollovers": self.replay_rollovers,
             "retrieval": {
                 "query": self.retrieval.query,
                 "itemId": self.retrieval.item_id,
@@ -110,14 +112,13 @@ class DemoReport:
 
 
 def _tools(layout: Layout, tape: Tape) -> ToolRegistry:
-    builtin = builtin_tools(layout)
+    """The replayed tools and the two built-ins that need no working directory: the real
+    ``session_history`` and ``memory`` tools (the classes ``builtin_tools`` registers). The
+    built-in file and shell tools are left out on purpose: the demo executes nothing."""
     registry = ToolRegistry(replay_tools(tape))
-    for name in KEPT_BUILTINS:
-        tool = builtin.get(name)
-        if tool is None:
-            raise DemoFailed(f"the built-in tool {name!r} is missing")
-        if registry.get(name) is not None:
-            raise DemoFailed(f"the recorded run has its own tool named {name!r}")
+    for tool in (SessionHistoryTool(layout), MemoryTool(layout)):
+        if registry.get(tool.name) is not None:
+            raise DemoFailed(f"the recorded run has its own tool named {tool.name!r}")
         registry.add(tool)
     return registry
 
@@ -263,37 +264,66 @@ def _rollovers(rows: Sequence[Row]) -> int:
 # -- the whole demo ----------------------------------------------------------------------------
 
 
-def run_demo(
-    layout: Layout, *, trajectory: str = DEFAULT_TRAJECTORY, on_event: EventSink = ignore
-) -> DemoReport:
-    """Run the demo in ``layout`` (whose workspace must have no transcript yet)."""
-    store = HistoryStore(layout)
-    if next(store.rows(), None) is not None:
+@dataclass(frozen=True)
+class DemoSetup:
+    """Everything decided before the demo runs; :func:`run_demo` plays it once (the tape
+    is consumed)."""
+
+    layout: Layout
+    trajectory: str
+    turns: tuple[Turn, ...]
+    tape: Tape
+    tools: ToolRegistry
+    plan: Plan
+
+
+def prepare_demo(layout: Layout, trajectory: str = DEFAULT_TRAJECTORY) -> DemoSetup:
+    """Load and plan the recorded run for ``layout``, whose workspace must have no transcript
+    yet (the demo never writes into an existing conversation)."""
+    if next(HistoryStore(layout).rows(), None) is not None:
         raise UsageError(
             f"workspace {layout.workspace_id!r} in {layout.home} already has a transcript; "
             "run the demo in a fresh --home or another -w workspace"
         )
     recorded = load_packaged(trajectory)
     rows = trajectory_rows(run_messages(recorded), prefix="rec", actions_as_tools=True)
-    turns = plan_turns(rows)
+    turns = tuple(plan_turns(rows))
     tape = Tape(recorded_calls(turns), source=trajectory)
     tools = _tools(layout, tape)
     agent_prompt = resolve_agent("exec", layout.home).prompt
     plan = choose_plan(_sizes(agent_prompt, tools, turns))
-    window = plan.context_window
+    return DemoSetup(layout, trajectory, turns, tape, tools, plan)
 
+
+def _quiet(_prompt: str) -> None:
+    """The default ``on_prompt``."""
+
+
+def run_demo(
+    setup: DemoSetup,
+    *,
+    on_event: EventSink = ignore,
+    on_prompt: Callable[[str], None] = _quiet,
+) -> DemoReport:
+    """Replay, look back, verify (module docstring). ``on_prompt`` sees each user message
+    before it is sent; ``on_event`` sees the engine's events."""
+    layout, trajectory, plan, tools = setup.layout, setup.trajectory, setup.plan, setup.tools
+    store = HistoryStore(layout)
     folder = layout.home / "demo"
     folder.mkdir(parents=True, exist_ok=True)
     replay_script = folder / "replay-script.json"
-    _write_script(replay_script, script_responses(turns), window, "replay-requests.jsonl")
-    steps = max(len(t.steps) for t in turns) + 1
+    _write_script(
+        replay_script, script_responses(setup.turns), plan.context_window, "replay-requests.jsonl"
+    )
+    steps = max(len(t.steps) for t in setup.turns) + 1
     session = _session(
         layout, store, replay_script, tools, on_event, threshold=plan.threshold, max_steps=steps
     )
-    results = [
-        _send(session, turn.prompt, f"replayed turn {n}") for n, turn in enumerate(turns, 1)
-    ]
-    tape.check_finished()
+    results: list[TurnResult] = []
+    for n, turn in enumerate(setup.turns, 1):
+        on_prompt(turn.prompt)
+        results.append(_send(session, turn.prompt, f"replayed turn {n}"))
+    setup.tape.check_finished()
     replayed = list(store.rows())
     rollovers = _rollovers(replayed)
     if rollovers < MIN_ROLLOVERS:
@@ -308,24 +338,26 @@ def run_demo(
         raise DemoFailed(f"window w:0 of {trajectory} has no line only it holds; nothing to ask")
     lookback_script = folder / "lookback-script.json"
     log = folder / "lookback-requests.jsonl"
-    _write_script(lookback_script, lookback_responses(detail), window, log.name)
+    _write_script(lookback_script, lookback_responses(detail), plan.context_window, log.name)
     session = _session(
         layout, store, lookback_script, tools, on_event, threshold=plan.threshold, max_steps=4
     )
-    results.append(_send(session, detail.question(), "the look-back turn"))
+    question = detail.question()
+    on_prompt(question)
+    results.append(_send(session, question, "the look-back turn"))
 
     final_rows = list(store.rows())
     first_request = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
-    retrieval = verify_retrieval(final_rows, detail, first_request)
     return DemoReport(
         trajectory=trajectory,
         home=layout.home,
         workspace_id=layout.workspace_id,
-        context_window=window,
+        context_window=plan.context_window,
         threshold=plan.threshold,
         windows=tuple(window_summaries(final_rows)),
         rollovers=_rollovers(final_rows),
-        retrieval=retrieval,
+        replay_rollovers=rollovers,
+        retrieval=verify_retrieval(final_rows, detail, first_request),
         turns=tuple(results),
         answer=results[-1].text,
     )
