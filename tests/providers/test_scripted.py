@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,7 @@ from xum.providers import (
     request_from_obj,
     to_messages,
 )
-from xum.providers.registry import ProviderUnavailable, create_provider
+from xum.providers.registry import create_provider
 from xum.providers.scripted import ScriptedProvider, tokens_counter
 from xum.tokens import count_request
 
@@ -224,11 +225,14 @@ def test_unreadable_and_invalid_json_scripts(tmp_path: Path) -> None:
         ScriptedProvider.from_file(broken)
 
 
-@pytest.mark.parametrize("model", ["openai:gpt-4o", "anthropic:claude-x",
-                                   "openai-compatible:llama"])
-def test_other_providers_are_refused_clearly(model: str) -> None:
-    with pytest.raises(ProviderUnavailable, match="not available in this version"):
-        create_provider(model)
+@pytest.mark.parametrize(("model", "needs"), [
+    ("openai:gpt-4o", "OPENAI_API_KEY"),
+    ("anthropic:claude-sonnet-4-6", "ANTHROPIC_API_KEY"),
+    ("openai-compatible:llama3.1", "contextWindow.openai-compatible:llama3.1"),
+])
+def test_api_providers_without_configuration_are_refused_clearly(model: str, needs: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(needs)):
+        create_provider(model, environ={})
 
 
 @pytest.mark.parametrize("model", ["gpt-4o", "foo:bar", "openai:", ":x", "openai: x"])

@@ -1,22 +1,36 @@
 """From a model string to a provider.
 
-Only the offline ``scripted`` provider ships in this version. ``openai:``, ``anthropic:`` and
-``openai-compatible:`` model strings are recognized (so settings can name them) but creating
-one is a clear :class:`~xum.errors.UsageError`: there is no half-working adapter behind them.
+* ``scripted:PATH`` — the offline provider (:mod:`xum.providers.scripted`).
+* ``openai:`` / ``openai-compatible:`` — :mod:`xum.providers.openai_chat`.
+* ``anthropic:`` — :mod:`xum.providers.anthropic_messages`.
+
+The SDKs are optional extras, imported only when such a model is created; a missing SDK,
+key or base URL is a :class:`~xum.errors.UsageError` raised here, before any request. The
+model's context window comes from :mod:`xum.providers.limits` (settings override first) and
+its encoding from :mod:`xum.tokens.registry`, the one the engine's guards count with.
+
+With the ``fallbackModel`` setting (and a different model), the result is a
+:class:`~xum.providers.fallback.FallbackProvider`; both providers are built up front so a
+misconfigured fallback fails now, not in the middle of an outage.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from xum.errors import UsageError
+from xum.errors import UnknownModelError
 from xum.providers.base import Provider, RequestCounter
-from xum.providers.model_ref import parse_model
+from xum.providers.fallback import FallbackProvider
+from xum.providers.limits import context_window
+from xum.providers.model_ref import ModelRef, parse_model
+from xum.providers.retry import RetryPolicy
 from xum.providers.scripted import ScriptedProvider
+from xum.settings import Settings
+from xum.tokens.registry import find_family
 
-
-class ProviderUnavailable(UsageError):
-    code = "provider_unavailable"
+FALLBACK_SETTING = "fallbackModel"
 
 
 def create_provider(
@@ -25,6 +39,10 @@ def create_provider(
     counter: RequestCounter | None = None,
     state_dir: Path | None = None,
     cwd: Path | None = None,
+    settings: Settings | None = None,
+    environ: Mapping[str, str] | None = None,
+    http_client: object | None = None,
+    retry: RetryPolicy | None = None,
 ) -> Provider:
     """The provider for ``model`` (``provider:name``).
 
@@ -33,15 +51,68 @@ def create_provider(
     processes (pass e.g. ``XUM_HOME/providers``); without it each process starts the script
     from its first response. A relative ``scripted:`` path is taken from ``cwd`` (default:
     the current directory).
+
+    ``settings`` supplies ``openai-compatible.baseUrl``, ``contextWindow.<model>`` and
+    ``fallbackModel`` (default: none of them set); ``environ`` the API keys (default:
+    ``os.environ``). ``http_client`` is handed to the SDK client (tests pass one with a mock
+    transport) and ``retry`` sets the retry policy of API providers.
     """
-    ref = parse_model(model)
+    settings = settings if settings is not None else Settings()
+    environ = environ if environ is not None else os.environ
+
+    def make(name: str) -> Provider:
+        return _create_one(parse_model(name), counter=counter, state_dir=state_dir, cwd=cwd,
+                           settings=settings, environ=environ, http_client=http_client,
+                           retry=retry)
+
+    primary = make(model)
+    fallback = settings.get(FALLBACK_SETTING)
+    if isinstance(fallback, str) and fallback != model:
+        return FallbackProvider(primary, make(fallback))
+    return primary
+
+
+def _create_one(
+    ref: ModelRef,
+    *,
+    counter: RequestCounter | None,
+    state_dir: Path | None,
+    cwd: Path | None,
+    settings: Settings,
+    environ: Mapping[str, str],
+    http_client: object | None,
+    retry: RetryPolicy | None,
+) -> Provider:
+    model = str(ref)
     if ref.provider == "scripted":
         path = Path(ref.name)
         if not path.is_absolute():
             path = (cwd if cwd is not None else Path.cwd()) / path
         return ScriptedProvider.from_file(path, counter=counter, state_dir=state_dir,
                                           model=model)
-    raise ProviderUnavailable(
-        f"the {ref.provider!r} provider is not available in this version of xum "
-        f"(model {model!r}); use scripted:PATH for an offline run"
-    )
+    window = context_window(ref, settings.values)
+    encoding = model_encoding(ref)
+    if ref.provider == "anthropic":
+        from xum.providers import anthropic_messages
+
+        return anthropic_messages.build(model, environ=environ, context_window=window,
+                                        encoding=encoding, http_client=http_client,
+                                        retry=retry)
+    from xum.providers import openai_chat
+
+    return openai_chat.build(model, settings=settings.values, environ=environ,
+                             context_window=window, encoding=encoding,
+                             http_client=http_client, retry=retry)
+
+
+def model_encoding(ref: ModelRef) -> str:
+    """The encoding the engine counts ``ref`` with (R17: never a characters-per-token guess)."""
+    family = find_family(str(ref))
+    if family is None:
+        raise UnknownModelError(
+            str(ref),
+            "xum knows no tokenizer for this model family, and its size guards count with "
+            "the model's real encoding (SPEC R17); known families: OpenAI, Claude, Gemini, "
+            "DeepSeek, Qwen, Llama, Mistral",
+        )
+    return family.encoding
