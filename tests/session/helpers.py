@@ -17,8 +17,9 @@ from xum.providers.request import ProviderRequest, request_from_obj
 from xum.providers.scripted import ScriptedProvider
 from xum.session import Session, SessionConfig
 from xum.session.admission import Checkpoint, no_checkpoint
-from xum.tools.base import FunctionTool
+from xum.tools.base import FunctionTool, ToolRegistry
 from xum.tools.builtin import builtin_tools
+from xum.tools.profile import tool_profile
 from xum.workspace import Layout
 
 
@@ -38,6 +39,10 @@ ECHO = FunctionTool(
 )
 
 
+#: The built-in tools the engine tests are calibrated against.
+ENGINE_TOOLS = ("memory", "session_history")
+
+
 @dataclass
 class Harness:
     tmp: Path
@@ -55,20 +60,34 @@ class Harness:
         threshold: int = 70,
         checkpoint: Checkpoint = no_checkpoint,
         max_steps: int = 32,
+        workspace_tools: bool = False,
     ) -> Session:
+        """A session over the harness's store and script. The engine tests are calibrated
+        (window sizes, thresholds) against the memory + session_history + echo tool set;
+        ``workspace_tools`` adds the file and shell tools pinned to :attr:`workdir`."""
         provider = ScriptedProvider.from_file(self.script_path, state_dir=self.tmp / "state")
-        tools = builtin_tools(self.layout)
+        resolved = resolve_agent(agent, self.workdir)
+        profile = tool_profile(resolved)
+        tools = builtin_tools(self.layout, self.workdir, write_scope=profile.write_scope)
+        if not workspace_tools:
+            tools = ToolRegistry(t for name in ENGINE_TOOLS if (t := tools.get(name)) is not None)
         tools.add(ECHO)
         return Session(
             self.layout,
             self.store,
             provider,
-            agent=resolve_agent(agent, self.tmp / "work"),
+            agent=resolved,
             tools=tools,
             config=SessionConfig(experiment=experiment, threshold=threshold, max_steps=max_steps),
+            restrictions=profile.restrictions,
             on_event=self.events.append,
             checkpoint=checkpoint,
         )
+
+    @property
+    def workdir(self) -> Path:
+        """The workspace directory the file and shell tools are pinned to."""
+        return self.tmp / "work"
 
     def requests(self) -> list[ProviderRequest]:
         if not self.log_path.exists():

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -67,6 +67,8 @@ from xum.session.window import load_window
 from xum.tokens import calibration_file, count_request, count_text
 from xum.tokens.registry import TokenModel, resolve
 from xum.tools.base import ToolRegistry, tool_error
+from xum.tools.carryover import FileState, with_carryover
+from xum.tools.carryover_file import CarryoverFile, Handoff
 from xum.workspace import Layout
 
 Status = Literal["completed", "paused", "rejected", "error"]
@@ -141,6 +143,8 @@ class Session:
         self._token_model = self._resolve_token_model(provider)
         #: Context-scoped state (R21: the only thing cleared before a rollover's append).
         self._context_cache: dict[str, Any] = {}
+        #: The edited-file carryover (R4, R10, R21), shared through its file with the tools.
+        self.carryover = CarryoverFile(layout, store)
 
     # -- policy and counting ---------------------------------------------------------------------
 
@@ -162,14 +166,20 @@ class Session:
     def count(self, request: ProviderRequest) -> int:
         return count_request(request.system, request.rows, request.tools, self._token_model).tokens
 
-    def build_system(self) -> str:
-        """The agent's prompt and a freshly read memory context (R15)."""
+    def build_system(
+        self, window: Sequence[Row] | None = None, *, carried: Sequence[FileState] | None = None
+    ) -> str:
+        """The agent's prompt, a freshly read memory context (R15) and the edited-file
+        carryover (R4): ``carried`` when given (a rollover's candidate window), else the list
+        the current window (``window``, loaded when omitted) was given when it opened."""
         entries = select_memory(
             load_memories(self.layout),
             token_budget_mode=self.config.experiment,
             count=lambda text: count_text(text, self._token_model).tokens,
         )
-        return system_text(self.agent.prompt, entries)
+        if carried is None:
+            carried = self.carryover.carried_into(self.window() if window is None else window)
+        return with_carryover(system_text(self.agent.prompt, entries), carried)
 
     def _may_use_history(self) -> bool:
         return self.config.experiment and self.allowed(SESSION_HISTORY_TOOL)
@@ -185,8 +195,17 @@ class Session:
     def _append(self, rows: list[Row]) -> list[Row]:
         return self.store.append(rows)
 
-    def _cleanup_context(self) -> None:
+    def _cleanup_context(self, handoff: Handoff | None = None) -> None:
+        """Clear context-scoped caches and the persisted carryover (R10, R21). With a
+        ``handoff`` (a rollover or compaction about to append its boundary) the persisted
+        carryover becomes the snapshot the new window was given and pending edits are
+        cleared, so a crash after the append can never show the new window stale carryover;
+        without one (``/clear``) it is deleted."""
         self._context_cache.clear()
+        if handoff is None:
+            self.carryover.clear()
+        else:
+            handoff.publish()
 
     # -- commands ----------------------------------------------------------------------------------
 
@@ -208,7 +227,7 @@ class Session:
         rows = active_rows(window)
         if not rows:
             raise CompactionFailed("nothing to compact: the context window is empty")
-        system = self.build_system()
+        system = self.build_system(window)
         request = compaction_request(system, rows, instruction_id=self.new_id("compact"))
         tokens = self.count(request)
         if not self.budget.fits(tokens):
@@ -231,8 +250,9 @@ class Session:
             provider=self.provider,
             usage=result.usage.to_obj(),
         )
+        # As in a rollover, the carryover is handed to the new window before the append.
+        self._cleanup_context(self.carryover.handoff(window, row.id))
         stored = self._append([row])
-        self._cleanup_context()
         window_id = current_window_id(stored)
         self.on_event(Compacted(reason, window_id))
         return window_id
@@ -307,14 +327,17 @@ class _Turn:
             now_ms=s.clock(),
             pending_request=pending_request,
         )
+        # The new window's carryover is snapshotted into the candidate system text at prepare
+        # and published (pending edits cleared) at cleanup, before the append (R21).
+        handoff = s.carryover.handoff(window, plan.ids[0])
         admitted = admit_rollover(
             plan,
             store=s.store,
             budget=s.budget,
-            build_system=s.build_system,
+            build_system=lambda: s.build_system(carried=handoff.snapshot()),
             tools=s.advertised_tools(),
             count=s.count,
-            cleanup=s._cleanup_context,
+            cleanup=lambda: s._cleanup_context(handoff),
             cancel=s.cancellation,
             checkpoint=s.checkpoint,
         )
@@ -330,7 +353,7 @@ class _Turn:
         user = make_row("user", text, id=s.new_id("user"), metadata={"timestamp": now})
         self._maybe_idle_compact(now)
         window = s.window()
-        system = s.build_system()
+        system = s.build_system(window)
         tools = s.advertised_tools()
 
         # R16: a request that cannot fit even a fresh window is rejected, its input quarantined.
@@ -357,6 +380,7 @@ class _Turn:
             if decision.action is Action.COMPACT:
                 self._auto_compact()
                 window = s.window()  # the compaction opened a new window
+                system = s.build_system(window)  # with the carryover it was given
             elif decision.action in (Action.BLOCK, Action.PAUSE):
                 raise TurnPaused(_reason(decision) + " (the message was not sent)")
             window = [*window, *s._append([user])]
@@ -464,6 +488,7 @@ class _Turn:
         if decision.action is Action.COMPACT:
             self._auto_compact()
             window = s.window()
+            system = s.build_system(window)  # with the carryover the new window was given
             return self._request(system, window), window, system
         if decision.action in (Action.BLOCK, Action.PAUSE):
             # R18: completed tool results are already durable; nothing else is written.

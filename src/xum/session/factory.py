@@ -16,6 +16,7 @@ from xum.providers.registry import create_provider
 from xum.session.core import Session, SessionConfig
 from xum.settings import effective_threshold, load_settings, settings_path
 from xum.tools.builtin import builtin_tools
+from xum.tools.profile import tool_profile
 from xum.workspace import Layout
 
 
@@ -46,12 +47,16 @@ def open_session(
         threshold=effective_threshold(settings, chosen),
         idle_compaction_minutes=settings.idle_compaction_minutes,
     )
+    # The plan agent keeps its `.*` rules (R12) and is narrowed by a caller restriction and a
+    # write scope instead (xum.tools.profile).
+    profile = tool_profile(agent)
     return Session(
         layout,
         HistoryStore(layout, durable=durable),
         provider,
         agent=agent,
-        tools=builtin_tools(layout),
+        tools=builtin_tools(layout, workdir, write_scope=profile.write_scope),
         config=config,
+        restrictions=profile.restrictions,
         on_event=on_event,
     )
