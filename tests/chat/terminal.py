@@ -1,0 +1,104 @@
+"""A real terminal for a child process: a pseudo-terminal from the standard library.
+
+The child is started in a new session and makes the pty its controlling terminal, so the
+line discipline does what a terminal does: Ctrl-C (``\\x03``) sends SIGINT to the foreground
+process group, Ctrl-D (``\\x04``) at the start of a line is end of input, Enter is ``\\r``.
+
+Waiting is always for output to appear, polled with a deadline; never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+DEADLINE = 30.0
+
+#: Runs in the child before it becomes the command: take the pty as controlling terminal.
+_BOOT = (
+    "import fcntl, os, sys, termios; "
+    "fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\x01\x02\r\x07]")
+
+
+class Terminal:
+    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> None:
+        master, slave = os.openpty()
+        # A wide screen keeps readline from wrapping (and redrawing) long prompts.
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, *argv],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.master = master
+        self.raw = b""
+        self.pos = 0
+        self.eof = False
+
+    @property
+    def text(self) -> str:
+        """Everything the child printed, without colour and cursor escapes."""
+        return _ESCAPES.sub("", self.raw.decode("utf-8", "replace"))
+
+    def _pump(self, timeout: float) -> None:
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # EIO: the child closed its side of the terminal
+            data = b""
+        if not data:
+            self.eof = True
+        self.raw += data
+
+    def expect(self, pattern: str, timeout: float = DEADLINE) -> re.Match[str]:
+        """Wait until ``pattern`` appears after what earlier expects consumed."""
+        compiled = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            match = compiled.search(self.text, self.pos)
+            if match:
+                self.pos = match.end()
+                return match
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.eof:
+                tail = self.text[self.pos :][-3000:]
+                state = "exited" if self.eof else "timed out"
+                raise AssertionError(f"{state} waiting for {pattern!r}; output since:\n{tail}")
+            self._pump(min(remaining, 0.2))
+
+    def send(self, data: str) -> None:
+        os.write(self.master, data.encode("utf-8"))
+
+    def type(self, line: str) -> None:
+        self.send(line + "\r")
+
+    def wait_exit(self, timeout: float = DEADLINE) -> int:
+        deadline = time.monotonic() + timeout
+        while not self.eof and time.monotonic() < deadline:
+            self._pump(min(0.2, max(0.0, deadline - time.monotonic())))
+        return self.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)

@@ -1,0 +1,222 @@
+"""``xum chat`` in a real terminal (a pseudo-terminal), with the scripted provider.
+
+Ctrl-C mid-turn is made deterministic with the scripted provider's ``requestLog`` pointed at
+a FIFO: each provider step opens it to log its request, and opening a FIFO for writing waits
+for a reader, so a :class:`RequestGate` decides when each step may go on. That is exactly a
+slow provider call: the step is in flight while the test presses Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("termios")
+
+from tests.chat.terminal import Terminal
+from xum.history import HistoryStore
+from xum.workspace import Layout
+
+PROMPT = r"\[\d+% · rolls over by 75%\] › "
+WORKSPACE = "ws"
+
+
+def _xum(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xum", "--home", str(home), "-w", WORKSPACE, *args],
+        cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+def _reply(tag: str, words: int) -> dict[str, Any]:
+    return {"text": " ".join(f"{tag.lower()}{i % 10}" for i in range(words)) + f" {tag}"}
+
+
+@pytest.fixture
+def env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("XUM_HOME", "NO_COLOR")}
+    env.update(TERM="xterm", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    return env
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    done = _xum(home, "settings", "set", "experiments.tokenBudget", "true", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return home
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    opened: list[Terminal] = []
+    yield opened
+    for terminal in opened:
+        terminal.close()
+
+
+def _chat(tmp: Path, home: Path, script: Path, env: dict[str, str],
+          terminals: list[Terminal]) -> Terminal:
+    terminal = Terminal(
+        [sys.executable, "-m", "xum", "--home", str(home), "-w", WORKSPACE, "chat",
+         "-m", f"scripted:{script}"],
+        cwd=tmp, env=env,
+    )
+    terminals.append(terminal)
+    return terminal
+
+
+def _percent(match: re.Match[str]) -> int:
+    return int(match.group(0).lstrip("[").split("%")[0])
+
+
+def test_a_session_that_rolls_over_then_soft_clears(
+    tmp_path: Path, home: Path, env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({
+        "contextWindow": 4000,
+        "encoding": "o200k_base",
+        "responses": [_reply("REPLY-ONE", 380), _reply("REPLY-TWO", 380),
+                      _reply("REPLY-THREE", 40), _reply("REPLY-FOUR", 20)],
+    }))
+    t = _chat(tmp_path, home, script, env, terminals)
+    t.expect(r"\[xum\] xum chat · workspace ws")
+    start = _percent(t.expect(PROMPT))
+
+    t.type("first message")
+    t.expect(r"reply-one0 reply-one1 reply-one2")  # the reply streams onto the screen
+    t.expect(r"REPLY-ONE")
+    after_one = _percent(t.expect(PROMPT))
+    assert after_one > start
+
+    t.type("second message")
+    t.expect(r"REPLY-TWO")
+    assert _percent(t.expect(PROMPT)) >= 75  # the next send must roll over
+
+    t.type("third message")
+    t.expect(r"─+ Context window rollover ─+")
+    t.expect(r"\[xum\] w:0 → w:\d+ \(on-send")
+    t.expect(r"REPLY-THREE")
+    fresh = _percent(t.expect(PROMPT))
+    assert fresh < after_one
+
+    t.type("/clear --soft")
+    t.expect(r"─+ Context cleared ─+")
+    t.expect(r"\[xum\] the next message starts a fresh context window")
+    t.expect(PROMPT)
+    t.type("after the reset")
+    t.expect(r"REPLY-FOUR")
+    t.expect(PROMPT)
+    t.send("\x04")  # Ctrl-D
+    assert t.wait_exit() == 0
+
+    windows = _xum(home, "history", "windows", "--json", cwd=tmp_path)
+    assert windows.returncode == 0, windows.stderr
+    listed = json.loads(windows.stdout)["windows"]
+    assert [w["kind"] for w in listed] == ["root", "rollover", "reset"]
+    assert [w["items"] for w in listed] == [4, 2, 2]
+    assert _xum(home, "history", "verify", cwd=tmp_path).returncode == 0
+
+
+class RequestGate:
+    """Lets scripted provider steps through one at a time (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.path = path
+        self.passed = 0
+        self._permits = threading.Semaphore(0)
+        self._free = threading.Event()
+        self._passed_one = threading.Condition()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            if not self._free.is_set():
+                self._permits.acquire()
+            # Blocks until a step opens the FIFO to log its request; reads that request.
+            with self.path.open("rb") as fifo:
+                fifo.read()
+            with self._passed_one:
+                self.passed += 1
+                self._passed_one.notify_all()
+
+    def allow_one(self) -> None:
+        self._permits.release()
+
+    def wait_passed(self, count: int, timeout: float = 30.0) -> None:
+        with self._passed_one:
+            assert self._passed_one.wait_for(lambda: self.passed >= count, timeout)
+
+    def open_wide(self) -> None:
+        self._free.set()
+        self._permits.release()
+
+
+MEMORY_LIST = {"name": "memory", "input": {"action": "list"}}
+
+
+def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
+    tmp_path: Path, home: Path, env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    gate = RequestGate(tmp_path / "requests.fifo")
+    script = tmp_path / "script.json"
+    # Interrupted after step 1 (or, if Ctrl-C lands while step 2 is in flight, after step 2),
+    # the turn never reaches its answer; the next message then reaches FOLLOW-UP either way.
+    script.write_text(json.dumps({
+        "contextWindow": 8000,
+        "encoding": "o200k_base",
+        "requestLog": str(gate.path),
+        "responses": [
+            {"text": "", "toolCalls": [MEMORY_LIST]},
+            {"text": "", "toolCalls": [MEMORY_LIST]},
+            {"text": "FOLLOW-UP"},
+        ],
+    }))
+    t = _chat(tmp_path, home, script, env, terminals)
+    t.expect(PROMPT)
+    t.type("go")
+    gate.allow_one()
+    gate.wait_passed(1)
+    t.expect(r"⚙ memory")
+    t.expect(r"→ \{")  # step 1's tool result is shown: the step has settled
+    t.send("\x03")  # Ctrl-C while the turn is still running (step 2 is held at the gate)
+    t.expect(r"\[xum\] interrupting: the turn stops at the next safe point")
+    gate.open_wide()  # the step in flight (if any) returns; the turn stops after it
+    t.expect(r"\[xum\] cancelled (after a settled tool step|before a provider step)")
+    t.expect(r"\[xum\] turn interrupted; the steps that settled are kept")
+    t.expect(PROMPT)
+    assert "FOLLOW-UP" not in t.text
+
+    t.type("carry on")
+    t.expect(r"FOLLOW-UP")
+    t.expect(PROMPT)
+    t.send("\x03")
+    t.expect(r"Ctrl-C again or Ctrl-D to leave")
+    t.expect(PROMPT)
+    t.send("\x03")
+    assert t.wait_exit() == 0
+
+    assert _xum(home, "history", "verify", cwd=tmp_path).returncode == 0
+    rows = list(HistoryStore(Layout(home, WORKSPACE), durable=False).rows())
+    users = [i for i, r in enumerate(rows) if r.role == "user"]
+    assert [rows[i].text for i in users] == ["go", "carry on"]
+    interrupted = rows[users[0] + 1 : users[1]]
+    assert 1 <= len(interrupted) <= 2
+    for row in interrupted:  # each settled step is durable, its tool call with its result
+        (part,) = row.parts
+        assert part.type == "dynamic-tool"
+        assert part.state == "output-available"
+        assert part.output is not None
+    assert rows[-1].text == "FOLLOW-UP"
