@@ -35,9 +35,9 @@ FIRST_PAGE_CHARS = 8000
 #: An exception with its message, as Python and most tools print it ("AttributeError: …").
 _ERROR_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S")
 _QUERY_RE = re.compile(r"[\x20-\x7e]+")
-#: Lines that carry no information of their own: the recorded shell's status lines and
-#: download progress tables.
-_NOISE_PREFIXES = ("(Open file", "(Current directory", "bash-$", "%", "Dload")
+#: Lines that carry no information of their own: the recorded shell's status lines, download
+#: progress tables and the fixed first line of a Python traceback.
+_NOISE_PREFIXES = ("(Open file", "(Current directory", "bash-$", "%", "Dload", "Traceback (")
 
 
 @dataclass(frozen=True)
