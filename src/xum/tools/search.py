@@ -51,6 +51,7 @@ class _Walk:
 def _files(workspace: Workspace, start: Path, walk: _Walk) -> Iterator[tuple[Path, str]]:
     """(real path, workspace-relative path) of every regular file under ``start``, sorted."""
     if not start.is_dir():
+        walk.files += 1
         yield start, workspace.relative(start)
         return
     for directory, dirnames, filenames in os.walk(start, followlinks=False):
