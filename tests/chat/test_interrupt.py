@@ -14,9 +14,25 @@ from xum.chat.interrupt import INTERRUPTING
 WAIT = 10.0  # a deadline, never a pause: every wait below returns as soon as its event is set
 
 
-def test_a_first_ctrl_c_calls_on_interrupt_and_the_work_finishes() -> None:
-    cancelled = threading.Event()
+def _press_when(ready: threading.Event, *then: threading.Event) -> threading.Thread:
+    """Ctrl-C once ``ready`` is set, then once more after each of ``then`` is set (two
+    signals sent back to back may be delivered as one)."""
+
+    def press() -> None:
+        assert ready.wait(WAIT)
+        os.kill(os.getpid(), signal.SIGINT)
+        for event in then:
+            assert event.wait(WAIT)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=press)
+    thread.start()
+    return thread
+
+
+def test_a_first_ctrl_c_calls_on_interrupt_and_the_work_goes_on_to_its_end() -> None:
     started = threading.Event()
+    cancelled = threading.Event()
     notes: list[str] = []
     previous = signal.getsignal(signal.SIGINT)
 
@@ -25,81 +41,44 @@ def test_a_first_ctrl_c_calls_on_interrupt_and_the_work_finishes() -> None:
         assert cancelled.wait(WAIT), "the interrupt never arrived"
         return "stopped at a safe point"
 
-    def press() -> None:
-        assert started.wait(WAIT)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    presser = threading.Thread(target=press)
-    presser.start()
-    result = run_interruptible(work, cancelled.set, notes.append)
+    presser = _press_when(started)
+    assert run_interruptible(work, cancelled.set, notes.append) == "stopped at a safe point"
     presser.join()
-    assert result == "stopped at a safe point"
     assert notes == [INTERRUPTING]
     assert signal.getsignal(signal.SIGINT) is previous  # installed only while the work ran
 
 
-def test_a_second_ctrl_c_quits_without_waiting() -> None:
-    release = threading.Event()
-    first_handled = threading.Event()
+def test_a_second_ctrl_c_quits_through_the_work_s_cleanup() -> None:
     started = threading.Event()
+    first = threading.Event()
+    cleaned_up: list[bool] = []
 
     def work() -> None:
         started.set()
-        release.wait(WAIT)
+        try:
+            threading.Event().wait(WAIT)  # a tool that would run on and on
+        finally:
+            cleaned_up.append(True)  # e.g. the bash tool killing its process group
 
-    def press_twice() -> None:
-        assert started.wait(WAIT)
-        os.kill(os.getpid(), signal.SIGINT)
-        # Two signals sent back to back may arrive as one; press again once it was seen.
-        assert first_handled.wait(WAIT)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    presser = threading.Thread(target=press_twice)
-    presser.start()
-    try:
-        with pytest.raises(QuitNow):
-            run_interruptible(work, first_handled.set, lambda _text: None)
-    finally:
-        release.set()
-        presser.join()
-
-
-def test_an_interrupt_is_reasserted_until_the_work_ends() -> None:
-    """A turn resets its cancellation when it starts; a press that came first must not be
-    lost, so on_interrupt is called again while the work runs."""
-    calls: list[int] = []
-    enough = threading.Event()
-    started = threading.Event()
-
-    def on_interrupt() -> None:
-        calls.append(1)
-        if len(calls) >= 3:
-            enough.set()
-
-    def work() -> int:
-        started.set()
-        assert enough.wait(WAIT)
-        return len(calls)
-
-    def press() -> None:
-        assert started.wait(WAIT)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    presser = threading.Thread(target=press)
-    presser.start()
-    assert run_interruptible(work, on_interrupt, lambda _text: None) >= 3
+    presser = _press_when(started, first)
+    with pytest.raises(QuitNow):
+        run_interruptible(work, first.set, lambda _text: None)
     presser.join()
+    assert cleaned_up == [True]
 
 
-def test_the_work_s_exception_reaches_the_caller() -> None:
+def test_the_work_s_exception_reaches_the_caller_and_the_handler_is_restored() -> None:
+    previous = signal.getsignal(signal.SIGINT)
+
     def work() -> None:
         raise ValueError("boom")
 
     with pytest.raises(ValueError, match="boom"):
         run_interruptible(work, lambda: None, lambda _text: None)
+    assert signal.getsignal(signal.SIGINT) is previous
 
 
-def test_only_the_main_thread_may_wait() -> None:
+def test_only_the_main_thread_may_run_it() -> None:
     errors: list[BaseException] = []
 
     def call() -> None:

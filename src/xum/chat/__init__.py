@@ -4,7 +4,7 @@
 * :mod:`xum.chat.meter` — the context meter, "42% · rolls over by 75%" (pure).
 * :mod:`xum.chat.sessions` — building the Session, and rebuilding it on ``/agent`` and
   ``/settings set`` while keeping the transcript store.
-* :mod:`xum.chat.interrupt` — running a turn in a worker thread so Ctrl-C cancels it cleanly.
+* :mod:`xum.chat.interrupt` — Ctrl-C stops a running turn at its next safe point.
 * :mod:`xum.chat.loop` — the read–dispatch–print loop, driven by input/output callables.
 """
 

@@ -184,6 +184,11 @@ class ChatLoop:
         except QuitNow:
             self.say("quitting; every settled step is on disk", fg="yellow")
             raise _Leave(EXIT_INTERRUPTED) from None
+        except KeyboardInterrupt:
+            # Ctrl-C during a command that is not a turn (no handler is installed then).
+            self.write("\n")
+            self._armed = True
+            self.say("interrupted", fg="yellow")
         except XumError as exc:
             self.say(f"error: {exc.message}", fg="red", dim=False)
 

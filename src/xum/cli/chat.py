@@ -43,8 +43,12 @@ def _read_pipe(_prompt: str) -> str:
 
 
 def _write(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    # Straight to the descriptor, unbuffered: the Ctrl-C handler writes too, and may run
+    # while another write is under way (a buffered stream would fail as reentrant).
+    data = text.encode(sys.stdout.encoding or "utf-8", errors="replace")
+    fd = sys.stdout.fileno()
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def _wants_color() -> bool:
