@@ -46,7 +46,8 @@ def _say(err: bool) -> Callable[[str], None]:
     type=click.Choice(packaged_names()),
     default=DEFAULT_TRAJECTORY,
     show_default=True,
-    help="Which packaged recorded run to replay.",
+    metavar="NAME",
+    help=f"Which packaged recorded run to replay: {', '.join(packaged_names())}.",
 )
 @click.option(
     "--json",
