@@ -15,10 +15,11 @@ Steps:
    the demo writes this turn's script after the replay, from the transcript: search for the
    call's command, ``read_item`` on the ``w:0`` item holding the line, answer with the line.
 3. verify, from what is on disk, never from the script: at least two strict rollovers in the
-   transcript; the search result lists that item in ``w:0``; the ``read_item`` result
-   contains the line; and the request the model got before it searched did not contain the
-   line (so it could only have come from the look back). Any failure is
-   :class:`~xum.errors.DemoFailed`.
+   transcript before the look back (else :class:`~xum.errors.DemoFailed`, raised before the
+   look back); then the search result lists that item in ``w:0``, the ``read_item`` result
+   contains the line, and the request the model got before it searched did not contain the
+   line, so it could only have come from the look back. A failed look-back check is reported
+   as ``Retrieval.found = False`` with its reason; the command line then exits 1.
 """
 
 from __future__ import annotations
