@@ -58,9 +58,7 @@ def test_output_is_capped_to_head_and_tail_with_the_byte_count(ws: Workspace) ->
     assert len(result["output"].encode()) <= 2 * OUTPUT_HALF + 100
 
 
-def test_a_hanging_command_is_killed_with_its_process_group(
-    ws: Workspace, tmp_path: Path
-) -> None:
+def test_a_hanging_command_is_killed_with_its_process_group(ws: Workspace, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     command = f"sleep 100 & echo $! > {pids}; echo $$ >> {pids}; echo started; sleep 100"
     started = time.monotonic()

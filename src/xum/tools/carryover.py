@@ -218,9 +218,7 @@ def from_obj(obj: object) -> Carryover:
     edits_obj = obj.get("edits")
     if not isinstance(edits_obj, list):
         raise MalformedCarryover("edits must be a list")
-    edits = tuple(
-        Edit(_str(e, "path"), _int(e, "sequence"), _int(e, "atMs")) for e in edits_obj
-    )
+    edits = tuple(Edit(_str(e, "path"), _int(e, "sequence"), _int(e, "atMs")) for e in edits_obj)
     carried_obj = obj.get("carried")
     carried: Carried | None = None
     if carried_obj is not None:
