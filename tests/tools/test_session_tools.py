@@ -13,6 +13,7 @@ import pytest
 from tests.session.helpers import Harness, echo, harness
 from xum.events import RolledOver
 from xum.policy import may_use
+from xum.session.core import soft_reset
 from xum.tools.carryover_file import carryover_path
 
 WINDOW = 8000  # reserve 2000, hard ceiling 6000; threshold 50 rolls over at 4400
@@ -165,3 +166,33 @@ def h16(tmp_path: Path) -> Harness:
         [*rolls_over("a.txt", "hello"), {"text": "same window"}, {"text": "after clear"}],
         context_window=WINDOW,
     )
+
+
+def test_explore_is_read_only_and_custom_agents_inherit_a_profile(tmp_path: Path) -> None:
+    h = harness(tmp_path, [{"text": "ok"}], context_window=WINDOW)
+    explore = h.session(agent="explore", workspace_tools=True)
+    names = [t["name"] for t in explore.advertised_tools()]
+    assert names == ["file_read", "file_search", "memory", "session_history"]
+    assert may_use(explore.agent.policy(), "file_write")  # R12: it still inherits exec
+    h.agent_file("planner", "---\nbase: plan\n---\nPlan carefully.\n")
+    planner = h.session(agent="planner", workspace_tools=True)
+    assert "bash" not in [t["name"] for t in planner.advertised_tools()]
+    refused = planner.tools.run("file_write", {"path": "x.py", "content": ""}, planner.allowed)
+    assert refused["error"]["code"] == "write_not_allowed"
+    exec_session = h.session(agent="exec", workspace_tools=True)
+    assert "bash" in [t["name"] for t in exec_session.advertised_tools()]
+
+
+def test_a_reset_written_without_a_session_still_drops_older_edits(tmp_path: Path) -> None:
+    """``xum clear --soft`` appends its reset through the store alone; edits made before it
+    are anchored below the reset's sequence number and are never handed on."""
+    script: list[dict[str, Any]] = [{"toolCalls": [write("old.txt", "1")]}, {"text": "ok"}]
+    script += rolls_over("new.txt", "2")
+    h = harness(tmp_path, script, context_window=WINDOW)
+    h.session(threshold=50, workspace_tools=True).send("write old.txt")
+    assert soft_reset(h.store, row_id="reset-cli", now_ms=1) is True
+    assert carryover_path(h.layout).exists()  # nobody deleted it ...
+    session = h.session(threshold=50, workspace_tools=True)
+    assert session.send("write new.txt").rollovers == 1
+    system = h.requests()[-1].system
+    assert "- new.txt" in system and "old.txt" not in system  # ... yet it is not stale

@@ -11,9 +11,13 @@ grants everything through ``.*``. Both stay literally true:
 * ``file_write`` and ``file_edit`` get a **write scope**: ``PLAN.md`` at the workspace root or
   ``.xum/plans/*.md``; any other path is refused with ``write_not_allowed``.
 
-The profile applies to ``plan`` and every agent built on it (``plan`` anywhere in its base
-chain, including a workspace ``plan.md`` shadowing the built-in): an agent based on the
-planner plans. Every other agent writes anywhere inside the workspace.
+``explore`` ("read-only, base exec") is narrowed the same way, to the reading tools and
+``memory``, with no write scope at all, so its R12 lineage (it inherits ``exec``) stays true.
+
+A profile applies to its agent and every agent built on it (the name anywhere in the base
+chain, including a workspace file shadowing the built-in): an agent based on the planner
+plans. When both names are in a chain, the nearer one wins. Every other agent writes
+anywhere inside the workspace.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ PLAN_TOOLS: tuple[str, ...] = (
 )
 
 
+EXPLORE_AGENT = "explore"
+EXPLORE_TOOLS: tuple[str, ...] = ("file_read", "file_search", "memory", "session_history")
+
+
 @dataclass(frozen=True)
 class WriteScope:
     """Where file_write / file_edit may write: anywhere (``patterns is None``) or only the
@@ -49,12 +57,15 @@ class WriteScope:
         return any(glob_matches(p, rel_path) for p in self.patterns)
 
     def describe(self) -> str:
-        shown = ", ".join(p.removeprefix("./") for p in self.patterns or ())
+        if not self.patterns:
+            return f"the {self.holder} agent may not write files"
+        shown = ", ".join(p.removeprefix("./") for p in self.patterns)
         return f"the {self.holder} agent may write only {shown}"
 
 
 ANYWHERE = WriteScope()
 PLAN_SCOPE = WriteScope(PLAN_FILES, PLAN_AGENT)
+NO_WRITES = WriteScope((), EXPLORE_AGENT)
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,9 @@ class ToolProfile:
 
 
 def tool_profile(agent: Agent) -> ToolProfile:
-    if PLAN_AGENT in agent.lineage:
-        return ToolProfile((allow_only(PLAN_TOOLS),), PLAN_SCOPE)
+    for name in agent.lineage:  # nearest first
+        if name == PLAN_AGENT:
+            return ToolProfile((allow_only(PLAN_TOOLS),), PLAN_SCOPE)
+        if name == EXPLORE_AGENT:
+            return ToolProfile((allow_only(EXPLORE_TOOLS),), NO_WRITES)
     return ToolProfile((), ANYWHERE)
