@@ -4,7 +4,8 @@ A step sends one :class:`~xum.providers.request.ProviderRequest` and returns one
 :class:`StepResult`: the assistant's text, the tool calls it made, and the usage the provider
 reported. Streaming is optional and observational: ``on_event`` receives
 :class:`TextDelta` and :class:`ToolCallEvent` values as they arrive, and the returned result is
-always complete (the events add up to it). A provider never retries behind the caller's back.
+always complete (the events add up to it). Retries are bounded and happen only before any
+output is streamed (the SDKs' own retries are off), so a caller never sees output twice.
 
 Failures: :class:`~xum.errors.ContextOverflowError` when the provider says the request does
 not fit (R17's backstop — the engine handles it), :class:`~xum.errors.ProviderError` for

@@ -41,6 +41,7 @@ def open_session(
         chosen,
         state_dir=layout.home / "providers" if persist_script_position else None,
         cwd=workdir,
+        settings=settings,
     )
     config = SessionConfig(
         experiment=settings.token_budget,
