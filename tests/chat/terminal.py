@@ -57,6 +57,10 @@ class Terminal:
         """Everything the child printed, without colour and cursor escapes."""
         return _ESCAPES.sub("", self.raw.decode("utf-8", "replace"))
 
+    def pump(self, timeout: float) -> None:
+        """Read what the child printed, waiting at most ``timeout`` seconds for it."""
+        self._pump(timeout)
+
     def _pump(self, timeout: float) -> None:
         ready, _, _ = select.select([self.master], [], [], timeout)
         if not ready:

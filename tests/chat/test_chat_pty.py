@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,10 +84,12 @@ def test_a_session_that_rolls_over_then_soft_clears(
     tmp_path: Path, home: Path, env: dict[str, str], terminals: list[Terminal]
 ) -> None:
     script = tmp_path / "script.json"
+    # Each long reply takes about 36% of the window, whatever the system text and the tool
+    # schemas take (up to about a third): one reply leaves room, two reach the threshold.
     script.write_text(json.dumps({
-        "contextWindow": 4000,
+        "contextWindow": 20000,
         "encoding": "o200k_base",
-        "responses": [_reply("REPLY-ONE", 380), _reply("REPLY-TWO", 380),
+        "responses": [_reply("REPLY-ONE", 2400), _reply("REPLY-TWO", 2400),
                       _reply("REPLY-THREE", 40), _reply("REPLY-FOUR", 20)],
     }))
     t = _chat(tmp_path, home, script, env, terminals)
@@ -101,11 +104,11 @@ def test_a_session_that_rolls_over_then_soft_clears(
 
     t.type("second message")
     t.expect(r"REPLY-TWO")
-    assert _percent(t.expect(PROMPT)) >= 75  # the next send must roll over
+    assert _percent(t.expect(PROMPT)) >= 75  # so the next send rolls over
 
     t.type("third message")
     t.expect(r"─+ Context window rollover ─+")
-    t.expect(r"\[xum\] w:0 → w:\d+ \(on-send")
+    t.expect(r"\[xum\] w:0 → w:\d+ \(on-send")  # exactly one rollover: from the root
     t.expect(r"REPLY-THREE")
     fresh = _percent(t.expect(PROMPT))
     assert fresh < after_one
@@ -220,3 +223,45 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
         assert part.state == "output-available"
         assert part.output is not None
     assert rows[-1].text == "FOLLOW-UP"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_second_ctrl_c_during_a_shell_command_quits_and_kills_the_command(
+    tmp_path: Path, home: Path, env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    script = tmp_path / "script.json"
+    command = "echo $$ > sleeper.pid; exec sleep 300"
+    script.write_text(json.dumps({
+        "contextWindow": 20000,
+        "encoding": "o200k_base",
+        "responses": [{"text": "", "toolCalls": [{"name": "bash", "input": {"command": command}}]},
+                      {"text": "never reached"}],
+    }))
+    t = _chat(tmp_path, home, script, env, terminals)
+    t.expect(PROMPT)
+    t.type("run it")
+    t.expect(r"⚙ bash")
+    pid_file = tmp_path / "sleeper.pid"
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline, "the command never started"
+        t.pump(0.05)  # keeps reading the terminal while polling
+    pid = int(pid_file.read_text())
+    t.send("\x03")
+    t.expect(r"\[xum\] interrupting")
+    t.send("\x03")
+    t.expect(r"\[xum\] quitting; every settled step is on disk")
+    assert t.wait_exit() == 130
+    deadline = time.monotonic() + 30
+    while _alive(pid):  # the tool killed its process group on the way out
+        assert time.monotonic() < deadline, f"the shell command {pid} outlived xum chat"
+        threading.Event().wait(0.05)
+    assert "never reached" not in t.text
+    assert _xum(home, "history", "verify", cwd=tmp_path).returncode == 0

@@ -37,8 +37,11 @@ INTERRUPTING = (
 )
 
 
-class QuitNow(Exception):
-    """A second Ctrl-C while a turn is stopping: leave at once."""
+class QuitNow(BaseException):
+    """A second Ctrl-C while a turn is stopping: leave at once.
+
+    A BaseException, like KeyboardInterrupt, so that the engine's guard around tool calls
+    (``except Exception``: a tool's bug becomes its error result) does not swallow it."""
 
 
 def run_interruptible(
