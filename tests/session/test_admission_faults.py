@@ -8,10 +8,12 @@ over (on send, mid-stream at a settled tool step, and the context-exceeded backs
 
 After each, the transcript (``chat-archive.jsonl`` ++ ``chat.jsonl``, compared byte for byte
 with what was on disk when admission started) is either untouched or grown by exactly the
-complete batch (strict rollover boundary, lead-in, trigger; contiguous). Carryover is made
-observable through ``Session._context_cache``: it must survive a failure before cleanup, and it
-must already be empty when a rollover batch reaches the store, so no fresh window is ever
-published with stale carryover.
+complete batch (strict rollover boundary, lead-in, trigger; contiguous). Carryover is observed
+in both its forms: the context-scoped cache (``Session._context_cache``) and the persisted
+edited-file carryover (``carryover.json``, with one pending edit). Both must survive a failure
+before cleanup untouched, and both must already be handed over (cache empty, carryover keyed
+to the new boundary with no pending edits) when a rollover batch reaches the store, so no
+fresh window is ever published with stale carryover.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from xum.history import HistoryStore
 from xum.messages import Row, decode_row, make_row
 from xum.session import Session
 from xum.session.window import load_window
+from xum.tools.carryover import Carryover
+from xum.tools.carryover_file import carryover_path
 from xum.workspace import Layout
 
 WINDOW = 8000  # hard ceiling 6000; threshold 50 rolls over at 4400
@@ -45,10 +49,16 @@ Kind = Literal["on-send", "mid-stream", "context-exceeded"]
 KINDS: tuple[Kind, ...] = ("on-send", "mid-stream", "context-exceeded")
 CARRYOVER = {"carryover": "edited files of the old window"}
 PROMPT = "the new question"
+EDITED = "edited.txt"
 
 
 class InjectedFault(Exception):
     """What the checkpoint hook raises: an arbitrary failure inside admission."""
+
+
+def carryover_bytes(layout: Layout) -> bytes:
+    path = carryover_path(layout)
+    return path.read_bytes() if path.exists() else b""
 
 
 def transcript_bytes(layout: Layout) -> bytes:
@@ -66,12 +76,14 @@ class Injector:
     action: Literal["raise", "cancel"] = "raise"
     session: Session | None = None
     snapshot: bytes | None = None
+    carryover_snapshot: bytes | None = None
     seen: list[str] = field(default_factory=list)
 
     def __call__(self, name: str) -> None:
         self.seen.append(name)
         if name == "prepare":
             self.snapshot = transcript_bytes(self.layout)
+            self.carryover_snapshot = carryover_bytes(self.layout)
         if name != self.phase:
             return
         if self.action == "raise":
@@ -89,11 +101,13 @@ class ObservedStore(HistoryStore):
         self.fail_rollover = fail_rollover
         self.session: Session | None = None
         self.carryover_at_rollover: list[dict[str, Any]] = []
+        self.persisted_at_rollover: list[Carryover] = []
 
     def append(self, rows: Sequence[Row]) -> list[Row]:
         if any(is_strict_rollover(r) for r in rows):
             assert self.session is not None
             self.carryover_at_rollover.append(dict(self.session._context_cache))
+            self.persisted_at_rollover.append(self.session.carryover.load())
             if self.fail_rollover:
                 raise StoreError("injected: no space left on device", path=self.layout.chat)
         return super().append(rows)
@@ -136,7 +150,19 @@ def observed(h: Harness, injector: Injector, *, fail_rollover: bool = False) -> 
     injector.session = session
     store.session = session
     session._context_cache.update(CARRYOVER)
+    # One pending edited file in the persisted carryover of the window about to be sealed.
+    (h.workdir / EDITED).write_text("edited in the old window\n")
+    session.carryover.record_edit(h.workdir, EDITED)
     return session
+
+
+def assert_handed_over(store: ObservedStore, boundary: Row) -> None:
+    """At the moment the batch reached the store, all carryover was already handed over."""
+    assert store.carryover_at_rollover == [{}]
+    (persisted,) = store.persisted_at_rollover
+    assert persisted.edits == ()
+    assert persisted.carried is not None and persisted.carried.boundary_id == boundary.id
+    assert [f.path for f in persisted.carried.files] == [EDITED]
 
 
 def added_rows(before: bytes, after: bytes) -> list[Row]:
@@ -205,10 +231,12 @@ def test_fault_at_each_admission_step_is_all_or_nothing(
         if phase in ("prepare", "fit") or (phase == "cleanup" and action == "raise"):
             # Failed before cleanup: the current window's state is untouched too.
             assert session._context_cache == CARRYOVER
+            assert carryover_bytes(h.layout) == injector.carryover_snapshot
     else:
-        assert_complete_batch(added_rows(injector.snapshot, after), kind)
-        # The batch was published with carryover already cleared, and nothing after it.
-        assert store.carryover_at_rollover == [{}]
+        batch = added_rows(injector.snapshot, after)
+        assert_complete_batch(batch, kind)
+        # The batch was published with carryover already handed over, and nothing after it.
+        assert_handed_over(store, batch[0])
         assert session._context_cache == {}
         new_window = load_window_of(h)
         assert [r.mux_type for r in new_window][:2] == ["context-window-rollover", LEAD_IN_TYPE]
@@ -241,10 +269,11 @@ def test_provider_error_at_the_send_after_the_append_keeps_the_whole_batch(
     assert_complete_batch(batch, kind)
     store = h.store
     assert isinstance(store, ObservedStore)
-    assert store.carryover_at_rollover == [{}]
+    assert_handed_over(store, batch[0])
     # The send was that same prepared request: lead-in and trigger, nothing of the old window.
     sent = h.requests()[-1]
     assert [r.id for r in sent.rows] == [batch[1].id, batch[2].id]
+    assert EDITED in sent.system  # the new window was given the old window's edited file
     assert result.window_id == f"w:{batch[0].sequence}"
 
     # R7: a restarted process takes the next message in the new window; no second rollover.
@@ -309,10 +338,12 @@ def test_torn_append_during_admission_is_never_a_fresh_window(
     assert transcript_bytes(h.layout) == injector.snapshot
 
 
-def test_failed_admission_leaves_the_session_usable(tmp_path: Path) -> None:
-    """After an untouched failure the next send rolls over exactly once."""
+@pytest.mark.parametrize("phase", ["fit", "append"])
+def test_failed_admission_leaves_the_session_usable(tmp_path: Path, phase: str) -> None:
+    """After an untouched failure (before or after cleanup) the next send rolls over exactly
+    once, and the new window still gets the old window's edited files."""
     h = scenario(tmp_path, "on-send", [{"text": "answered in the new window"}])
-    injector = Injector(h.layout, "fit", "raise")
+    injector = Injector(h.layout, phase, "raise")
     session = observed(h, injector)
     with pytest.raises(InjectedFault):
         session.send(PROMPT)
@@ -321,3 +352,4 @@ def test_failed_admission_leaves_the_session_usable(tmp_path: Path) -> None:
     assert result.status == "completed" and result.rollovers == 1
     assert sum(is_strict_rollover(r) for r in h.rows()) == 1
     assert [r.text for r in h.rows()].count(PROMPT) == 1
+    assert EDITED in h.requests()[-1].system  # the edit was not lost by the failed attempt
