@@ -14,6 +14,10 @@ Goals:
   being sealed, assembling its request and counting it with the real encoding, which the
   engine does at every send anyway; measured side by side, interleaved, on the same window.
 
+The durable figure carries the store's and the carryover's fsyncs (counted and shown in the
+note); a second figure times the same admission with ``durable=False`` on the 100 MB history,
+which is the engine's own work.
+
 History is realistic agent text (the packaged SWE-agent trajectories), cut into windows of
 about ``WINDOW_BYTES`` that each end with a strict rollover batch, as a long session that
 rolled over many times leaves it; it is written with ``durable=False`` in large batches. Each
