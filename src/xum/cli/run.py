@@ -16,6 +16,7 @@ from xum.errors import UsageError
 from xum.history import HistoryStore
 from xum.session.core import soft_reset
 from xum.session.factory import open_session
+from xum.tools.carryover_file import CarryoverFile
 
 #: SPEC.md §5 exit statuses of ``xum run``.
 EXIT_FOR_STATUS = {"completed": 0, "paused": 3, "rejected": 3, "error": 1}
@@ -59,10 +60,12 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
     """Clear the context. --soft appends a reset (the privacy floor for session_history);
     without it the whole transcript of this workspace is destroyed."""
     store = HistoryStore(obj.layout)
+    carryover = CarryoverFile(obj.layout, store)
     if soft:
         wrote = soft_reset(
             store, row_id=f"reset-{uuid.uuid4().hex[:16]}", now_ms=time.time_ns() // 1_000_000
         )
+        carryover.clear()  # R10: a manual reset also forgets the edited-file carryover
         click.echo("context cleared (soft)" if wrote else "nothing to clear")
         return
     if not yes:
@@ -72,6 +75,7 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
             f"Destroy the whole transcript of workspace {obj.workspace_id!r}?", abort=True
         )
     store.clear_all()
+    carryover.clear()
     click.echo("transcript destroyed")
 
 
