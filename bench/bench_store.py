@@ -21,9 +21,9 @@ from pathlib import Path
 
 from bench.common import SCALE, Result, side_by_side
 from xum.demo.trajectory import iter_packaged_rows
+from xum.fsutil import atomic_write
 from xum.history import HistoryStore
 from xum.history.batch import encode_batch, stamp
-from xum.fsutil import atomic_write
 from xum.messages import Row
 from xum.workspace import Layout
 
