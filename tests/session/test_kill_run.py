@@ -159,7 +159,10 @@ def read_one_request(proc: subprocess.Popen[bytes], fifo: Path) -> None:
 
 def kill_during_rollover(
     s: Setup, scenario: Scenario, point: KillPoint, delay: float, prompt: str
-) -> None:
+) -> bool:
+    """Start the run and SIGKILL it at ``point``. Returns False in the one case the kill can
+    come too late: the run slipped past the FIFO in the moment between the test reading a
+    request and closing its end, and finished its turn."""
     if s.log.exists():
         s.log.unlink()
     os.mkfifo(s.log)
@@ -184,8 +187,11 @@ def kill_during_rollover(
                 read_one_request(proc, s.log)
             time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
-        proc.communicate()
-        assert proc.returncode == -signal.SIGKILL, "the run finished before the kill"
+        _, err = proc.communicate()
+        if proc.returncode == 0:
+            return False
+        assert proc.returncode == -signal.SIGKILL, err.decode()
+        return True
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -245,7 +251,9 @@ def restart_and_check(s: Setup, sealed_before: list[Row], prompt: str) -> str:
 def one_kill(tmp: Path, scenario: Scenario, point: KillPoint, delay: float = 0.0) -> str:
     s = make_setup(tmp, scenario)
     sealed_before = rollovers(rows(s))
-    kill_during_rollover(s, scenario, point, delay, "second")
+    if not kill_during_rollover(s, scenario, point, delay, "second"):
+        restart_and_check(s, sealed_before, "third")
+        return "finished"
     return restart_and_check(s, sealed_before, "third")
 
 
@@ -255,7 +263,10 @@ def one_kill(tmp: Path, scenario: Scenario, point: KillPoint, delay: float = 0.0
 def test_kill_at_a_pinned_point_of_the_rollover(
     tmp_path: Path, scenario: Scenario, point: KillPoint
 ) -> None:
-    outcome = one_kill(tmp_path, scenario, point)
+    for attempt in range(3):
+        outcome = one_kill(tmp_path / f"a{attempt}", scenario, point)
+        if outcome != "finished":  # a missed pin (see kill_during_rollover): try again
+            break
     assert outcome == ("no-batch" if point == "before" else "batch")
 
 
