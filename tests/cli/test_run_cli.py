@@ -14,6 +14,8 @@ from xum.cli.main import cli
 from xum.context.boundaries import is_manual_reset, is_strict_rollover
 from xum.history import HistoryStore
 from xum.messages import Row
+from xum.session.window import load_window
+from xum.tools.carryover_file import CarryoverFile
 from xum.workspace import Layout
 
 WS = "runs"
@@ -289,3 +291,24 @@ def test_compact_of_an_empty_window_exits_3(xum_home: Path, workdir: Path, tmp_p
     assert result.exit_code == 3, result.output
     assert "nothing to compact" in result.stderr
     assert rows(xum_home) == []
+
+
+@pytest.mark.parametrize("flags", [["--soft"], ["--yes"]])
+def test_clear_forgets_the_edited_file_carryover(
+    xum_home: Path, workdir: Path, tmp_path: Path, flags: list[str]
+) -> None:
+    """R10: a cleared context hands no edited files to the next window, whichever clear."""
+    model = script(tmp_path, [{"text": "an answer"}])
+    assert xum(xum_home, "run", "-m", model, "edit it").exit_code == 0
+    layout = Layout(xum_home, WS)
+    store = HistoryStore(layout)
+    (workdir / "edited.txt").write_text("changed\n")
+    carryover = CarryoverFile(layout, store)
+    carryover.record_edit(workdir, "edited.txt")
+    assert carryover.path.exists()
+
+    result = xum(xum_home, "clear", *flags)
+    assert result.exit_code == 0, result.output
+    assert not carryover.path.exists()
+    handed = carryover.handoff(load_window(store), "next-boundary").snapshot()
+    assert handed == ()
