@@ -41,6 +41,7 @@ _WRAPPER_MEDIA_ITEMS = frozenset({"media", "image-data", "file-data", "image-url
 
 _ROW_MEMO_LIMIT = 65536
 _STRING_MEMO_LIMIT = 4096
+_TOOLS_MEMO_LIMIT = 16
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class RequestCounter:
         self._by_identity: OrderedDict[int, tuple[Row, Tally]] = OrderedDict()
         self._by_content: OrderedDict[bytes, Tally] = OrderedDict()
         self._strings: OrderedDict[str, int] = OrderedDict()
+        self._tools: OrderedDict[bytes, Tally] = OrderedDict()
 
     # -- whole requests ----------------------------------------------------------------------
 
@@ -121,9 +123,18 @@ class RequestCounter:
         return tally
 
     def tools(self, tools: Sequence[Mapping[str, Any]]) -> Tally:
+        """The advertised schemas' tally, memoized by their serialized bytes: the same tool
+        set is counted for every request of a session, and encoding it is cheap next to
+        tokenizing it."""
+        key = json_bytes(list(tools))
+        found = self._tools.get(key)
+        if found is not None:
+            self._tools.move_to_end(key)
+            return found
         tally = Tally(fixed=allow.TOOLS_PREAMBLE)
         for tool in tools:
             tally += self.json_value(tool) + Tally(fixed=allow.TOOL_SCHEMA_FRAMING)
+        _remember(self._tools, key, tally, _TOOLS_MEMO_LIMIT)
         return tally
 
     # -- rows --------------------------------------------------------------------------------
