@@ -113,3 +113,16 @@ def test_warning_row_is_machine_authored() -> None:
     assert w.mux_type == "context-budget-warning"
     assert w.flag("synthetic")
     assert "/memories/workspace/context-notes.md" in w.text
+
+
+def test_unanswered_continuation_is_not_resurrected() -> None:
+    rows = seq([user("old"), *batch(None, "mid-stream"), user("new message")])
+    visible = active_rows(rows)
+    assert [r.mux_type for r in visible] == ["context-window-lead-in", None]
+    assert visible[-1].text == "new message"
+    # while the turn runs, the continuation is the last row and is sent
+    running = seq([user("old"), *batch(None, "mid-stream")])
+    assert [r.mux_type for r in active_rows(running)][-1] == "context-window-continuation"
+    # once the model answered it, it stays part of the conversation
+    answered = [*running, make_row("assistant", "resuming", id="a9")]
+    assert "context-window-continuation" in [r.mux_type for r in active_rows(answered)]

@@ -42,8 +42,22 @@ def provider_eligible(row: Row) -> bool:
 
 
 def active_rows(rows: Sequence[Row]) -> list[Row]:
-    """The rows of the newest window that a request may include, oldest first."""
-    return [r for r in rows[newest_window_start(rows) :] if provider_eligible(r)]
+    """The rows of the newest window that a request may include, oldest first.
+
+    A synthetic continuation that a user message follows was never acted on (its turn was
+    interrupted, e.g. by a crash right after a mid-stream rollover): it is left out, so a
+    restarted process never resurrects queued work (R7) — the user's new message leads.
+    """
+    eligible = [r for r in rows[newest_window_start(rows) :] if provider_eligible(r)]
+    return [
+        row
+        for index, row in enumerate(eligible)
+        if not (
+            row.mux_type == CONTINUATION_TYPE
+            and index + 1 < len(eligible)
+            and eligible[index + 1].role == "user"
+        )
+    ]
 
 
 def is_internal(row: Row) -> bool:
