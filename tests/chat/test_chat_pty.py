@@ -195,7 +195,13 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
     t.expect(r"⚙ memory")
     t.expect(r"→ \{")  # step 1's tool result is shown: the step has settled
     t.send("\x03")  # Ctrl-C while the turn is still running (step 2 is held at the gate)
-    t.expect(r"\[xum\] interrupting: the turn stops at the next safe point")
+    try:
+        t.expect(r"\[xum\] interrupting: the turn stops at the next safe point", timeout=5)
+    except AssertionError:
+        # A signal that lands just before a blocking call starts is handled only when the
+        # call returns (CPython runs handlers between bytecodes): let the held step go.
+        gate.open_wide()
+        t.expect(r"\[xum\] interrupting: the turn stops at the next safe point")
     gate.open_wide()  # the step in flight (if any) returns; the turn stops after it
     t.expect(r"\[xum\] cancelled (after a settled tool step|before a provider step)")
     t.expect(r"\[xum\] turn interrupted; the steps that settled are kept")
