@@ -13,6 +13,8 @@ class RecoveryReport:
     actions: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     new_epoch: bool = False
+    #: the stable receipt matched both files, so nothing needed checking (the fast path)
+    receipt_verified: bool = False
 
     @property
     def changed(self) -> bool:

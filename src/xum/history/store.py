@@ -36,11 +36,13 @@ from xum.history.paths import paths
 from xum.history.quarantine import quarantined, rewrite_line
 from xum.history.receipt import (
     AppendJournal,
+    FileStamp,
     Receipt,
     current_stamps,
     new_epoch,
     read_receipt,
     receipt_matches,
+    stamp_of,
     write_receipt,
 )
 from xum.history.recovery import recover_locked
@@ -94,13 +96,19 @@ class HistoryStore:
     def _recover(self) -> RecoveryReport:
         return recover_locked(self.layout, durable=self.durable)
 
-    def _prepare(self) -> None:
+    def _prepare(self) -> tuple[Receipt | None, bool]:
+        """Recover, then return the receipt and whether it vouches for both files now."""
         d = paths(self.layout).session_dir
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)
             if self.durable:
                 fsync_dir(d.parent)
-        self._recover()
+        receipt = read_receipt(self.layout)
+        report = recover_locked(self.layout, durable=self.durable, receipt=receipt)
+        if report.receipt_verified:
+            return receipt, True
+        receipt = read_receipt(self.layout)  # recovery may have republished it
+        return receipt, receipt_matches(receipt, self.layout)
 
     def _next_locked(self, receipt: Receipt | None) -> int:
         if receipt_matches(receipt, self.layout):
@@ -136,13 +144,15 @@ class HistoryStore:
         if not rows:
             return []
         with self.locked():
-            self._prepare()
-            receipt = read_receipt(self.layout)
-            first = self._next_locked(receipt)
+            receipt, matched = self._prepare()
+            if matched:
+                assert receipt is not None
+                first = receipt.next_sequence
+            else:
+                first = self._next_locked(receipt)
             stored = stamp(rows, first, self.layout.workspace_id)
             data, cut_in_batch = encode_batch(stored)
             after = first + len(stored)
-            matched = receipt is not None and receipt_matches(receipt, self.layout)
             epoch = receipt.epoch if receipt is not None and matched else new_epoch()
             fd = os.open(paths(self.layout).chat, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
@@ -156,7 +166,13 @@ class HistoryStore:
                     before.st_size + len(data),
                     hashlib.sha256(data).hexdigest(),
                 )
-                chat, archive = current_stamps(self.layout)
+                chat: FileStamp | None
+                archive: FileStamp | None
+                if matched:
+                    assert receipt is not None
+                    chat, archive = stamp_of(before), receipt.archive
+                else:
+                    chat, archive = current_stamps(self.layout)
                 # The journal needs no sync against kill -9: the page cache outlives the
                 # process, so a killed writer's pending receipt is always there for recovery.
                 write_receipt(
