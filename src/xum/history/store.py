@@ -124,10 +124,16 @@ class HistoryStore:
     def _publish(self, receipt: Receipt) -> None:
         write_receipt(self.layout, receipt, durable=self.durable)
 
-    def _finalize(self, epoch: str, next_sequence: int) -> None:
+    def _finalize(
+        self,
+        epoch: str,
+        next_sequence: int,
+        stamps: tuple[FileStamp | None, FileStamp | None] | None = None,
+    ) -> None:
         """Publish the stable receipt after an accepted change. R29: failing here expires
-        cursors (the pending receipt stays) but does not make the change a failure."""
-        chat, archive = current_stamps(self.layout)
+        cursors (the pending receipt stays) but does not make the change a failure.
+        ``stamps`` (chat, archive) may be passed when the caller knows them exactly."""
+        chat, archive = stamps if stamps is not None else current_stamps(self.layout)
         try:
             write_receipt(
                 self.layout,
@@ -196,6 +202,11 @@ class HistoryStore:
                 rotate(self.layout, before.st_size + cut_in_batch, durable=self.durable)
             elif not verified:
                 epoch = new_epoch()
+            elif matched:
+                # Nothing but this write touched the files since the receipt was verified
+                # under the lock: the stable receipt's stamps are the fstat just taken.
+                self._finalize(epoch, after, (stamp_of(now), archive))
+                return stored
             self._finalize(epoch, after)
             return stored
 
