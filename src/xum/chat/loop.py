@@ -34,6 +34,7 @@ from xum.errors import XumError
 from xum.events import EventSink
 from xum.providers.request import ProviderRequest
 from xum.session import Session
+from xum.session.admission import Cancellation
 from xum.settings import load_settings, parse_cli_value, settings_path, update_settings
 
 T = TypeVar("T")
@@ -223,14 +224,16 @@ class ChatLoop:
 
     def _send(self, text: str) -> None:
         session = self.session
-
-        def cancel() -> None:
-            # Looked up at each call: send() starts the turn with a fresh Cancellation.
-            session.cancellation.cancel()
-
-        result = self.guard(lambda: session.send(text), cancel, self._notify)
+        # Made before the Ctrl-C handler is installed and handed to the turn, so a Ctrl-C
+        # that lands before the engine starts is not lost.
+        cancellation = Cancellation()
+        result = self.guard(
+            lambda: session.send(text, cancellation=cancellation),
+            cancellation.cancel,
+            self._notify,
+        )
         self.renderer.finish()
-        if result.status == "paused" and session.cancellation.cancelled:
+        if result.status == "paused" and cancellation.cancelled:
             self._armed = True
             self.say("turn interrupted; the steps that settled are kept", fg="yellow")
         if not self.interactive:

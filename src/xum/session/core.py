@@ -259,9 +259,10 @@ class Session:
 
     # -- a turn ------------------------------------------------------------------------------------
 
-    def send(self, text: str) -> TurnResult:
-        """One user message, run to the end of the turn."""
-        self.cancellation = Cancellation()
+    def send(self, text: str, *, cancellation: Cancellation | None = None) -> TurnResult:
+        """One user message, run to the end of the turn. ``cancellation`` lets the caller
+        hold the turn's cancel flag before the turn starts (a Ctrl-C handler)."""
+        self.cancellation = cancellation if cancellation is not None else Cancellation()
         turn = _Turn(self)
         try:
             return turn.run_send(text)
