@@ -93,3 +93,22 @@ def test_bad_arguments(ws: Workspace) -> None:
     assert bash.run({"command": "true", "timeout": True})["error"]["code"] == "invalid_argument"
     killed = bash.run({"command": "kill -SEGV $$"})
     assert killed["exitCode"] is None and killed["signal"] == "SIGSEGV"
+
+
+def test_a_cancelled_turn_kills_the_running_command(ws: Workspace, tmp_path: Path) -> None:
+    """Ctrl-C cancels the turn; the command runs in its own session, so the tool itself must
+    notice and kill its group instead of running on to its timeout."""
+    pids = tmp_path / "pids"
+    marker = tmp_path / "started"
+    command = f"sleep 100 & echo $! > {pids}; echo $$ >> {pids}; touch {marker}; sleep 100"
+
+    def cancelled() -> bool:
+        return marker.exists()  # cancel as soon as the command is under way
+
+    started = time.monotonic()
+    result = BashTool(ws).run_cancellable({"command": command, "timeout": 60}, cancelled)
+    assert time.monotonic() - started < 5
+    assert result["ok"] is False
+    assert result["error"]["code"] == "interrupted"
+    group = [int(p) for p in pids.read_text().split()]
+    assert _wait_gone(group), "the command survived the cancelled turn"

@@ -525,7 +525,9 @@ class _Turn:
         s = self.s
         s.on_event(ToolStarted(call.id, call.name, call.input))
         try:
-            output = s.tools.run(call.name, call.input, s.allowed)
+            output = s.tools.run(
+                call.name, call.input, s.allowed, cancelled=lambda: s.cancellation.cancelled
+            )
         except Exception as exc:  # noqa: BLE001 - a tool's bug must not lose the settled turn
             output = tool_error("tool_failed", f"{type(exc).__name__}: {exc}")
         output = _guard_output(s, output)

@@ -29,6 +29,13 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any]) -> Any: ...
 
 
+@runtime_checkable
+class Cancellable(Protocol):
+    """A tool that can stop early when the turn is cancelled (a long shell command)."""
+
+    def run_cancellable(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> Any: ...
+
+
 @dataclass(frozen=True)
 class FunctionTool:
     """A tool made from a plain function (handy for tests and small extensions)."""
@@ -89,8 +96,15 @@ class ToolRegistry:
             if allowed(t.name)
         ]
 
-    def run(self, name: str, args: Mapping[str, Any], allowed: Callable[[str], bool]) -> Any:
-        """Run a tool call; unknown or disallowed tools answer with an error object."""
+    def run(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        allowed: Callable[[str], bool],
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Any:
+        """Run a tool call; unknown or disallowed tools answer with an error object. A tool
+        that can stop early (:class:`Cancellable`) is told how to see a cancelled turn."""
         tool = self._tools.get(name)
         if tool is None:
             return tool_error("unknown_tool", f"no tool named {name!r}")
@@ -98,4 +112,6 @@ class ToolRegistry:
             return tool_error("tool_not_allowed", f"tool {name!r} is not allowed for this agent")
         if not isinstance(args, Mapping):
             return tool_error("invalid_argument", "tool input must be a JSON object")
+        if cancelled is not None and isinstance(tool, Cancellable):
+            return tool.run_cancellable(args, cancelled)
         return tool.run(args)

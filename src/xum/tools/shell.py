@@ -25,8 +25,8 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from xum.tools.base import tool_error
 from xum.tools.bounds import HeadTail
@@ -71,6 +71,7 @@ class BashTool:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+        self._cancelled: Callable[[], bool] | None = None
 
     def run(self, args: Mapping[str, Any]) -> Any:
         command = args.get("command")
@@ -85,10 +86,27 @@ class BashTool:
             return tool_error(
                 "invalid_argument", f"timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]"
             )
-        return run_command(command, cwd=str(self.workspace.root), timeout=float(timeout))
+        return run_command(
+            command,
+            cwd=str(self.workspace.root),
+            timeout=float(timeout),
+            cancelled=self._cancelled,
+        )
+
+    def run_cancellable(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> Any:
+        """As :meth:`run`, but a cancelled turn (Ctrl-C) kills the command's process group
+        within a tenth of a second: the command runs in its own session, so the terminal's
+        interrupt never reaches it on its own."""
+        self._cancelled = cancelled
+        try:
+            return self.run(args)
+        finally:
+            self._cancelled = None
 
 
-def run_command(command: str, *, cwd: str, timeout: float) -> dict[str, Any]:
+def run_command(
+    command: str, *, cwd: str, timeout: float, cancelled: Callable[[], bool] | None = None
+) -> dict[str, Any]:
     started = time.monotonic()
     deadline = started + timeout
     # Running the model's command is this tool's whole job.
@@ -104,7 +122,8 @@ def run_command(command: str, *, cwd: str, timeout: float) -> dict[str, Any]:
     output = HeadTail(OUTPUT_HALF, OUTPUT_HALF)
     timed_out = False
     try:
-        timed_out = _pump(proc, output, deadline)
+        stop = _pump(proc, output, deadline, cancelled)
+        timed_out = stop is not None
         if not timed_out:
             try:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -129,7 +148,13 @@ def run_command(command: str, *, cwd: str, timeout: float) -> dict[str, Any]:
         "truncated": output.truncated,
         "durationMs": int((time.monotonic() - started) * 1000),
     }
-    if timed_out:
+    if timed_out and stop == "cancelled":
+        result["error"] = {
+            "code": "interrupted",
+            "message": "the user interrupted the turn; the command and its child processes "
+            "were killed",
+        }
+    elif timed_out:
         result["error"] = {
             "code": "timeout",
             "message": f"the command did not finish within {timeout:g} s; it and its child "
@@ -140,8 +165,14 @@ def run_command(command: str, *, cwd: str, timeout: float) -> dict[str, Any]:
     return result
 
 
-def _pump(proc: subprocess.Popen[bytes], output: HeadTail, deadline: float) -> bool:
-    """Read the command's output until end of file; True when the deadline came first."""
+def _pump(
+    proc: subprocess.Popen[bytes],
+    output: HeadTail,
+    deadline: float,
+    cancelled: Callable[[], bool] | None = None,
+) -> Literal["timeout", "cancelled"] | None:
+    """Read the command's output until end of file; None when it ended, else why it must be
+    stopped (the deadline came first, or the turn was cancelled)."""
     assert proc.stdout is not None  # stdout=PIPE
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -151,11 +182,13 @@ def _pump(proc: subprocess.Popen[bytes], output: HeadTail, deadline: float) -> b
         while True:
             now = time.monotonic()
             if now >= deadline:
-                return True
+                return "timeout"
+            if cancelled is not None and cancelled():
+                return "cancelled"
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at >= DRAIN_SECONDS:
-                return False  # a background job holds the pipe; do not wait for it
+                return None  # a background job holds the pipe; do not wait for it
             wait = min(deadline - now, 0.1)
             for _key, _events in selector.select(wait):
                 try:
@@ -163,5 +196,5 @@ def _pump(proc: subprocess.Popen[bytes], output: HeadTail, deadline: float) -> b
                 except BlockingIOError:
                     continue
                 if not chunk:
-                    return False
+                    return None
                 output.feed(chunk)
