@@ -11,6 +11,7 @@ surrogates (JavaScript writers emit them), which must not crash a listing.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
@@ -42,7 +43,9 @@ _LINE = 100
 
 
 def _write(text: str) -> None:
-    stream = click.get_binary_stream("stdout")
+    # Bytes, so a lone surrogate in a transcript is shown escaped instead of crashing the
+    # text layer. ``sys.stdout`` is looked up per call (click's test runner swaps it).
+    stream = sys.stdout.buffer
     stream.write(text.encode("utf-8", "backslashreplace"))
     stream.flush()
 
