@@ -8,9 +8,11 @@ command line can turn it into one clear line and an exit code.
     ├── UsageError                  developer or user misuse (bad argument, bad id)
     │   ├── InvalidWorkspaceId
     │   ├── UnknownModelError
-    │   └── TrajectoryFormatError   a recorded agent run that cannot be converted to rows
+    │   ├── TrajectoryFormatError   a recorded agent run that cannot be converted to rows
+    │   └── PluginError             a plugin that cannot load or breaks its hook contract
     ├── ContextSignal               the engine stopped on purpose (exit 3 at the CLI)
     │   ├── RolloverBlocked
+    │   ├── StaleWindow             another send rolled the window over under this one (R33)
     │   ├── RequestRejected         preflight: cannot fit even a fresh window (R16)
     │   ├── TurnPaused
     │   ├── TurnCancelled           the caller cancelled (Ctrl-C); settled results stay durable
@@ -73,6 +75,17 @@ class TrajectoryFormatError(UsageError):
     code = "bad_trajectory"
 
 
+class PluginError(UsageError):
+    """A configured plugin failed to load, or a hook broke its contract (wrong return type,
+    a sandboxed plugin registering unrestricted middleware)."""
+
+    code = "plugin"
+
+    def __init__(self, message: str, *, plugin: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin = plugin
+
+
 class UnknownAgentError(UsageError):
     code = "unknown_agent"
 
@@ -116,6 +129,12 @@ class ContextSignal(XumError):
 
 class RolloverBlocked(ContextSignal):
     code = "rollover_blocked"
+
+
+class StaleWindow(ContextSignal):
+    """A send prepared against a window that another send has since rolled over (R33)."""
+
+    code = "stale_window"
 
 
 class RequestRejected(ContextSignal):

@@ -35,6 +35,7 @@ from filelock import Timeout as FileLockTimeout
 from xum.context.budget import DEFAULT_THRESHOLD
 from xum.errors import LockTimeout, SettingsError, UsageError
 from xum.fsutil import atomic_write
+from xum.plugins.config import PluginSpec, parse_plugins
 from xum.providers.model_ref import parse_model
 
 THRESHOLD_OFF = 100
@@ -87,6 +88,11 @@ def _url(key: str, value: Any) -> str:
     return value
 
 
+def _plugins(key: str, value: Any) -> list[Any]:
+    parse_plugins(key, value)  # SettingsError when malformed; the file keeps the raw list
+    return list(value)
+
+
 @dataclass(frozen=True)
 class KeySpec:
     validate: Validator
@@ -119,6 +125,9 @@ KEYS: dict[str, KeySpec] = {
         _url, None, "base URL of the OpenAI-compatible server"),
     "fallbackModel": KeySpec(
         _model, None, "model (provider:name) tried when the chosen one fails"),
+    "plugins": KeySpec(
+        _plugins, None, "plugins to load on first use: [\"module:setup\" | {entry, name, "
+        "workspace, sandboxed}]"),
 }
 
 
@@ -176,6 +185,11 @@ class Settings:
     def idle_compaction_minutes(self) -> int | None:
         value = self.get("idleCompactionMinutes")
         return value if isinstance(value, int) else None
+
+    @property
+    def plugins(self) -> tuple[PluginSpec, ...]:
+        value = self.get("plugins")
+        return parse_plugins("plugins", value) if value is not None else ()
 
     def with_value(self, key: str, value: Any) -> Settings:
         """A copy with ``key`` set (validated); ``None`` removes it (back to the default)."""

@@ -51,6 +51,7 @@ from xum.history.protocol import TranscriptStore
 from xum.memory.hot import select_memory
 from xum.memory.store import load_memories
 from xum.messages import Part, Row, encode_obj, make_row
+from xum.plugins import PluginRegistry, RequestContext
 from xum.policy import SESSION_HISTORY_TOOL, Agent, RuleSet, may_use
 from xum.providers.base import Provider, StreamEvent
 from xum.providers.base import TextDelta as ProviderTextDelta
@@ -63,6 +64,8 @@ from xum.session.admission import (
     no_checkpoint,
 )
 from xum.session.compaction import compaction_request, compaction_row, summary_from
+from xum.session.epochs import WINDOW_EPOCHS, WindowEpochs
+from xum.session.turn_hooks import TurnHooks
 from xum.session.window import load_window
 from xum.tokens import calibration_file, count_request, count_text
 from xum.tokens.registry import TokenModel, resolve
@@ -126,8 +129,14 @@ class Session:
         clock: Callable[[], int] = _now_ms,
         new_id: Callable[[str], str] = _new_id,
         checkpoint: Checkpoint = no_checkpoint,
+        plugins: PluginRegistry | None = None,
+        epochs: WindowEpochs = WINDOW_EPOCHS,
     ) -> None:
         self.layout = layout
+        #: Request-assembly hooks (R31, R32); an empty registry changes nothing.
+        self.plugins = plugins if plugins is not None else PluginRegistry()
+        #: Window epochs shared by every send of this workspace in this process (R33).
+        self.epochs = epochs
         self.store = store
         self.provider = provider
         self.agent = agent
@@ -229,6 +238,10 @@ class Session:
             raise CompactionFailed("nothing to compact: the context window is empty")
         system = self.build_system(window)
         request = compaction_request(system, rows, instruction_id=self.new_id("compact"))
+        # Manual and automatic /compact keep live middleware filtering (R32).
+        context = RequestContext(self.layout.workspace_id, self.provider.model,
+                                 current_window_id(window))
+        request = self.plugins.apply(request, context)
         tokens = self.count(request)
         if not self.budget.fits(tokens):
             raise CompactionFailed(
@@ -293,11 +306,16 @@ class _Turn:
         self.rollovers = 0
         self.text = ""
         self.emergency_used = False
+        self.hooks = TurnHooks(
+            session.plugins, session.layout, session.provider.model,
+            session.epochs.lease(session.layout),
+        )
 
     # -- helpers -----------------------------------------------------------------------------------
 
     def _request(self, system: str, window: list[Row]) -> ProviderRequest:
-        return ProviderRequest(system, tuple(active_rows(window)), self.s.advertised_tools())
+        request = ProviderRequest(system, tuple(active_rows(window)), self.s.advertised_tools())
+        return self.hooks.apply(request, current_window_id(window))
 
     def _situation(self, projected: int, window: list[Row]) -> Situation:
         return Situation(
@@ -341,10 +359,11 @@ class _Turn:
             cleanup=lambda: s._cleanup_context(handoff),
             cancel=s.cancellation,
             checkpoint=s.checkpoint,
+            hooks=self.hooks,
         )
         self.rollovers += 1
         s.on_event(RolledOver(reason, plan.previous_window_id, admitted.window_id, context_tokens))
-        return admitted.request, admitted.stored, admitted.request.system
+        return admitted.request, admitted.stored, admitted.system
 
     # -- the send ----------------------------------------------------------------------------------
 
@@ -416,6 +435,7 @@ class _Turn:
         s = self.s
         for _step in range(s.config.max_steps):
             s.cancellation.check("before a provider step")
+            self.hooks.check_window("before a provider step")
             try:
                 result = s.provider.step(request, on_event=self._forward)
             except ContextOverflowError as exc:

@@ -2,6 +2,9 @@
 
 Model choice, first match wins: the explicit ``model`` argument (``-m``), the agent's own
 ``model`` (front matter), the ``model`` setting. None of them is a clear UsageError.
+
+The ``plugins`` setting becomes the session's plugin registry; nothing of a plugin is
+imported until its first use.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from pathlib import Path
 from xum.errors import UsageError
 from xum.events import EventSink, ignore
 from xum.history import HistoryStore
+from xum.plugins.loading import registry_from_specs
 from xum.policy import DEFAULT_AGENT, resolve_agent
 from xum.providers.registry import create_provider
 from xum.session.core import Session, SessionConfig
@@ -60,4 +64,6 @@ def open_session(
         config=config,
         restrictions=profile.restrictions,
         on_event=on_event,
+        # Plugins load lazily: building the registry imports nothing (R31).
+        plugins=registry_from_specs(settings.plugins),
     )
