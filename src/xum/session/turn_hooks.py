@@ -38,6 +38,9 @@ class TurnHooks:
         self.lease = lease
         #: The certified snapshot of this turn's committed rollover, once there is one.
         self.pinned: HookSnapshot | None = None
+        # A turn is a use of the workspace: its lazy plugins load now, so a plugin that fails
+        # to load stops the send before anything is written.
+        registry.reconcile(self.workspace_id)
 
     def context(self, window_id: str) -> RequestContext:
         return RequestContext(self.workspace_id, self.model, window_id)
