@@ -56,7 +56,8 @@ def test_send_after_manual_compact_does_not_roll_over(tmp_path: Path) -> None:
     result = session.send(" ".join(["beta"] * 2600))
     requests = h.requests()
     # The request actually sent is far below the 11200-token trigger ...
-    assert session.count(requests[-1]) < session.budget.trigger_tokens // 2
+    trigger = session.budget.trigger_tokens
+    assert trigger is not None and session.count(requests[-1]) < trigger // 2
     # ... so nothing may roll over.
     assert result.status == "completed"
     assert result.rollovers == 0

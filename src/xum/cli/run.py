@@ -12,7 +12,8 @@ import click
 
 from xum.cli.context import CliContext
 from xum.cli.render import Renderer
-from xum.errors import UsageError
+from xum.errors import RuntimeFailure, UsageError, XumError
+from xum.events import Event, RolledOver
 from xum.history import HistoryStore
 from xum.session.core import soft_reset
 from xum.session.factory import open_session
@@ -40,10 +41,32 @@ def run(
         renderer = Renderer(out=lambda s: click.echo(s, nl=False, err=True), color=False)
     else:
         renderer = Renderer()
+    rollovers: list[RolledOver] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, RolledOver):
+            rollovers.append(event)
+        renderer(event)
+
     session = open_session(
-        obj.layout, workdir=Path.cwd(), model=model, agent_name=agent_name, on_event=renderer
+        obj.layout, workdir=Path.cwd(), model=model, agent_name=agent_name, on_event=on_event
     )
-    result = session.send(prompt)
+    try:
+        result = session.send(prompt)
+    except RuntimeFailure as exc:
+        # §5: the closing object reports "error" for any runtime failure of the turn (a
+        # tampered tokenizer, a store error), not only provider errors; the root group then
+        # prints the error line and exits 1.
+        renderer.finish()
+        if as_json:
+            try:
+                window_id = session.window_id()
+            except XumError:
+                raise exc from None  # the store itself failed: no window id to report
+            closing = {"status": "error", "reason": exc.message, "windowId": window_id,
+                       "rollovers": len(rollovers)}
+            click.echo(json.dumps(closing))
+        raise
     renderer.finish()
     if as_json:
         click.echo(json.dumps(result.to_json()))

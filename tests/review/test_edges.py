@@ -1,0 +1,70 @@
+"""Edge behaviour found in review: the command line's contracts (SPEC.md §5)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from xum.cli.main import cli
+from xum.tokens import accounting, encodings
+
+WS = "review"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+def script(tmp: Path, responses: list[dict[str, Any]], *, window: int = 8000) -> str:
+    path = tmp / "script.json"
+    path.write_text(
+        json.dumps({"contextWindow": window, "encoding": "o200k_base", "responses": responses})
+    )
+    return f"scripted:{path}"
+
+
+def xum(home: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--home", str(home), "-w", WS, *args])
+
+
+@pytest.fixture
+def tampered_tokenizer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """o200k_base's bundled ranks with two entries swapped (same size, wrong hash)."""
+    data = tmp_path / "tokenizer-data"
+    data.mkdir()
+    for spec in encodings.SPECS.values():
+        source = encodings.package_data_dir().joinpath(spec.filename)
+        (data / spec.filename).write_bytes(source.read_bytes())
+    target = data / "o200k_base.tiktoken.gz"
+    lines = gzip.decompress(target.read_bytes()).split(b"\n")
+    a, b = lines[1000].split(), lines[1001].split()
+    lines[1000], lines[1001] = a[0] + b" " + b[1], b[0] + b" " + a[1]
+    target.write_bytes(gzip.compress(b"\n".join(lines)))
+    monkeypatch.setattr(encodings, "data_dir", lambda: data)
+    monkeypatch.setattr(encodings, "_loaded", {})
+    monkeypatch.setattr(accounting, "_counters", {})
+
+
+def test_run_json_ends_with_an_error_object_on_a_runtime_failure(
+    xum_home: Path, workdir: Path, tmp_path: Path, tampered_tokenizer: None
+) -> None:
+    """§5: `xum run --json` ends with one JSON object, status "error" and exit 1 for any
+    other error — a tampered tokenizer included, not only provider errors."""
+    model = script(tmp_path, [{"text": "never sent"}])
+    result = xum(xum_home, "run", "--json", "-m", model, "hello")
+    assert result.exit_code == 1, result.output
+    assert "integrity check" in result.stderr
+    closing = json.loads(result.stdout.strip().splitlines()[-1])
+    assert closing["status"] == "error"
+    assert "integrity check" in closing["reason"]
+    assert closing["windowId"] == "w:0"
+    assert closing["rollovers"] == 0
