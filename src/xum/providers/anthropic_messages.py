@@ -8,7 +8,8 @@ Translation (from :func:`~xum.providers.request.to_messages`, after
   has no system role inside ``messages``) becomes a user text block in place;
 * blocks map one to one: text → ``text``, tool call → ``tool_use``, tool result →
   ``tool_result`` (output as JSON text, ``is_error`` kept), images → ``image``, PDFs →
-  ``document`` (base64 for ``data:`` URLs, else by URL); other media is a clear error;
+  ``document`` (base64 for ``data:`` URLs, else by URL); text-like files inline as text;
+  other media is a clear error;
 * consecutive messages of one role are merged into one turn, tool results first, as the API
   requires;
 * tools ``{"name", "description", "input_schema"}`` are already Anthropic's shape.
@@ -49,7 +50,12 @@ from xum.providers.request import (
     to_messages,
 )
 from xum.providers.retry import RetryPolicy, run_with_retries
-from xum.providers.wire import complete_tool_pairs, data_url, tool_output_text
+from xum.providers.wire import (
+    complete_tool_pairs,
+    data_url,
+    inline_text_media,
+    tool_output_text,
+)
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
@@ -70,7 +76,8 @@ def output_reserve(context_window: int) -> int:
 
 def anthropic_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for message in complete_tool_pairs(to_messages(request.rows)):
+    for pending in complete_tool_pairs(to_messages(request.rows)):
+        message = inline_text_media(pending)
         role = "assistant" if message.role == "assistant" else "user"
         blocks = [_block(b) for b in message.content]
         if out and out[-1]["role"] == role:

@@ -11,7 +11,8 @@ Translation (from :func:`~xum.providers.request.to_messages`, after
 * a user message's tool results become ``tool`` messages (in order, before any user text of
   the same message); the rest is one ``user`` message, a plain string when it is only text
   (some compatible servers accept nothing else), content parts when it carries media
-  (images as ``image_url``, PDFs as ``file``; other media is a clear error);
+  (images as ``image_url``, PDFs as ``file``; text-like files inline as text; other media is
+  a clear error);
 * tools ``{"name", "description", "input_schema"}`` become ``{"type": "function", …}``.
 
 Streaming: text deltas go to ``on_event`` as they arrive; tool-call arguments arrive as
@@ -50,7 +51,7 @@ from xum.providers.request import (
     to_messages,
 )
 from xum.providers.retry import RetryPolicy, run_with_retries
-from xum.providers.wire import complete_tool_pairs, tool_output_text
+from xum.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -72,7 +73,8 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if request.system:
         out.append({"role": "system", "content": request.system})
-    for message in complete_tool_pairs(to_messages(request.rows)):
+    for pending in complete_tool_pairs(to_messages(request.rows)):
+        message = inline_text_media(pending)
         if message.role == "assistant":
             out.append(_assistant(message))
         elif message.role == "system":

@@ -8,15 +8,22 @@
   model sees it and nothing is hidden.
 * :func:`tool_output_text`: tool outputs are JSON values; both APIs want text.
 * :func:`data_url`: splits a ``data:`` URL for APIs that want base64 apart from its type.
+* :func:`inline_text_media`: a text-like file part (``text/*``, JSON, XML, YAML) is counted as
+  text by the guards (R19: text stays text), so it is sent as text, never refused as an
+  unsupported attachment — a refusal would fail every later request of the workspace.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
-from xum.providers.request import Block, Message, ToolCall, ToolResult
+from xum.providers.request import Block, Media, Message, Text, ToolCall, ToolResult
+from xum.tokens.request import TEXTUAL_MEDIA
 
 NOT_COMPLETED = {
     "ok": False,
@@ -68,3 +75,42 @@ def data_url(url: str) -> tuple[str, str] | None:
     if not sep or not header.endswith(";base64"):
         return None
     return header.removesuffix(";base64").split(";", 1)[0], payload
+
+
+def inline_text_media(message: Message) -> Message:
+    """``message`` with each text-like :class:`Media` block replaced by a :class:`Text` block
+    holding the file's text (decoded from a ``data:`` URL; any other URL as it is, which is
+    also what the guards counted)."""
+    if not any(isinstance(b, Media) and _is_textual(b) for b in message.content):
+        return message
+    blocks: list[Block] = []
+    for block in message.content:
+        if isinstance(block, Media) and _is_textual(block):
+            text = _media_text(block)
+            if block.filename:
+                text = f"[{block.filename}]\n{text}"
+            # Adapters join a message's text blocks as they are: keep the file on its own line.
+            blocks.append(Text(f"\n{text}" if blocks else text))
+        else:
+            blocks.append(block)
+    return Message(message.role, tuple(blocks))
+
+
+def _is_textual(media: Media) -> bool:
+    return media.media_type.lower().startswith(TEXTUAL_MEDIA)
+
+
+def _media_text(media: Media) -> str:
+    if not media.url.startswith("data:"):
+        return media.url
+    header, sep, payload = media.url[5:].partition(",")
+    if not sep:
+        return media.url
+    if header.endswith(";base64"):
+        try:
+            raw = base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError):
+            # Not base64 after all: the URL is sent as the text it is (and was counted as).
+            return media.url
+        return raw.decode("utf-8", "replace")
+    return urllib.parse.unquote(payload)

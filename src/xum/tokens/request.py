@@ -36,7 +36,8 @@ from xum.tokens.counting import count_text
 
 #: Part types that never reach a provider (AI SDK step markers).
 _INVISIBLE_PARTS = frozenset({"step-start"})
-_TEXTUAL_MEDIA = ("text/", "application/json", "application/xml", "application/x-yaml")
+#: File media types providers take as text; the adapters send them so (xum.providers.wire).
+TEXTUAL_MEDIA = ("text/", "application/json", "application/xml", "application/x-yaml")
 _WRAPPER_MEDIA_ITEMS = frozenset({"media", "image-data", "file-data", "image-url", "file-url"})
 
 _ROW_MEMO_LIMIT = 65536
@@ -195,7 +196,7 @@ class RequestCounter:
         media_type = (part.mediaType or "").lower()
         url = part.url or ""
         name = self.text(part.filename) if part.filename else Tally()
-        if media_type.startswith(_TEXTUAL_MEDIA):
+        if media_type.startswith(TEXTUAL_MEDIA):
             # Text-like files are inlined as text by providers; their URL (base64 of the
             # text when it is a data URL) has more tokens than the text it carries.
             return name + self.text(url)
