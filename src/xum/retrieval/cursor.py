@@ -4,7 +4,9 @@ Format: ``<process id>.<payload>.<tag>``, all base64url without padding.
 
 * ``process id`` — 8 random bytes drawn once per process. It is not a secret; it only lets a
   cursor from an earlier process be told apart from a forged one.
-* ``payload`` — compact JSON of :class:`CursorState` (format ``v: 1``).
+* ``payload`` — compact JSON of :class:`CursorState` (format ``v: 1``), written like a result
+  (:func:`xum.retrieval.envelope.serialize`): ids copied from the files may hold a lone
+  surrogate, which UTF-8 cannot carry, so it travels as its ``\\uXXXX`` escape.
 * ``tag`` — HMAC-SHA256 over ``b"xum-cursor-1." + process id + "." + payload`` with a 32-byte
   key drawn from ``os.urandom`` once per process and never stored or printed.
 
@@ -20,12 +22,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import os
 from typing import Any
 
 import msgspec
 
 from xum.history.receipt import FileStamp
+from xum.retrieval.envelope import serialize
 from xum.retrieval.snapshot import Snapshot
 
 _KEY = os.urandom(32)
@@ -87,7 +91,7 @@ def _tag(process: str, payload: str) -> bytes:
 
 
 def encode(state: CursorState) -> str:
-    payload = _b64(msgspec.json.encode(state))
+    payload = _b64(serialize(msgspec.to_builtins(state)))
     return f"{_PROCESS}.{payload}.{_b64(_tag(_PROCESS, payload))}"
 
 
@@ -109,8 +113,9 @@ def decode(cursor: str) -> CursorState:
             )
         raise CursorError("invalid_cursor", "cursor failed authentication")
     try:
-        return msgspec.json.decode(raw, type=CursorState)
-    except msgspec.DecodeError:
+        # the stdlib parser, because msgspec refuses the lone-surrogate escapes ids may hold
+        return msgspec.convert(json.loads(raw.decode("utf-8")), type=CursorState)
+    except (ValueError, msgspec.ValidationError):
         raise CursorError("invalid_cursor", "cursor payload is not valid") from None
 
 
