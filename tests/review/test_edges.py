@@ -68,3 +68,24 @@ def test_run_json_ends_with_an_error_object_on_a_runtime_failure(
     assert "integrity check" in closing["reason"]
     assert closing["windowId"] == "w:0"
     assert closing["rollovers"] == 0
+
+
+# -- chat: rebuilding the session keeps the agent's tool profile ------------------------------
+
+
+@pytest.mark.parametrize("agent", ["plan", "explore"])
+def test_switching_agent_in_chat_keeps_its_caller_restriction(
+    tmp_path: Path, workdir: Path, agent: str
+) -> None:
+    """R12: plan and explore are narrowed by a caller restriction (no bash). `/agent NAME`
+    and `/settings set` rebuild the session with keep=; the restriction must survive."""
+    from xum.chat.sessions import SessionMaker
+    from xum.events import ignore
+    from xum.workspace import Layout
+
+    maker = SessionMaker(Layout(tmp_path / "home", WS), workdir, model=script(tmp_path, []))
+    fresh = maker.open(agent, ignore)
+    assert not fresh.allowed("bash")
+    switched = maker.open(agent, ignore, keep=maker.open("exec", ignore))
+    assert not switched.allowed("bash")
+    assert "bash" not in {tool["name"] for tool in switched.advertised_tools()}

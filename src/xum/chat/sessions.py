@@ -50,6 +50,8 @@ class SessionMaker:
             agent=fresh.agent,
             tools=fresh.tools,
             config=fresh.config,
+            # plan/explore are narrowed by a caller restriction (xum.tools.profile): keep it.
+            restrictions=fresh.policy.restrictions,
             on_event=on_event,
         )
 
