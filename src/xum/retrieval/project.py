@@ -35,11 +35,15 @@ from xum.context.boundaries import (
 )
 from xum.history.scan import parse_line
 from xum.messages import Part, Row
+from xum.retrieval.envelope import char_cost
 from xum.retrieval.reader import RawLine
 
 MEDIA_OMITTED = "[media omitted]"
 TOOL_NAME = "session_history"
-#: an item must be addressable by read_item, whose item_id is bounded; longer ids are not items
+#: an item must be addressable by read_item, whose item_id is bounded; longer ids are not items.
+#: The bound is on serialized bytes (which also bounds code points): a cursor carries up to two
+#: ids (a window's first and last item, or a window id), and ids of escaped or multi-byte
+#: characters would otherwise outgrow the cursor's share of the 16 KiB result and MAX_CURSOR.
 MAX_ITEM_ID = 256
 _MEDIA_TYPES = frozenset(
     {"media", "image", "file", "image-data", "image-url", "file-data", "file-url", "audio"}
@@ -81,7 +85,11 @@ def raw_window_id(line: RawLine) -> str:
 
 def _window_id(row: Row, line: RawLine) -> str:
     wid = window_id_of_boundary(row)
-    return wid if len(wid) <= MAX_ITEM_ID + 2 else raw_window_id(line)
+    return wid if _id_fits(wid, MAX_ITEM_ID + 2) else raw_window_id(line)
+
+
+def _id_fits(ident: str, limit: int) -> bool:
+    return len(ident) <= limit and sum(map(char_cost, ident)) <= limit
 
 
 #: A pre-filter gets the raw bytes of a line and returns True when the line certainly cannot
@@ -127,7 +135,7 @@ def project(row: Row) -> Item | None:
     for part in row.parts:
         pieces.extend(_part_text(part))
     iid = item_id(row)
-    if not pieces or len(iid) > MAX_ITEM_ID:
+    if not pieces or not _id_fits(iid, MAX_ITEM_ID):
         return None
     return Item(iid, row.id, row.role, row.timestamp, "\n".join(pieces))
 
