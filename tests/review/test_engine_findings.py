@@ -83,3 +83,30 @@ def test_decide_experiment_off_empty_window_continues() -> None:
         projected=5000, experiment=False, may_use_history=False, window_has_context=False
     )
     assert decide(budget, situation).action is Action.CONTINUE
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="R5/R6: a provider overflow right after an on-send rollover triggers a second, "
+    "emergency rollover in the same turn that seals a window holding only the lead-in and "
+    "the user's message (nothing a fresh window could shrink), then pauses anyway",
+)
+def test_overflow_right_after_a_rollover_pauses_without_a_second_rollover(
+    tmp_path: Path,
+) -> None:
+    h = harness(
+        tmp_path,
+        [
+            {"toolCalls": [echo("alpha", 1400)]},
+            {"toolCalls": [echo("beta", 1400)]},
+            {"text": "done"},
+            {"error": {"kind": "context_overflow"}},
+            {"error": {"kind": "context_overflow"}},
+        ],
+        context_window=8000,
+    )
+    session = h.session(threshold=50)
+    assert session.send("go").status == "completed"
+    result = session.send(" ".join(["word"] * 3000))
+    assert result.status == "paused"
+    assert result.rollovers <= 1
