@@ -192,7 +192,17 @@ class HistoryStore:
                 now = os.fstat(fd)
             finally:
                 os.close(fd)
-            verified = now.st_ino == before.st_ino and now.st_size == journal.end
+            # Verified: chat was exactly as last checked under the lock when we opened it
+            # (a writer that ignores the lock may have slipped in since the check), and it
+            # grew by exactly our bytes. Otherwise the pending receipt stays: readers do not
+            # trust the files, and the next locked operation runs full recovery (journal,
+            # torn tails, the rotation the batch calls for) and publishes a new epoch, so
+            # neither a cursor nor recovery's fast path ever vouches for a foreign change.
+            expected = receipt.chat if matched and receipt is not None else chat
+            untouched = stamp_of(before) == expected or (expected is None and before.st_size == 0)
+            verified = untouched and now.st_ino == before.st_ino and now.st_size == journal.end
+            if not verified:
+                return stored
             if cut_in_batch is not None and before.st_size + cut_in_batch > 0:
                 # A rotation is another mutation: new epoch. The journal stays in the pending
                 # receipt so a crash before the rotation's marker still leads to it.
@@ -200,8 +210,6 @@ class HistoryStore:
                 chat, archive = current_stamps(self.layout)
                 self._publish(Receipt("pending", epoch, chat, archive, after, journal))
                 rotate(self.layout, before.st_size + cut_in_batch, durable=self.durable)
-            elif not verified:
-                epoch = new_epoch()
             elif matched:
                 # Nothing but this write touched the files since the receipt was verified
                 # under the lock: the stable receipt's stamps are the fstat just taken.
