@@ -1,5 +1,6 @@
-"""Engine behaviour that does not yet match SPEC.md, pinned as strict xfails until the
-session/context modules are fixed (each reason names the rule and the fix)."""
+"""Engine behaviour found in review, pinned by tests: compaction usage is not the new
+window's pressure (R3/R4), an empty window is never compacted (R1), and an overflow right
+after a rollover pauses instead of rolling over again (R5/R6)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,6 @@ from xum.messages import make_row
 WINDOW = 32000  # threshold 30 → rolls over at 11200 (35 %), warns at 6400
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R3/R4: last_step_usage reads a compaction boundary's own usage (the summary "
-    "request, i.e. the whole old window) as the new window's context pressure",
-)
 def test_compaction_row_usage_is_not_the_new_windows_pressure() -> None:
     summary = make_row(
         "assistant",
@@ -34,11 +30,6 @@ def test_compaction_row_usage_is_not_the_new_windows_pressure() -> None:
     assert last_step_usage([summary]) <= 40
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R3/R4: after /compact the next send projects the old window's size (from the "
-    "compaction row's usage) and rolls the fresh summary window over",
-)
 def test_send_after_manual_compact_does_not_roll_over(tmp_path: Path) -> None:
     h = harness(
         tmp_path,
@@ -63,11 +54,6 @@ def test_send_after_manual_compact_does_not_roll_over(tmp_path: Path) -> None:
     assert result.rollovers == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R1: with the experiment off, decide() returns COMPACT for a window with nothing "
-    "to compact; the turn pauses ('nothing to compact') instead of sending a request that fits",
-)
 def test_experiment_off_large_first_message_is_sent_not_compacted(tmp_path: Path) -> None:
     h = harness(tmp_path, [{"text": "read it"}], context_window=8000)
     session = h.session(experiment=False, threshold=50)
@@ -76,7 +62,6 @@ def test_experiment_off_large_first_message_is_sent_not_compacted(tmp_path: Path
     assert [r.role for r in h.rows()] == ["user", "assistant"]
 
 
-@pytest.mark.xfail(strict=True, reason="R1/R13: same finding as above, at the pure decision")
 def test_decide_experiment_off_empty_window_continues() -> None:
     budget = Budget(8000, 50)
     situation = Situation(

@@ -46,8 +46,10 @@ def last_step_usage(window_rows: Sequence[Row]) -> int:
     The persisted usage is what a restarted process derives context pressure from (R7).
     """
     for row in reversed(window_rows):
-        if is_boundary(row) and row.role == "assistant" and not row.parts:
-            return 0  # a reset: nothing of the old window counts any more
+        if is_boundary(row):
+            # A reset ends the old window; a compaction row's own usage measured the
+            # summarizing request over the old window, not this one's pressure.
+            return 0
         usage = row.metadata.get("usage")
         if row.role == "assistant" and isinstance(usage, dict):
             total = 0

@@ -138,11 +138,12 @@ def decide(budget: Budget, s: Situation) -> Decision:
             )
         return Decision(Action.CONTINUE, s.projected)
     if s.projected >= trigger:
+        if not s.window_has_context:
+            # Rolling over or compacting would seal nothing; if the request does not fit,
+            # preflight rejects it.
+            return Decision(Action.CONTINUE, s.projected)
         if not s.experiment:
             return Decision(Action.COMPACT, s.projected)
-        if not s.window_has_context:
-            # Rolling over would seal nothing; if it does not fit, preflight rejects it.
-            return Decision(Action.CONTINUE, s.projected)
         if not s.may_use_history:
             return Decision(
                 Action.BLOCK,
