@@ -51,7 +51,7 @@ from xum.history.protocol import TranscriptStore
 from xum.memory.hot import select_memory
 from xum.memory.store import load_memories
 from xum.messages import Part, Row, encode_obj, make_row
-from xum.plugins import PluginRegistry, RequestContext
+from xum.plugins import PluginRegistry
 from xum.policy import SESSION_HISTORY_TOOL, Agent, RuleSet, may_use
 from xum.providers.base import Provider, StreamEvent
 from xum.providers.base import TextDelta as ProviderTextDelta
@@ -133,10 +133,8 @@ class Session:
         epochs: WindowEpochs = WINDOW_EPOCHS,
     ) -> None:
         self.layout = layout
-        #: Request-assembly hooks (R31, R32); an empty registry changes nothing.
-        self.plugins = plugins if plugins is not None else PluginRegistry()
-        #: Window epochs shared by every send of this workspace in this process (R33).
-        self.epochs = epochs
+        self.plugins = plugins if plugins is not None else PluginRegistry()  # R31, R32
+        self.epochs = epochs  # R33: shared by every send of the workspace in this process
         self.store = store
         self.provider = provider
         self.agent = agent
@@ -239,9 +237,7 @@ class Session:
         system = self.build_system(window)
         request = compaction_request(system, rows, instruction_id=self.new_id("compact"))
         # Manual and automatic /compact keep live middleware filtering (R32).
-        context = RequestContext(self.layout.workspace_id, self.provider.model,
-                                 current_window_id(window))
-        request = self.plugins.apply(request, context)
+        request = TurnHooks.start(self).apply(request, current_window_id(window))
         tokens = self.count(request)
         if not self.budget.fits(tokens):
             raise CompactionFailed(
@@ -306,10 +302,7 @@ class _Turn:
         self.rollovers = 0
         self.text = ""
         self.emergency_used = False
-        self.hooks = TurnHooks(
-            session.plugins, session.layout, session.provider.model,
-            session.epochs.lease(session.layout),
-        )
+        self.hooks = TurnHooks.start(session)
 
     # -- helpers -----------------------------------------------------------------------------------
 

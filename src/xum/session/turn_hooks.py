@@ -18,12 +18,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from xum.context.rollover import RolloverReason
 from xum.plugins.hooks import HookSnapshot, RequestContext
 from xum.plugins.registry import PluginRegistry
 from xum.providers.request import ProviderRequest
 from xum.session.epochs import WindowLease
 from xum.workspace import Layout
+
+if TYPE_CHECKING:
+    from xum.session.core import Session
 
 
 class TurnHooks:
@@ -41,6 +46,12 @@ class TurnHooks:
         # A turn is a use of the workspace: its lazy plugins load now, so a plugin that fails
         # to load stops the send before anything is written.
         registry.reconcile(self.workspace_id)
+
+    @classmethod
+    def start(cls, session: Session) -> TurnHooks:
+        """The hooks of a turn (or a /compact) of ``session`` starting now."""
+        lease = session.epochs.lease(session.layout)
+        return cls(session.plugins, session.layout, session.provider.model, lease)
 
     def context(self, window_id: str) -> RequestContext:
         return RequestContext(self.workspace_id, self.model, window_id)
