@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -82,3 +83,29 @@ def test_workspace_root_is_resolved_once(tmp_path: Path) -> None:
     assert ws.root == tmp_path.resolve() / "real"
     assert FileWriteTool(ws).run({"path": "x.txt", "content": "1"})["ok"] is True
     assert (tmp_path / "real" / "x.txt").read_text() == "1"
+
+
+def test_xum_home_inside_the_workspace_is_private(tmp_path: Path) -> None:
+    """Running in ~ with the default ~/.xum: file tools must not read transcripts around
+    session_history's privacy floor (R11)."""
+    from xum.tools.builtin import builtin_tools
+    from xum.workspace import Layout
+
+    work = tmp_path / "home"
+    layout = Layout(work / ".xum", "ws")
+    layout.session_dir.mkdir(parents=True)
+    layout.chat.write_text('{"id":"u","role":"user","parts":[],"metadata":{}} before the floor\n')
+    (work / "notes.txt").write_text("before the floor, but mine\n")
+    tools = builtin_tools(layout, work)
+    allow = lambda _name: True  # noqa: E731
+    read = tools.run("file_read", {"path": ".xum/sessions/ws/chat.jsonl"}, allow)
+    assert read["ok"] is False
+    assert read["error"]["code"] == "path_private"
+    absolute = tools.run("file_read", {"path": str(layout.chat)}, allow)
+    assert absolute["error"]["code"] == "path_private"
+    found = tools.run("file_search", {"query": "before the floor"}, allow)
+    assert found["ok"] is True
+    assert "chat.jsonl" not in json.dumps(found)
+    assert "notes.txt" in json.dumps(found)
+    listed = tools.run("file_search", {"glob": "**/*.jsonl"}, allow)
+    assert "chat.jsonl" not in json.dumps(listed)

@@ -26,7 +26,7 @@ from xum.workspace import Layout
 def builtin_tools(
     layout: Layout, workdir: Path, *, write_scope: WriteScope = ANYWHERE
 ) -> ToolRegistry:
-    workspace = Workspace.at(workdir)
+    workspace = Workspace.at(workdir, private=(layout.home,))
     # The carryover anchors each edit to the transcript's next sequence number, read under
     # the workspace lock; a store object of its own reads the same files as the session's.
     carryover = CarryoverFile(layout, HistoryStore(layout))

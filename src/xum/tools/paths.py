@@ -7,6 +7,11 @@ out of it, or when any component (the last one included, dangling or not) is a s
 leading outside. Checking the resolved path, not the spelling, is what makes ``sub/../x``
 fine and ``link-to-etc/passwd`` refused.
 
+Paths inside ``private`` directories (xum's own ``XUM_HOME``, which may lie inside the
+workspace, e.g. ``~/.xum`` when xum runs in ``~``) are refused as well: transcripts are
+reached only through ``session_history``, which keeps the privacy floor (R11). The shell
+tool cannot be fenced this way; it runs with the user's own rights.
+
 A symlink swapped in between the check and the use (a race with another process) is the one
 gap a path check cannot close; the tools open the resolved path with ``O_NOFOLLOW`` where it
 matters so such a swap fails instead of writing through the new link.
@@ -21,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from xum.tools.base import ToolRefusal
 
 OUTSIDE = "path_outside_workspace"
+PRIVATE = "path_private"
 
 
 @dataclass(frozen=True)
@@ -28,10 +34,14 @@ class Workspace:
     """The directory the file and shell tools are pinned to."""
 
     root: Path
+    private: tuple[Path, ...] = ()
 
     @classmethod
-    def at(cls, directory: Path) -> Workspace:
-        return cls(Path(os.path.realpath(directory)))
+    def at(cls, directory: Path, *, private: tuple[Path, ...] = ()) -> Workspace:
+        return cls(
+            Path(os.path.realpath(directory)),
+            tuple(Path(os.path.realpath(p)) for p in private),
+        )
 
     def resolve(self, raw: object, *, argument: str = "path") -> Path:
         """The real path ``raw`` names, or ToolRefusal when it is not a usable path inside."""
@@ -42,6 +52,12 @@ class Workspace:
         given = Path(os.path.expanduser(raw)) if raw.startswith("~") else Path(raw)
         joined = given if given.is_absolute() else self.root / given
         real = Path(os.path.realpath(joined))
+        if self.is_private(real):
+            raise ToolRefusal(
+                PRIVATE,
+                f"{raw!r} is inside xum's own data directory; earlier conversation is read "
+                "with session_history, not with file tools",
+            )
         if not self.contains(real):
             raise ToolRefusal(
                 OUTSIDE,
@@ -51,7 +67,12 @@ class Workspace:
         return real
 
     def contains(self, real: Path) -> bool:
-        return real == self.root or self.root in real.parents
+        """Inside the root and outside every private directory."""
+        inside = real == self.root or self.root in real.parents
+        return inside and not self.is_private(real)
+
+    def is_private(self, real: Path) -> bool:
+        return any(real == p or p in real.parents for p in self.private)
 
     def relative(self, real: Path) -> str:
         """The workspace-relative spelling used in every tool result ('.' for the root)."""

@@ -55,7 +55,11 @@ def _files(workspace: Workspace, start: Path, walk: _Walk) -> Iterator[tuple[Pat
         yield start, workspace.relative(start)
         return
     for directory, dirnames, filenames in os.walk(start, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS and not workspace.is_private(Path(directory, d).absolute())
+        )
         for name in sorted(filenames):
             if walk.files >= MAX_FILES:
                 walk.stopped = f"the walk stopped after {MAX_FILES} files"
