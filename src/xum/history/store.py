@@ -273,7 +273,12 @@ class HistoryStore:
             bounds = visible_bounds(self.layout)
             archive = _open(paths(self.layout).archive)
             chat = _open(paths(self.layout).chat)
-        return archive, bounds.archive_end, chat, bounds.chat_end
+            # Only up to the last newline: a torn tail is not data, and once the lock is
+            # released a writer may recover it away and write a batch over those offsets,
+            # whose first lines would then show without the rest (R28).
+            archive_end = _complete_end(archive, bounds.archive_end)
+            chat_end = _complete_end(chat, bounds.chat_end)
+        return archive, archive_end, chat, chat_end
 
     def lines(self) -> Iterator[StoredLine]:
         archive, archive_end, chat, chat_end = self._snapshot()
@@ -306,6 +311,20 @@ class HistoryStore:
 
     def verify(self) -> VerifyReport:
         return verify_layout(self.layout)
+
+
+def _complete_end(f: BinaryIO | None, end: int) -> int:
+    """Offset just past the last newline in ``f[0:end]`` (0 when there is none)."""
+    if f is None:
+        return 0
+    pos = end
+    while pos > 0:
+        n = min(1 << 16, pos)
+        at = os.pread(f.fileno(), n, pos - n).rfind(b"\n")
+        if at >= 0:
+            return pos - n + at + 1
+        pos -= n
+    return 0
 
 
 def _open(path: os.PathLike[str]) -> BinaryIO | None:
