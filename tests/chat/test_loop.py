@@ -242,3 +242,20 @@ def test_an_unknown_starting_agent_is_a_usage_error(tmp_path: Path) -> None:
     c = chat(tmp_path, [])
     with pytest.raises(UsageError, match="unknown agent 'nosuch'"):
         c.run([], agent_name="nosuch")
+
+
+def test_approximate_counting_changes_only_the_meter(tmp_path: Path) -> None:
+    """approximateCounting is for display: the meter uses characters / 4 (here far above the
+    real count of a repetitive reply), while the engine keeps counting exactly."""
+    reply = "-" * 12000  # 12,000 characters, about 200 real tokens
+    (tmp_path / "exact").mkdir()
+    (tmp_path / "approx").mkdir()
+    exact = chat(tmp_path / "exact", [{"text": reply}], context_window=20000)
+    exact.run(["hi"])
+    approx = chat(tmp_path / "approx", [{"text": reply}], context_window=20000)
+    approx.settings(approximateCounting=True)
+    approx.run(["hi"])
+    exact_after = int(meters(exact.text)[-1].split("%")[0])
+    approx_after = int(meters(approx.text)[-1].split("%")[0])
+    assert approx_after > exact_after + 5
+    assert exact.rows()[-1].metadata["usage"] == approx.rows()[-1].metadata["usage"]

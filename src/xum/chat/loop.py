@@ -36,6 +36,7 @@ from xum.providers.request import ProviderRequest
 from xum.session import Session
 from xum.session.admission import Cancellation
 from xum.settings import load_settings, parse_cli_value, settings_path, update_settings
+from xum.tokens import approximate_request
 
 T = TypeVar("T")
 
@@ -132,7 +133,13 @@ class ChatLoop:
         request = ProviderRequest(
             s.build_system(), tuple(active_rows(window)), s.advertised_tools()
         )
-        tokens = max(s.count(request), reported_usage(window))
+        # The meter is display only: with approximateCounting it may use characters / 4;
+        # the engine's guards always count with the real encoding (R17).
+        if load_settings(settings_path(s.layout.home)).approximate_counting:
+            counted = approximate_request(request.system, request.rows, request.tools).tokens
+        else:
+            counted = s.count(request)
+        tokens = max(counted, reported_usage(window))
         return meter_text(
             s.budget.percent(tokens), s.config.threshold, experiment=s.config.experiment
         )
