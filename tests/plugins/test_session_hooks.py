@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tests.session.helpers import Harness, echo, harness, request_text
+from tests.session.helpers import Harness, echo, harness
 from xum.context.boundaries import is_strict_rollover
 from xum.events import Event, RolledOver
 from xum.messages import make_row
@@ -154,60 +154,90 @@ def test_adapter_text_is_counted_in_the_rollover_fit_check(tmp_path: Path) -> No
     assert h.requests() == []
 
 
+class ChangeAfterAdmission:
+    """A registry with a sandboxed adapter ("PINNED"); right after the first rollover is
+    admitted (its RolledOver event), the adapter is unregistered and unrestricted middleware
+    ("LATE", plugin "late") is registered, under the running turn."""
+
+    def __init__(self) -> None:
+        self.registry = PluginRegistry()
+        self.pinned = self.registry.plugin("pinned", sandboxed=True)
+        self.registration = self.pinned.add_adapter(lambda ctx: Append("PINNED"))
+        self.rolled: list[RolledOver] = []
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, RolledOver):
+            return
+        self.rolled.append(event)
+        if len(self.rolled) == 1:
+            self.pinned.unregister(self.registration)
+            self.registry.plugin("late").add_middleware(system_line("LATE"))
+
+
 def test_registry_changes_after_admission_reach_the_next_admission_only(
     tmp_path: Path,
 ) -> None:
     h = full_window(
         tmp_path,
         [
-            {"error": {"kind": "context_overflow"}},  # the prepared request: backstop retry
+            {"toolCalls": [echo("x", 1)]},
             {"text": "done", "usage": {"inputTokens": 5000, "outputTokens": 10}},
             {"text": "after the plugin was disposed"},
         ],
     )
-    registry = PluginRegistry()
-    pinned = registry.plugin("pinned", sandboxed=True)
-    registration = pinned.add_adapter(lambda ctx: Append("PINNED"))
-    session = with_plugins(h, registry)
-    events: list[Event] = []
-
-    def on_event(event: Event) -> None:
-        events.append(event)
-        if isinstance(event, RolledOver) and len(events_of(events)) == 1:
-            # Right after the first admission: the registry changes under the running turn.
-            pinned.unregister(registration)
-            registry.plugin("late").add_middleware(system_line("LATE"))
-
-    session.on_event = on_event
+    change = ChangeAfterAdmission()
+    session = with_plugins(h, change.registry)
+    session.on_event = change
 
     first = session.send("the new question")
 
-    # The backstop retry reused the admission's snapshot: not blocked by the late
-    # middleware, still running the unregistered adapter, never running the new middleware.
+    # Every request of the rollover turn ran the admission's snapshot: the unregistered
+    # adapter still, the middleware registered after admission never.
     assert first.status == "completed", first.reason
-    assert [e.reason for e in events_of(events)] == ["on-send", "context-exceeded"]
-    prepared, retry = h.requests()
-    assert prepared.system.endswith("PINNED") and retry.system.endswith("PINNED")
-    assert "LATE" not in request_text(prepared) + request_text(retry)
+    prepared, after_tool = h.requests()
+    assert prepared.system.endswith("PINNED") and after_tool.system.endswith("PINNED")
+    assert "LATE" not in prepared.system + after_tool.system
 
     # The next admission takes a new snapshot: the late middleware blocks it.
     before = transcript_bytes(h)
-    second = session.send("next")
+    second = session.send("next")  # the last step's usage puts it over the trigger
     assert second.status == "paused"
     assert second.reason is not None and "late" in second.reason
     assert transcript_bytes(h) == before
     assert len(h.requests()) == 2
 
     # Once disposed, it no longer applies; the unregistered adapter is gone too.
-    registry.dispose("late")
+    change.registry.dispose("late")
     third = session.send("again")
     assert third.status == "completed" and third.rollovers == 1
     last = h.requests()[-1]
     assert "PINNED" not in last.system and "LATE" not in last.system
 
 
-def events_of(events: list[Event]) -> list[RolledOver]:
-    return [e for e in events if isinstance(e, RolledOver)]
+def test_the_backstop_retry_of_a_rollover_turn_reuses_its_snapshot(tmp_path: Path) -> None:
+    """The provider rejects a request of the rollover turn as too large; the emergency
+    rollover that retries it runs the admission's snapshot, so the middleware registered
+    since neither blocks it nor runs."""
+    h = full_window(
+        tmp_path,
+        [
+            {"toolCalls": [echo("x", 1)]},
+            {"error": {"kind": "context_overflow"}},
+            {"text": "done"},
+        ],
+    )
+    change = ChangeAfterAdmission()
+    session = with_plugins(h, change.registry)
+    session.on_event = change
+
+    result = session.send("the new question")
+
+    assert result.status == "completed", result.reason
+    assert [e.reason for e in change.rolled] == ["on-send", "context-exceeded"]
+    requests = h.requests()
+    assert len(requests) == 3  # prepared, after the tool step (rejected), the retry
+    assert all(r.system.endswith("PINNED") for r in requests)
+    assert not any("LATE" in r.system for r in requests)
 
 
 def test_disposal_revokes_the_pinned_snapshot_live(tmp_path: Path) -> None:
