@@ -10,6 +10,9 @@ Only newline-terminated lines are data (the scanners enforce that). On top of th
 * **Rotation in flight.** While a ``rotate`` marker exists and chat is still the file it
   names (same inode), the archive is visible only up to its size before the rotation, so the
   rows being moved are not seen twice.
+* **Clear in flight.** While a ``clear`` marker exists nothing is visible: recovery always
+  completes a clear, and what a crash left between its unlinks (the archive without chat)
+  may lie below a manual reset that was in chat (R11).
 
 Readers that page take the store lock (R30), so in a live system they never see either
 state; the rule is what makes a crashed, not yet recovered, transcript safe to read.
@@ -61,6 +64,8 @@ def visible_bounds(layout: Layout) -> Bounds:
         marker = read_marker(layout)
     except MarkerUnreadable:
         marker = None
+    if marker is not None and marker.op == "clear":
+        return Bounds(archive_end=0, chat_end=0, receipt=receipt)
     if (
         marker is not None
         and marker.op == "rotate"
