@@ -1,0 +1,85 @@
+"""Data flows one way: pure modules never import the I/O layers (STYLE.md, "The shape of the
+house"). Checked from the source, so an upward import fails here before it spreads."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "xum"
+
+PURE = [
+    "messages.py",
+    "errors.py",
+    "workspace.py",
+    "events.py",
+    "context",
+    "policy/rules.py",
+    "policy/agents.py",
+    "policy/frontmatter.py",
+    "memory/hot.py",
+    "tokens/registry.py",
+    "tokens/chunking.py",
+    "tools/bounds.py",
+    "tools/editing.py",
+    "tools/globs.py",
+    "chat/commands.py",
+    "chat/meter.py",
+]
+IO_LAYERS = (
+    "xum.history",
+    "xum.providers",
+    "xum.tools",
+    "xum.session",
+    "xum.retrieval",
+    "xum.cli",
+    "xum.chat",
+    "xum.demo",
+    "xum.memory.store",
+    "xum.settings",
+    "xum.plugins",
+)
+
+
+def _modules(entry: str) -> list[Path]:
+    path = SRC / entry
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path]
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize("entry", PURE)
+def test_pure_modules_do_not_import_io_layers(entry: str) -> None:
+    modules = _modules(entry)
+    assert modules, f"{entry} does not exist any more: update this list"
+    for module in modules:
+        parts = module.relative_to(SRC).with_suffix("").parts
+        # A module may use helpers of its own package (tools/editing.py → tools/base.py).
+        own_package = f"xum.{parts[0]}." if len(parts) > 1 else None
+        upward = {
+            name
+            for name in _imports(module)
+            if any(name == layer or name.startswith(layer + ".") for layer in IO_LAYERS)
+            and not (own_package and name.startswith(own_package))
+        }
+        assert not upward, f"{module.relative_to(SRC)} imports {sorted(upward)}"
+
+
+def test_modules_stay_small() -> None:
+    """One idea per module: split before 600 lines (STYLE.md)."""
+    big = {
+        str(p.relative_to(SRC)): n
+        for p in SRC.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 600
+    }
+    assert not big, big
