@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.session.helpers import echo, harness
 from xum.context.assembly import last_step_usage
 from xum.context.budget import Action, Budget, Situation, decide
@@ -70,12 +68,6 @@ def test_decide_experiment_off_empty_window_continues() -> None:
     assert decide(budget, situation).action is Action.CONTINUE
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="R5/R6: a provider overflow right after an on-send rollover triggers a second, "
-    "emergency rollover in the same turn that seals a window holding only the lead-in and "
-    "the user's message (nothing a fresh window could shrink), then pauses anyway",
-)
 def test_overflow_right_after_a_rollover_pauses_without_a_second_rollover(
     tmp_path: Path,
 ) -> None:

@@ -4,6 +4,7 @@ window (R15), end to end."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from tests.session.helpers import echo, harness
@@ -78,3 +79,40 @@ def test_warning_once_per_window_and_notes_reach_the_next_window(tmp_path: Path)
     new_window = h.requests()[-1]
     assert "NOTE: parser done" in new_window.system
     assert "context-notes.md" in new_window.system
+
+
+def test_mid_turn_compaction_goes_on_with_a_user_side_continuation(tmp_path: Path) -> None:
+    """Experiment off: the threshold at a settled step compacts, and the next request ends
+    with a user row, never on the summary (an assistant row a provider would take as a
+    prefill)."""
+    h = harness(
+        tmp_path,
+        [
+            {"toolCalls": [echo("alpha", 1400)]},
+            {"toolCalls": [echo("beta", 1400)]},
+            {"toolCalls": [echo("gamma", 1400)]},  # crosses 4400 → automatic compaction
+            {"text": "Summary: echoed alpha, beta and gamma."},
+            {"text": "all three done"},
+        ],
+        context_window=WINDOW,
+    )
+    result = h.session(experiment=False, threshold=50).send("run three echoes")
+    assert result.status == "completed", result.reason
+    assert [e.reason for e in h.events if isinstance(e, Compacted)] == ["automatic"]
+    after = h.requests()[-1]
+    assert after.rows[0].flag("compactionBoundary")
+    assert after.rows[-1].role == "user"
+    assert after.rows[-1].mux_type == "context-window-continuation"
+    assert "gamma gamma" not in json.dumps([r.text for r in after.rows])
+
+
+def test_an_agent_without_the_memory_tool_gets_no_memory(tmp_path: Path) -> None:
+    """R15: the experiment never turns memory on; memory is on for agents that may use it."""
+    h = harness(tmp_path, [{"text": "a"}, {"text": "b"}], context_window=WINDOW)
+    h.layout.notes.parent.mkdir(parents=True)
+    h.layout.notes.write_text("NOTE: secret plan")
+    h.agent_file("nomem", "---\nbase: exec\ntools:\n  remove: [memory]\n---\n")
+    h.session(agent="nomem").send("hi")
+    assert "secret plan" not in h.requests()[-1].system
+    h.session().send("hi again")
+    assert "secret plan" in h.requests()[-1].system

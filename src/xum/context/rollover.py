@@ -47,6 +47,28 @@ CONTINUATION_TEXT = (
 )
 
 
+COMPACTION_CONTINUATION_TEXT = (
+    "[xum] The conversation so far was summarized above to make room. Continue the task "
+    "from where it stopped; do not repeat tool calls that already ran."
+)
+
+
+def compaction_continuation_row(*, row_id: str, now_ms: int) -> Row:
+    """After an automatic compaction in the middle of a turn: the synthetic user row that lets
+    the turn go on after the summary."""
+    return make_row(
+        "user",
+        COMPACTION_CONTINUATION_TEXT,
+        id=row_id,
+        metadata={
+            "timestamp": now_ms,
+            "synthetic": True,
+            "uiVisible": False,
+            "muxMetadata": {"type": CONTINUATION_TYPE},
+        },
+    )
+
+
 def boundary_row(
     *,
     row_id: str,

@@ -142,10 +142,16 @@ class Session:
         """The agent's prompt, a freshly read memory context (R15) and the edited-file
         carryover (R4): ``carried`` when given (a rollover's candidate window), else the list
         the current window (``window``, loaded when omitted) was given when it opened."""
-        entries = select_memory(
-            load_memories(self.layout),
-            token_budget_mode=self.config.experiment,
-            count=lambda text: count_text(text, self._token_model).tokens,
+        # Memory is on for an agent that may use the memory tool; the experiment adds the
+        # notes entry but never turns memory on by itself (R15).
+        entries = (
+            select_memory(
+                load_memories(self.layout),
+                token_budget_mode=self.config.experiment,
+                count=lambda text: count_text(text, self._token_model).tokens,
+            )
+            if self.allowed("memory")
+            else []
         )
         if carried is None:
             carried = self.carryover.carried_into(self.window() if window is None else window)

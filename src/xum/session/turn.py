@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 from xum.context.active import active_rows, has_sealable_context
 from xum.context.assembly import current_window_id, last_step_usage, warned_in_window
 from xum.context.budget import Action, Decision, Situation, decide, rollover_label
-from xum.context.rollover import RolloverReason, quarantined, warning_row
+from xum.context.rollover import (
+    RolloverReason,
+    compaction_continuation_row,
+    quarantined,
+    warning_row,
+)
 from xum.errors import (
     CompactionFailed,
     ContextOverflowError,
@@ -252,6 +257,9 @@ class Turn:
             return self._request(system, window), window, system
         if decision.action is Action.COMPACT:
             self._auto_compact()
+            # The turn goes on: a user-side continuation follows the summary, so the request
+            # never ends on an assistant row (which a provider would take as a prefill).
+            s._append([compaction_continuation_row(row_id=s.new_id("continue"), now_ms=s.clock())])
             window = s.window()
             system = s.build_system(window)  # with the carryover the new window was given
             return self._request(system, window), window, system
@@ -271,6 +279,8 @@ class Turn:
             or self.emergency_used
             or not s._may_use_history()
             or not has_sealable_context(window)
+            # Only the lead-in and the message itself: a fresh window would hold the same.
+            or not any(r.role == "assistant" for r in active_rows(window))
         ):
             raise TurnPaused(f"the provider rejected the request as too large: {exc.message}")
         self.emergency_used = True
