@@ -53,6 +53,7 @@ class SessionMaker:
             # plan/explore are narrowed by a caller restriction (xum.tools.profile): keep it.
             restrictions=fresh.policy.restrictions,
             on_event=on_event,
+            plugins=fresh.plugins,  # built from the (possibly changed) plugins setting
         )
 
     def agents(self) -> list[str]:
