@@ -310,7 +310,11 @@ class HistoryStore:
                 yield line.row
 
     def verify(self) -> VerifyReport:
-        return verify_layout(self.layout)
+        # Under the lock: an append or rewrite in flight in another process looks exactly
+        # like an interrupted one (pending receipt, marker), which is damage only once no
+        # writer holds the lock.
+        with self.locked():
+            return verify_layout(self.layout)
 
 
 def _complete_end(f: BinaryIO | None, end: int) -> int:

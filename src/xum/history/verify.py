@@ -4,7 +4,8 @@ Damage (``problems``, exit 1): an interrupted rewrite/rotation/truncation (a mar
 partial batch or a pending receipt left by a crash, a broken or mismatched receipt, a torn
 tail, sequences out of order. Warnings: unparseable or oversized complete lines (kept by
 writers, skipped by readers), a transcript without a receipt (e.g. a copied Xum session).
-Nothing is changed, and no lock is taken beyond what the filesystem gives.
+Nothing is changed. :func:`verify_layout` takes no lock; ``HistoryStore.verify`` calls it
+under the store's lock, so a change another process has in flight is not reported as damage.
 """
 
 from __future__ import annotations
