@@ -22,6 +22,7 @@ import os
 from contextlib import closing
 from pathlib import Path
 
+from xum.errors import RowDecodeError
 from xum.fsutil import file_size, fsync_dir, read_range, sha256_range, write_all
 from xum.history.marker import (
     Marker,
@@ -45,6 +46,7 @@ from xum.history.reports import RecoveryReport
 from xum.history.rotation import batch_cut, finish_rotation, rotate
 from xum.history.scan import RESET_MARKER, Source, scan_backward
 from xum.history.sequence import disk_next_sequence
+from xum.messages import decode_row
 from xum.workspace import Layout
 
 _WINDOW = 64 * 1024  # digest window before a truncation point
@@ -243,6 +245,29 @@ def _mentions_reset(path: os.PathLike[str], start: int, stop: int) -> bool:
     return False
 
 
+_MAX_SEALED_ROW = 1 << 20
+
+
+def _is_complete_row(path: os.PathLike[str], start: int, stop: int) -> bool:
+    if stop - start > _MAX_SEALED_ROW:
+        return False
+    try:
+        decode_row(read_range(Path(path), start, stop))
+    except RowDecodeError:
+        return False
+    return True
+
+
+def _seal(layout: Layout, source: Source, *, durable: bool) -> None:
+    fd = os.open(_path(layout, source), os.O_WRONLY | os.O_APPEND)
+    try:
+        write_all(fd, b"\n")
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fix_torn_tail(
     layout: Layout, source: Source, report: RecoveryReport, *, durable: bool
 ) -> None:
@@ -251,14 +276,14 @@ def _fix_torn_tail(
         return
     start, size, reset = torn
     name = "chat-archive.jsonl" if source == "archive" else "chat.jsonl"
+    if not reset and _is_complete_row(_path(layout, source), start, size):
+        # xum's own appends are journaled, so an unjournaled tail came from another writer;
+        # one that is a whole row only lacks its newline (an editor, a copy): it is data.
+        _seal(layout, source, durable=durable)
+        report.actions.append(f"sealed a complete last row of {name} that had no newline")
+        return
     if reset:
-        fd = os.open(_path(layout, source), os.O_WRONLY | os.O_APPEND)
-        try:
-            write_all(fd, b"\n")
-            if durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+        _seal(layout, source, durable=durable)
         report.actions.append(
             f"sealed a torn tail of {name} that mentions a reset boundary (kept, R11)"
         )
