@@ -122,3 +122,15 @@ def test_batch_with_unencodable_row_appends_nothing(make_store: Factory) -> None
         store.append([make_row("user", "ok", id="ok"), bad])
     assert [r.id for r in store.rows()] == ["a"]
     assert store.next_sequence() == 1
+
+
+def test_a_boundary_is_never_quarantined(make_store: Factory) -> None:
+    """R11: no automatic rewrite may erase a floor (or any context boundary)."""
+    store = make_store()
+    reset = make_row("assistant", id="r", metadata={"contextBoundaryKind": "reset"})
+    store.append([make_row("user", "before", id="u0"), reset])
+    with pytest.raises(StoreError, match="boundary") as info:
+        store.quarantine("1")
+    assert info.value.code == "not_quarantinable"
+    assert [r.id for r in store.rows()][-1] == "r"
+    assert "contextBudgetRejected" not in list(store.rows())[-1].metadata

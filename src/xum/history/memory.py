@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
+from xum.context.boundaries import is_boundary
 from xum.errors import StoreError
 from xum.history.batch import encode_batch, matches_item, parse_import, stamp
 from xum.history.quarantine import quarantined
@@ -66,6 +67,11 @@ class InMemoryStore:
             if found is None:
                 raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
             source, i, row = found
+            if is_boundary(row):
+                raise StoreError(
+                    f"item {item_id!r} is a context boundary and cannot be quarantined",
+                    code="not_quarantinable",
+                )
             new = quarantined(row)
             self._files[source][i] = encode_row(new) + b"\n"
             return new

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import BinaryIO
 
+from xum.context.boundaries import is_boundary
 from xum.errors import ReceiptError, StoreError
 from xum.fsutil import fsync_dir, write_all
 from xum.history import lock as _lock
@@ -236,6 +237,12 @@ class HistoryStore:
                 raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
             source, line = found
             assert line.row is not None
+            if is_boundary(line.row):
+                # R11: the system never erases a floor (or any boundary) by a rewrite.
+                raise StoreError(
+                    f"item {item_id!r} is a context boundary and cannot be quarantined",
+                    code="not_quarantinable",
+                )
             new = quarantined(line.row)
             if new is line.row:
                 return new
