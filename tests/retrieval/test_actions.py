@@ -224,3 +224,36 @@ def test_cli_answers_line_by_line(xum_home: Path) -> None:
     assert proc.wait() == 0
     proc.stdout.close()
     assert seen == ["4", "3", "2", "1", "0"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"cmd":"ls -la"',  # re-rendered compact JSON; the raw line has spaces
+        "[tool bash]",  # xum's own words around a name from the raw line
+        "exit code: 2",  # letters, digits and punctuation
+        "Ünïcode façade",  # non-ASCII around an ASCII letter run
+    ],
+)
+def test_search_with_punctuation_finds_re_rendered_text(xum_home: Path, query: str) -> None:
+    """Queries that are not a plain word are prefiltered by their longest letter run; the
+    prefilter must never drop a line whose projection holds the query."""
+    raw = (
+        b'{"id":"t","role":"assistant","metadata":{"historySequence":0},"parts":'
+        b'[{"type":"dynamic-tool","toolCallId":"c","toolName":"bash","state":"output-available",'
+        b'"input": {"cmd": "ls -la"},"output":"exit code: 2"}]}'
+    )
+    text = encode_row(
+        make_row(
+            "user", "an \u00dcn\u00efcode fa\u00e7ade", id="u", metadata={"historySequence": 1}
+        )
+    )
+    filler = [
+        encode_row(
+            make_row("user", f"unrelated {i}", id=f"f{i}", metadata={"historySequence": 2 + i})
+        )
+        for i in range(5)
+    ]
+    result = tool_for(xum_home, [raw, text, *filler]).call({"action": "search", "query": query})
+    assert result["ok"] is True, result
+    assert len(result["items"]) == 1, result
