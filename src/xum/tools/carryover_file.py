@@ -155,6 +155,10 @@ class CarryoverFile:
 
     def publish(self, anchor: Anchor, new_boundary_id: str, files: Sequence[FileState]) -> None:
         with self.store.locked():
+            if not files and not self.path.exists():
+                # Nothing was edited and nothing is carried: the new window is given an empty
+                # list either way, so there is nothing to persist (and two fsyncs to save).
+                return
             self._save(handed_off(self.load(), anchor, new_boundary_id, files))
 
 
