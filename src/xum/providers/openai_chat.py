@@ -51,6 +51,7 @@ from xum.providers.request import (
     to_messages,
 )
 from xum.providers.retry import RetryPolicy, run_with_retries
+from xum.providers.sdk_base import SdkProvider
 from xum.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ class ChatStream:
 # -- the provider ------------------------------------------------------------------------------
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(SdkProvider):
     def __init__(
         self,
         model: str,
@@ -239,26 +240,10 @@ class OpenAIChatProvider:
         key_env: str | None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        self._model = model
-        self._name = model.partition(":")[2]
+        super().__init__(model, context_window=context_window, encoding=encoding, retry=retry)
         self._client = client
-        self._context_window = context_window
-        self._encoding = encoding
         self.label = label
         self.key_env = key_env
-        self.retry = retry if retry is not None else RetryPolicy()
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def context_window(self) -> int:
-        return self._context_window
-
-    @property
-    def encoding(self) -> str:
-        return self._encoding
 
     def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
         # Translated once: every retry sends the same body.
