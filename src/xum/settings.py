@@ -37,12 +37,16 @@ from xum.errors import LockTimeout, SettingsError, UsageError
 from xum.fsutil import atomic_write
 from xum.plugins.config import PluginSpec, parse_plugins
 from xum.providers.model_ref import parse_model
+from xum.tokens.encodings import ENCODING_NAMES
 
 THRESHOLD_OFF = 100
 THRESHOLD_PREFIX = "threshold."
 #: ``contextWindow.<provider:model>``: the model's context limit in tokens, overriding the
 #: table in :mod:`xum.providers.limits` (required for models the table does not know).
 CONTEXT_WINDOW_PREFIX = "contextWindow."
+#: ``encoding.<provider:model>``: the bundled encoding to count a model with that no known
+#: family covers (a local fine-tune behind an OpenAI-compatible server).
+ENCODING_PREFIX = "encoding."
 LOCK_TIMEOUT_SECONDS = 10.0
 
 Validator = Callable[[str, Any], Any]
@@ -100,6 +104,12 @@ class KeySpec:
     help: str
 
 
+def _encoding(key: str, value: Any) -> str:
+    if value not in ENCODING_NAMES:
+        raise SettingsError(f"{key} must be one of {', '.join(ENCODING_NAMES)}", key=key)
+    return str(value)
+
+
 def _model(key: str, value: Any) -> str:
     if not isinstance(value, str):
         raise SettingsError(f"{key} must be a model string provider:name", key=key)
@@ -148,12 +158,25 @@ def _validator(key: str) -> Validator:
         except UsageError as exc:
             raise SettingsError(f"{key}: {exc.message}", key=key) from None
         return _tokens
-    known = ", ".join([*KEYS, "threshold.<provider:model>", "contextWindow.<provider:model>"])
+    if key.startswith(ENCODING_PREFIX):
+        try:
+            parse_model(key.removeprefix(ENCODING_PREFIX))
+        except UsageError as exc:
+            raise SettingsError(f"{key}: {exc.message}", key=key) from None
+        return _encoding
+    known = ", ".join(
+        [
+            *KEYS,
+            "threshold.<provider:model>",
+            "contextWindow.<provider:model>",
+            "encoding.<provider:model>",
+        ]
+    )
     raise SettingsError(f"unknown setting {key!r}; known settings: {known}", key=key)
 
 
 def is_known(key: str) -> bool:
-    return key in KEYS or key.startswith((THRESHOLD_PREFIX, CONTEXT_WINDOW_PREFIX))
+    return key in KEYS or key.startswith((THRESHOLD_PREFIX, CONTEXT_WINDOW_PREFIX, ENCODING_PREFIX))
 
 
 def validate(key: str, value: Any) -> Any:

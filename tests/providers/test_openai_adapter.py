@@ -22,6 +22,7 @@ from xum.providers.fallback import FallbackProvider
 from xum.providers.openai_chat import OpenAIChatProvider, chat_messages
 from xum.providers.registry import create_provider
 from xum.providers.retry import RetryPolicy
+from xum.session import Session
 from xum.settings import Settings
 
 from .replay import Replay, error, no_wait, sse
@@ -242,8 +243,21 @@ def test_unknown_window_or_missing_url_is_clear(model: str, settings: Settings,
 def test_unknown_tokenizer_is_clear() -> None:
     settings = (Settings().with_value("contextWindow.openai-compatible:my-model", 8192)
                 .with_value("openai-compatible.baseUrl", "http://localhost:8080/v1"))
-    with pytest.raises(UnknownModelError, match="tokenizer"):
+    with pytest.raises(UnknownModelError, match=r"encoding\.openai-compatible:my-model"):
         create_provider("openai-compatible:my-model", environ={}, settings=settings)
+
+
+def test_a_named_encoding_lets_an_unknown_model_run_and_be_counted() -> None:
+    """A local fine-tune: the user names the bundled encoding to count it with."""
+    settings = (Settings().with_value("contextWindow.openai-compatible:my-model", 8192)
+                .with_value("openai-compatible.baseUrl", "http://localhost:8080/v1")
+                .with_value("encoding.openai-compatible:my-model", "cl100k_base"))
+    made = create_provider("openai-compatible:my-model", environ={}, settings=settings)
+    assert made.encoding == "cl100k_base"
+    token_model = Session._resolve_token_model(made)
+    assert (token_model.encoding, token_model.exact) == ("cl100k_base", True)
+    with pytest.raises(UsageError, match=r"must be one of"):
+        Settings().with_value("encoding.openai-compatible:my-model", "gpt2")
 
 
 def test_a_stream_that_breaks_after_text_is_not_retried() -> None:

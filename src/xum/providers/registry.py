@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from xum.errors import UnknownModelError
 from xum.providers.base import Provider, RequestCounter
@@ -27,7 +28,7 @@ from xum.providers.limits import context_window
 from xum.providers.model_ref import ModelRef, parse_model
 from xum.providers.retry import RetryPolicy
 from xum.providers.scripted import ScriptedProvider
-from xum.settings import Settings
+from xum.settings import ENCODING_PREFIX, Settings
 from xum.tokens.registry import find_family
 
 FALLBACK_SETTING = "fallbackModel"
@@ -91,7 +92,7 @@ def _create_one(
         return ScriptedProvider.from_file(path, counter=counter, state_dir=state_dir,
                                           model=model)
     window = context_window(ref, settings.values)
-    encoding = model_encoding(ref)
+    encoding = model_encoding(ref, settings.values)
     if ref.provider == "anthropic":
         from xum.providers import anthropic_messages
 
@@ -105,14 +106,19 @@ def _create_one(
                              http_client=http_client, retry=retry)
 
 
-def model_encoding(ref: ModelRef) -> str:
-    """The encoding the engine counts ``ref`` with (R17: never a characters-per-token guess)."""
+def model_encoding(ref: ModelRef, settings: Mapping[str, Any] | None = None) -> str:
+    """The encoding the engine counts ``ref`` with (R17: never a characters-per-token guess):
+    the ``encoding.<provider:model>`` setting where the user named one, else its family's."""
+    override = (settings or {}).get(f"{ENCODING_PREFIX}{ref}")
+    if isinstance(override, str):
+        return override
     family = find_family(str(ref))
     if family is None:
         raise UnknownModelError(
             str(ref),
             "xum knows no tokenizer for this model family, and its size guards count with "
             "the model's real encoding (SPEC R17); known families: OpenAI, Claude, Gemini, "
-            "DeepSeek, Qwen, Llama, Mistral",
+            f"DeepSeek, Qwen, Llama, Mistral. Name one: xum settings set {ENCODING_PREFIX}{ref} "
+            "o200k_base",
         )
     return family.encoding

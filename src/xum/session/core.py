@@ -60,7 +60,7 @@ from xum.session.turn import Turn
 from xum.session.turn_hooks import TurnHooks
 from xum.session.window import load_window
 from xum.tokens import count_request, count_text
-from xum.tokens.registry import TokenModel, resolve
+from xum.tokens.registry import TokenModel, find_family, resolve
 from xum.tools.base import ToolRegistry
 from xum.tools.carryover import FileState, with_carryover
 from xum.tools.carryover_file import CarryoverFile, Handoff
@@ -120,7 +120,9 @@ class Session:
 
     @staticmethod
     def _resolve_token_model(provider: Provider) -> TokenModel:
-        if provider.model.startswith("scripted:"):
+        # A known family counts with its encoding and correction factor; a scripted model or
+        # one the user named an encoding for (``encoding.<model>``) counts with that encoding.
+        if provider.model.startswith("scripted:") or find_family(provider.model) is None:
             return resolve(provider.model, provider.encoding)
         return resolve(provider.model)
 
