@@ -60,8 +60,11 @@ def _wants_color() -> bool:
 @click.command("chat")
 @click.option("-m", "--model", default=None, help="Model as provider:name (e.g. scripted:s.json).")
 @click.option("--agent", "agent_name", default=None, help="exec, plan, explore or a custom agent.")
+@click.option(
+    "--tui", is_flag=True, help="Full-screen terminal UI (needs the tui extra: xum[tui])."
+)
 @click.pass_obj
-def chat(obj: CliContext, model: str | None, agent_name: str | None) -> None:
+def chat(obj: CliContext, model: str | None, agent_name: str | None, tui: bool) -> None:
     """Talk with the agent, one message per line.
 
     \b
@@ -74,8 +77,14 @@ def chat(obj: CliContext, model: str | None, agent_name: str | None) -> None:
       /help, /exit         (end of input, Ctrl-D, also leaves)
 
     Ctrl-C stops a running turn at its next safe point; steps that settled stay on disk.
-    Ctrl-C twice at the prompt leaves.
+    Ctrl-C twice at the prompt leaves. With --tui the same chat runs full-screen (Escape
+    also stops a turn; Ctrl-D or Ctrl-Q leaves).
     """
+    if tui:
+        # Imported here so that the line chat never loads Textual.
+        from xum.tui import run_tui
+
+        sys.exit(run_tui(SessionMaker(obj.layout, Path.cwd(), model), agent_name=agent_name))
     interactive = sys.stdin.isatty()
     if interactive:
         _enable_line_editing()

@@ -1,0 +1,91 @@
+"""Driving :class:`xum.tui.app.ChatApp` headless with a pilot, over the line chat's test
+harness (a real store and the scripted provider in a temporary XUM_HOME)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from tests.chat.helpers import Chat
+from xum.tui.app import ChatApp
+from xum.tui.lines import Line
+
+SIZE = (110, 40)
+
+
+async def until(pilot: Pilot[int], ready: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Let the app run until ``ready()`` holds (a condition, never a fixed wait)."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, "the app never reached the expected state"
+        await pilot.pause(0.01)
+
+
+async def submit(pilot: Pilot[int], text: str) -> None:
+    pilot.app.query_one("#prompt", Input).value = text
+    await pilot.press("enter")
+
+
+def lines(app: ChatApp) -> list[Line]:
+    return app.transcript.lines()
+
+
+def shows(app: ChatApp, kind: str, text: str) -> bool:
+    """Some entry of this kind contains ``text``."""
+    return any(line.kind == kind and text in line.text for line in lines(app))
+
+
+async def at_prompt(pilot: Pilot[int], app: ChatApp, count: int) -> None:
+    """Wait until the loop has asked for its ``count``-th line (the previous one is done)."""
+    await until(pilot, lambda: app.prompts >= count)
+
+
+def run_app(
+    c: Chat, scenario: Callable[[ChatApp, Pilot[int]], Awaitable[None]],
+    *, agent_name: str | None = None,
+) -> ChatApp:
+    import asyncio
+
+    app = ChatApp(c.source(), agent_name=agent_name)
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await scenario(app, pilot)
+
+    asyncio.run(main())
+    return app
+
+
+class RequestGate:
+    """Holds each scripted provider step until let through: the script's ``requestLog`` is a
+    FIFO, and a step that opens it for writing waits for this reader (a slow provider call,
+    made deterministic)."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.path = path
+        self.passed = 0
+        self._permits = threading.Semaphore(0)
+        self._free = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            if not self._free.is_set():
+                self._permits.acquire()
+            with self.path.open("rb") as fifo:
+                fifo.read()
+            self.passed += 1
+
+    def allow_one(self) -> None:
+        self._permits.release()
+
+    def open_wide(self) -> None:
+        self._free.set()
+        self._permits.release()
