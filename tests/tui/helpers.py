@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -23,7 +24,9 @@ async def until(pilot: Pilot[int], ready: Callable[[], bool], timeout: float = 1
     """Let the app run until ``ready()`` holds (a condition, never a fixed wait)."""
     deadline = time.monotonic() + timeout
     while not ready():
-        assert time.monotonic() < deadline, "the app never reached the expected state"
+        if time.monotonic() > deadline:
+            shown = "\n".join(f"{line.kind}: {line.text[:120]}" for line in lines(pilot.app))
+            raise AssertionError(f"the app never reached the expected state; it shows:\n{shown}")
         await pilot.pause(0.01)
 
 
@@ -32,7 +35,8 @@ async def submit(pilot: Pilot[int], text: str) -> None:
     await pilot.press("enter")
 
 
-def lines(app: ChatApp) -> list[Line]:
+def lines(app: App[int]) -> list[Line]:
+    assert isinstance(app, ChatApp)
     return app.transcript.lines()
 
 

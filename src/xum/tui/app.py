@@ -41,6 +41,7 @@ from xum.tui.lines import (
     Line,
     event_lines,
     history_lines,
+    machine,
     output_line,
     prompt_meter,
     usage_meter,
@@ -121,6 +122,7 @@ class ChatApp(App[int]):
         self._who = ""
         #: How many lines the loop has asked for: each one means the previous line is done.
         self.prompts = 0
+        self._waiting = False  # the loop is waiting for a line and none has been typed
         self.loop = ChatLoop(
             _ViewSessions(sessions, self._on_event, self._on_open),
             read_line=self._read_line,
@@ -257,6 +259,7 @@ class ChatApp(App[int]):
 
     def _at_prompt(self, meter: str) -> None:
         self._draw_streamed()
+        self._waiting = True
         self.prompts += 1
         self._set_meter(meter)
 
@@ -272,6 +275,10 @@ class ChatApp(App[int]):
         self.query_one("#status", Static).update(f"{self._meter} · {self._who}")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not self._waiting:
+            # Typed ahead, as in a terminal: the line runs when the loop next asks for one.
+            self.transcript.add([machine("queued: runs when the current one is done")])
+        self._waiting = False
         self._typed.put(event.value)
         event.input.clear()
 
