@@ -141,42 +141,32 @@ KEYS: dict[str, KeySpec] = {
 }
 
 
+#: Per-model keys: ``<prefix><provider:model>`` and the validator of their values.
+MODEL_KEYS: dict[str, Validator] = {
+    THRESHOLD_PREFIX: _threshold,
+    CONTEXT_WINDOW_PREFIX: _tokens,
+    ENCODING_PREFIX: _encoding,
+}
+
+
 def _validator(key: str) -> Validator:
     """The validator of ``key``; SettingsError for a key xum does not know."""
     spec = KEYS.get(key)
     if spec is not None:
         return spec.validate
-    if key.startswith(THRESHOLD_PREFIX):
-        try:
-            parse_model(key.removeprefix(THRESHOLD_PREFIX))
-        except UsageError as exc:
-            raise SettingsError(f"{key}: {exc.message}", key=key) from None
-        return _threshold
-    if key.startswith(CONTEXT_WINDOW_PREFIX):
-        try:
-            parse_model(key.removeprefix(CONTEXT_WINDOW_PREFIX))
-        except UsageError as exc:
-            raise SettingsError(f"{key}: {exc.message}", key=key) from None
-        return _tokens
-    if key.startswith(ENCODING_PREFIX):
-        try:
-            parse_model(key.removeprefix(ENCODING_PREFIX))
-        except UsageError as exc:
-            raise SettingsError(f"{key}: {exc.message}", key=key) from None
-        return _encoding
-    known = ", ".join(
-        [
-            *KEYS,
-            "threshold.<provider:model>",
-            "contextWindow.<provider:model>",
-            "encoding.<provider:model>",
-        ]
-    )
+    for prefix, check in MODEL_KEYS.items():
+        if key.startswith(prefix):
+            try:
+                parse_model(key.removeprefix(prefix))
+            except UsageError as exc:
+                raise SettingsError(f"{key}: {exc.message}", key=key) from None
+            return check
+    known = ", ".join([*KEYS, *(f"{prefix}<provider:model>" for prefix in MODEL_KEYS)])
     raise SettingsError(f"unknown setting {key!r}; known settings: {known}", key=key)
 
 
 def is_known(key: str) -> bool:
-    return key in KEYS or key.startswith((THRESHOLD_PREFIX, CONTEXT_WINDOW_PREFIX, ENCODING_PREFIX))
+    return key in KEYS or key.startswith(tuple(MODEL_KEYS))
 
 
 def validate(key: str, value: Any) -> Any:
