@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.scripted_cli import script
 from xum.cli.main import cli
 from xum.context.boundaries import is_manual_reset, is_strict_rollover
 from xum.history import HistoryStore
@@ -20,23 +21,6 @@ from xum.workspace import Layout
 
 WS = "runs"
 CLOSING_KEYS = {"status", "reason", "windowId", "rollovers"}
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The run's working directory (agents and tools resolve against the cwd)."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
-
-
-def script(tmp: Path, responses: list[dict[str, Any]], *, window: int = 8000) -> str:
-    path = tmp / "script.json"
-    path.write_text(
-        json.dumps({"contextWindow": window, "encoding": "o200k_base", "responses": responses})
-    )
-    return f"scripted:{path}"
 
 
 def xum(home: Path, *args: str, workspace: str = WS) -> Result:

@@ -5,31 +5,15 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.scripted_cli import script
 from xum.cli.main import cli
 from xum.tokens import accounting, encodings
 
 WS = "review"
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
-
-
-def script(tmp: Path, responses: list[dict[str, Any]], *, window: int = 8000) -> str:
-    path = tmp / "script.json"
-    path.write_text(
-        json.dumps({"contextWindow": window, "encoding": "o200k_base", "responses": responses})
-    )
-    return f"scripted:{path}"
 
 
 def xum(home: Path, *args: str) -> Result:
