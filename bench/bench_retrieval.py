@@ -1,14 +1,14 @@
 """``session_history`` costs (issue 4).
 
 1. ``search`` over one full 2 MiB scan window of realistic rows (the packaged SWE-agent
-   trajectories as xum rows, tool calls included, via ``bench_scan.realistic_jsonl``). The row
+   trajectories as segue rows, tool calls included, via ``bench_scan.realistic_jsonl``). The row
    bound is lifted for this measurement so the byte bound governs (500 rows of these average
    ~1.2 MB). Baseline, the floor: read the same bytes and ``lower().find`` the query. Three
    queries: a plain word and one with a quote (both skip rows by the exact byte pre-filter on
    their longest letter run), and one of digits and punctuation only (no letter run, so every
    row is parsed and projected: the slow path, reported for tracking). Goal ≤ 5× the floor.
 2. Peak memory of paging a search with no hit through a whole history (200 MB by default,
-   1 GB with ``XUM_BENCH_SCALE=large``), in a fresh subprocess, against the same subprocess
+   1 GB with ``SEGUE_BENCH_SCALE=large``), in a fresh subprocess, against the same subprocess
    importing everything and doing nothing. Goal: flat, under 100 MB. Its time is reported
    against a raw read of the same file.
 """
@@ -24,17 +24,17 @@ from pathlib import Path
 
 from bench.bench_scan import realistic_jsonl
 from bench.common import SCALE, Result, side_by_side
-from xum.history.receipt import Receipt, current_stamps, new_epoch, write_receipt
-from xum.retrieval import MAX_SCAN_BYTES, SessionHistoryTool
-from xum.workspace import Layout
+from segue.history.receipt import Receipt, current_stamps, new_epoch, write_receipt
+from segue.retrieval import MAX_SCAN_BYTES, SessionHistoryTool
+from segue.workspace import Layout
 
 HISTORY_MB = 1000 if SCALE == "large" else 200
 
 _CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from xum.retrieval import SessionHistoryTool
-from xum.workspace import Layout
+from segue.retrieval import SessionHistoryTool
+from segue.workspace import Layout
 
 home, mode = Path(sys.argv[1]), sys.argv[2]
 calls = 0
@@ -99,11 +99,11 @@ def _search_window(tmp: Path, data: bytes) -> list[Result]:
         def measured(args: dict[str, object] = args) -> None:
             tool.call(args)
 
-        xum_s, base_s = side_by_side(measured, baseline, repeat=9 if SCALE == "large" else 5)
+        segue_s, base_s = side_by_side(measured, baseline, repeat=9 if SCALE == "large" else 5)
         results.append(
             Result(
                 name=f"retrieval search 2 MiB window ({label})",
-                xum_seconds=xum_s,
+                segue_seconds=segue_s,
                 baseline="read + lower().find of the same bytes",
                 baseline_seconds=base_s,
                 goal=goal,
@@ -114,7 +114,7 @@ def _search_window(tmp: Path, data: bytes) -> list[Result]:
 
 
 def run() -> list[Result]:
-    with tempfile.TemporaryDirectory(prefix="xum-bench-retrieval-") as tmp_name:
+    with tempfile.TemporaryDirectory(prefix="segue-bench-retrieval-") as tmp_name:
         tmp = Path(tmp_name)
         window = realistic_jsonl(MAX_SCAN_BYTES)
         window = window[: window.rindex(b"\n", 0, MAX_SCAN_BYTES) + 1]
@@ -134,7 +134,7 @@ def run() -> list[Result]:
         results.append(
             Result(
                 name=f"retrieval paging {HISTORY_MB} MB history",
-                xum_seconds=paged["seconds"],
+                segue_seconds=paged["seconds"],
                 baseline="raw read of the same file",
                 baseline_seconds=raw,
                 goal="peak RSS flat, < 100 MB",

@@ -1,6 +1,6 @@
 """Engine overhead of a rollover: admission to append, provider excluded (R21).
 
-What is timed is :func:`xum.session.admission.admit_rollover` with a real, durable
+What is timed is :func:`segue.session.admission.admit_rollover` with a real, durable
 ``HistoryStore`` and a real ``Session``'s pieces, wired as the turn loop wires them (the
 edited-file carryover handoff, the candidate system text, the advertised tool schemas, the
 real-encoding count, the cleanup, the batch append and the rotation that seals the old window
@@ -41,20 +41,20 @@ from pathlib import Path
 import msgspec
 
 from bench.common import SCALE, Result
-from xum.context.active import active_rows
-from xum.context.assembly import current_window_id
-from xum.context.rollover import rollover_batch
-from xum.history import HistoryStore
-from xum.messages import Row, make_row
-from xum.policy import resolve_agent
-from xum.providers.request import ProviderRequest
-from xum.providers.scripted import ScriptedProvider
-from xum.session import Cancellation, Session, SessionConfig
-from xum.session.admission import RolloverPlan, admit_rollover
-from xum.session.window import load_window
-from xum.tools.builtin import builtin_tools
-from xum.tools.carryover_file import CarryoverFile
-from xum.workspace import Layout
+from segue.context.active import active_rows
+from segue.context.assembly import current_window_id
+from segue.context.rollover import rollover_batch
+from segue.history import HistoryStore
+from segue.messages import Row, make_row
+from segue.policy import resolve_agent
+from segue.providers.request import ProviderRequest
+from segue.providers.scripted import ScriptedProvider
+from segue.session import Cancellation, Session, SessionConfig
+from segue.session.admission import RolloverPlan, admit_rollover
+from segue.session.window import load_window
+from segue.tools.builtin import builtin_tools
+from segue.tools.carryover_file import CarryoverFile
+from segue.workspace import Layout
 
 MB = 1 << 20
 #: A window that filled a 128k-token model to its 75 % trigger holds about this much text.
@@ -65,7 +65,7 @@ SIZES = (1 * MB, 100 * MB)
 
 
 def _source_rows() -> list[Row]:
-    from xum.demo.trajectory import iter_packaged_rows
+    from segue.demo.trajectory import iter_packaged_rows
 
     rows = list(iter_packaged_rows(actions_as_tools=True))
     if not rows:
@@ -137,7 +137,7 @@ def _session(root: Path, layout: Layout) -> Session:
     provider = ScriptedProvider.from_file(script)
     return Session(
         layout,
-        HistoryStore(layout),  # durable, as ``xum run`` uses it
+        HistoryStore(layout),  # durable, as ``segue run`` uses it
         provider,
         agent=resolve_agent("exec", work),
         tools=builtin_tools(layout, work),
@@ -199,7 +199,7 @@ def _counting_fsyncs() -> Iterator[list[int]]:
 def run() -> list[Result]:
     repeat = 15 if SCALE == "large" else 7
     source = _Rows(_source_rows())
-    root = Path(tempfile.mkdtemp(prefix="xum-bench-rollover-"))
+    root = Path(tempfile.mkdtemp(prefix="segue-bench-rollover-"))
     names = {size: f"{size // MB} MB" for size in SIZES}
     try:
         sessions: dict[int, Session] = {}
@@ -242,7 +242,7 @@ def run() -> list[Result]:
     results = [
         Result(
             name=f"rollover admission @{names[size]} history",
-            xum_seconds=best_admit[i],
+            segue_seconds=best_admit[i],
             baseline=f"assemble+count the sealed window ({tokens[i]} tokens)",
             baseline_seconds=best_assemble[i],
             goal="< 1x",
@@ -254,7 +254,7 @@ def run() -> list[Result]:
     results.append(
         Result(
             name=f"rollover admission {names[SIZES[big]]} vs {names[SIZES[small]]}",
-            xum_seconds=best_admit[big],
+            segue_seconds=best_admit[big],
             baseline=f"the same admission @{names[SIZES[small]]}",
             baseline_seconds=best_admit[small],
             goal="~1x (flat)",
@@ -264,7 +264,7 @@ def run() -> list[Result]:
     results.append(
         Result(
             name=f"rollover admission, no fsync @{names[SIZES[-1]]}",
-            xum_seconds=best_admit[last],
+            segue_seconds=best_admit[last],
             baseline=f"assemble+count the sealed window ({tokens[last]} tokens)",
             baseline_seconds=best_assemble[last],
             goal="< 1x",

@@ -1,6 +1,6 @@
 """Forward scan of 2 MiB of realistic rows parsed to typed values (issue 2).
 
-The rows are the packaged SWE-agent trajectories converted to xum rows (tool calls and their
+The rows are the packaged SWE-agent trajectories converted to segue rows (tool calls and their
 outputs included), repeated with fresh ids and sequences until the file holds 2 MiB — the same
 size as one ``session_history`` scan window (R24).
 
@@ -19,9 +19,9 @@ from pathlib import Path
 import msgspec
 
 from bench.common import SCALE, Result, side_by_side
-from xum.demo.trajectory import iter_packaged_rows
-from xum.history.scan import scan_forward
-from xum.messages import encode_row, with_metadata
+from segue.demo.trajectory import iter_packaged_rows
+from segue.history.scan import scan_forward
+from segue.messages import encode_row, with_metadata
 
 SIZE = 2 << 20  # 2 MiB
 _MB = 1_000_000
@@ -50,13 +50,13 @@ def realistic_jsonl(size: int) -> bytes:
 
 def run() -> list[Result]:
     repeat = 9 if SCALE == "large" else 5
-    with tempfile.TemporaryDirectory(prefix="xum-bench-scan-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="segue-bench-scan-") as tmp:
         path = Path(tmp) / "chat.jsonl"
         data = realistic_jsonl(SIZE)
         path.write_bytes(data)
         expected = data.count(b"\n")
 
-        def xum_scan() -> None:
+        def segue_scan() -> None:
             rows = sum(1 for line in scan_forward(path, "chat") if line.row is not None)
             if rows != expected:
                 raise AssertionError(f"scan_forward parsed {rows} of {expected} rows")
@@ -71,15 +71,15 @@ def run() -> list[Result]:
             if n != expected:
                 raise AssertionError("msgspec decoded a different number of lines")
 
-        scan_s, raw_s = side_by_side(xum_scan, raw_count, repeat)
-        scan2_s, json_s = side_by_side(xum_scan, msgspec_lines, repeat)
+        scan_s, raw_s = side_by_side(segue_scan, raw_count, repeat)
+        scan2_s, json_s = side_by_side(segue_scan, msgspec_lines, repeat)
 
     mb = len(data) / _MB
     rate = f"{mb / min(scan_s, scan2_s):.1f} MB/s typed rows, {expected} rows, {mb:.2f} MB"
     return [
         Result(
             name="scan_forward 2 MiB → typed rows",
-            xum_seconds=scan_s,
+            segue_seconds=scan_s,
             baseline="read + bytes.count(b'\\n') (floor)",
             baseline_seconds=raw_s,
             goal="report MB/s; ratio to the floor for tracking",
@@ -87,7 +87,7 @@ def run() -> list[Result]:
         ),
         Result(
             name="scan_forward 2 MiB vs JSON decode only",
-            xum_seconds=scan2_s,
+            segue_seconds=scan2_s,
             baseline="read + msgspec.json.decode per line",
             baseline_seconds=json_s,
             goal="≤ 5× (typed rows cost little over parsing)",

@@ -1,11 +1,11 @@
 """Batch append: cost flat in the history size, far below a whole-file rewrite, near the
 bare ``write`` + ``fsync`` floor.
 
-* xum append (durable) vs a whole-file atomic rewrite of the same history (temp file, fsync,
+* segue append (durable) vs a whole-file atomic rewrite of the same history (temp file, fsync,
   ``os.replace``, directory fsync: what Xum does on every append), at 1, 10 and 100 MB
   (all three in both scales: the whole module takes a few seconds; ``large`` repeats more).
-* xum append at the largest size vs at 1 MB (flat cost).
-* xum append vs a bare ``os.write`` + ``fsync`` of the same batch bytes (the floor).
+* segue append at the largest size vs at 1 MB (flat cost).
+* segue append vs a bare ``os.write`` + ``fsync`` of the same batch bytes (the floor).
 
 Rows are realistic agent text (the packaged SWE-agent trajectories). Temporary data lives
 under a temp directory that is removed at the end.
@@ -20,12 +20,12 @@ import tempfile
 from pathlib import Path
 
 from bench.common import SCALE, Result, best_of, side_by_side
-from xum.demo.trajectory import iter_packaged_rows
-from xum.fsutil import atomic_write
-from xum.history import HistoryStore
-from xum.history.batch import encode_batch, stamp
-from xum.messages import Row
-from xum.workspace import Layout
+from segue.demo.trajectory import iter_packaged_rows
+from segue.fsutil import atomic_write
+from segue.history import HistoryStore
+from segue.history.batch import encode_batch, stamp
+from segue.messages import Row
+from segue.workspace import Layout
 
 MB = 1 << 20
 
@@ -64,7 +64,7 @@ def run() -> list[Result]:
     rows = _rows()
     results: list[Result] = []
     per_size: dict[int, float] = {}
-    root = Path(tempfile.mkdtemp(prefix="xum-bench-store-"))
+    root = Path(tempfile.mkdtemp(prefix="segue-bench-store-"))
     try:
         for size in sizes:
             layout = Layout(root / f"h{size}", "bench")
@@ -74,7 +74,9 @@ def run() -> list[Result]:
             rewrite_target = root / f"rewrite-{size}.jsonl"
             counter = itertools.count()
 
-            def xum_append(store: HistoryStore = store, c: itertools.count[int] = counter) -> None:
+            def segue_append(
+                store: HistoryStore = store, c: itertools.count[int] = counter
+            ) -> None:
                 store.append(_batch(rows, next(c)))
 
             def rewrite(
@@ -83,16 +85,16 @@ def run() -> list[Result]:
                 atomic_write(target, history + extra, durable=True)
 
             repeat = (3 if size >= 100 * MB else 7) * (3 if SCALE == "large" else 1)
-            t_xum, t_rewrite = side_by_side(xum_append, rewrite, repeat=repeat)
+            t_segue, t_rewrite = side_by_side(segue_append, rewrite, repeat=repeat)
             # The flatness figure is measured on its own: interleaved with a 100 MB rewrite,
             # an append's fsync waits behind the rewrite's writeback, which is the baseline's
             # cost, not the append's.
             os.sync()
-            per_size[size] = best_of(xum_append, repeat=15)
+            per_size[size] = best_of(segue_append, repeat=15)
             results.append(
                 Result(
                     name=f"store: append 3 rows @ {size // MB} MB history",
-                    xum_seconds=t_xum,
+                    segue_seconds=t_segue,
                     baseline="whole-file atomic rewrite",
                     baseline_seconds=t_rewrite,
                     goal="<= 0.01x at 100 MB (>= 100x faster)",
@@ -102,8 +104,8 @@ def run() -> list[Result]:
         results.append(
             Result(
                 name=f"store: append cost {largest // MB} MB vs {smallest // MB} MB history",
-                xum_seconds=per_size[largest],
-                baseline=f"xum append @ {smallest // MB} MB",
+                segue_seconds=per_size[largest],
+                baseline=f"segue append @ {smallest // MB} MB",
                 baseline_seconds=per_size[smallest],
                 goal="~1x (flat)",
             )
@@ -123,7 +125,7 @@ def _against_floor(root: Path, rows: list[Row]) -> Result:
     counter = itertools.count()
     try:
 
-        def xum_append() -> None:
+        def segue_append() -> None:
             store.append(_batch(rows, next(counter)))
 
         def bare() -> None:
@@ -131,12 +133,12 @@ def _against_floor(root: Path, rows: list[Row]) -> Result:
             os.write(fd, data)
             os.fsync(fd)
 
-        t_xum, t_bare = side_by_side(xum_append, bare, repeat=30)
+        t_segue, t_bare = side_by_side(segue_append, bare, repeat=30)
     finally:
         os.close(fd)
     return Result(
         name="store: durable append vs write+fsync",
-        xum_seconds=t_xum,
+        segue_seconds=t_segue,
         baseline="bare os.write + fsync of the batch",
         baseline_seconds=t_bare,
         goal="<= 2x",

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import SCALE, Result, best_of, side_by_side
-from xum.messages import Part, Row, make_row
-from xum.tokens import encodings
-from xum.tokens.counting import count_text
-from xum.tokens.request import RequestCounter
+from segue.messages import Part, Row, make_row
+from segue.tokens import encodings
+from segue.tokens.counting import count_text
+from segue.tokens.request import RequestCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAJECTORIES = ROOT.parent / "shared" / "samples" / "swe-agent-trajectories"
@@ -110,14 +110,14 @@ def _conversation(target_tokens: int) -> list[Row]:
 def _throughput(name: str, text: str) -> Result:
     enc = encodings.get("o200k_base")
     repeat = 3 if SCALE == "small" else 7
-    xum_s, raw_s = side_by_side(
+    segue_s, raw_s = side_by_side(
         lambda: count_text(enc, text), lambda: enc.encode_ordinary(text), repeat=repeat
     )
     chunked = count_text(enc, text).tokens
     exact = len(enc.encode_ordinary(text))
     return Result(
         name=f"tokens: chunked count, {name}",
-        xum_seconds=xum_s,
+        segue_seconds=segue_s,
         baseline="tiktoken encode_ordinary (whole string)",
         baseline_seconds=raw_s,
         goal="<= 1.25x time (>= 0.8x throughput)",
@@ -148,7 +148,7 @@ def _incremental() -> Result:
     full_s = best_of(full, repeat=3)
     return Result(
         name="tokens: recount after one appended row",
-        xum_seconds=inc_s,
+        segue_seconds=inc_s,
         baseline="full recount, fresh counter",
         baseline_seconds=full_s,
         goal="<= 0.02x time (>= 50x faster)",
@@ -156,7 +156,7 @@ def _incremental() -> Result:
     )
 
 
-_COLD = "from xum.tokens import count_text; count_text('hello world', 'openai:gpt-4o')"
+_COLD = "from segue.tokens import count_text; count_text('hello world', 'openai:gpt-4o')"
 
 
 def _cold_start() -> Result:
@@ -170,7 +170,7 @@ def _cold_start() -> Result:
     bare = min(run("pass") for _ in range(repeat))
     return Result(
         name="tokens: cold start, first count (o200k only)",
-        xum_seconds=cold,
+        segue_seconds=cold,
         baseline="python -c pass",
         baseline_seconds=bare,
         goal="report (lazy: one encoding loaded)",

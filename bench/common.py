@@ -11,23 +11,23 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-SCALE = os.environ.get("XUM_BENCH_SCALE", "small")
+SCALE = os.environ.get("SEGUE_BENCH_SCALE", "small")
 
 
 @dataclass(frozen=True)
 class Result:
     name: str
-    xum_seconds: float
+    segue_seconds: float
     baseline: str
     baseline_seconds: float
     goal: str
-    #: "higher" when xum/baseline should be large (a speed-up), "lower" when it should be small
-    ratio_meaning: str = "xum / baseline time"
+    #: "higher" when segue/baseline should be large (a speed-up), "lower" when it should be small
+    ratio_meaning: str = "segue / baseline time"
     note: str = ""
 
     @property
     def ratio(self) -> float:
-        return self.xum_seconds / self.baseline_seconds if self.baseline_seconds else float("inf")
+        return self.segue_seconds / self.baseline_seconds if self.baseline_seconds else float("inf")
 
 
 def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
@@ -41,13 +41,13 @@ def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
 
 
 def side_by_side(
-    xum: Callable[[], object], baseline: Callable[[], object], repeat: int = 5
+    segue: Callable[[], object], baseline: Callable[[], object], repeat: int = 5
 ) -> tuple[float, float]:
     """Interleave the two so both see the same machine conditions; best of each."""
     best_x = best_b = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        xum()
+        segue()
         best_x = min(best_x, time.perf_counter() - start)
         start = time.perf_counter()
         baseline()

@@ -2,7 +2,7 @@
 
     python -m bench.run            # all, small sizes (a few minutes on 2 cores)
     python -m bench.run store      # only benchmarks whose module name contains "store"
-    XUM_BENCH_SCALE=large python -m bench.run
+    SEGUE_BENCH_SCALE=large python -m bench.run
 
 Each module exposes ``run() -> list[Result]``.
 """
@@ -36,12 +36,12 @@ def main(argv: list[str]) -> int:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         module = importlib.import_module(f"bench.{name}")
         results.extend(module.run())
-    header = f"{'benchmark':<46} {'xum':>10} {'baseline':>10} {'ratio':>9}  goal"
+    header = f"{'benchmark':<46} {'segue':>10} {'baseline':>10} {'ratio':>9}  goal"
     print(header)
     print("-" * len(header))
     for r in results:
         print(
-            f"{r.name:<46} {_fmt_time(r.xum_seconds):>10} {_fmt_time(r.baseline_seconds):>10} "
+            f"{r.name:<46} {_fmt_time(r.segue_seconds):>10} {_fmt_time(r.baseline_seconds):>10} "
             f"{r.ratio:>8.3g}x  {r.goal}  [baseline: {r.baseline}]"
             + (f"  ({r.note})" if r.note else "")
         )

@@ -1,8 +1,8 @@
 """Shared test set-up.
 
-* Network is blocked for the whole suite: xum must work offline (tokenizers ship inside the
+* Network is blocked for the whole suite: segue must work offline (tokenizers ship inside the
   package). Only AF_UNIX sockets (used by some stdlib machinery) are allowed.
-* ``XUM_TEST_SCALE`` (``small`` by default, ``large`` on request) sizes the crash and soak runs.
+* ``SEGUE_TEST_SCALE`` (``small`` by default, ``large`` on request) sizes the crash and soak runs.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-SCALE = os.environ.get("XUM_TEST_SCALE", "small")
+SCALE = os.environ.get("SEGUE_TEST_SCALE", "small")
 
 
 def scaled(small: int, large: int) -> int:
@@ -56,11 +56,11 @@ def _no_network() -> Iterator[None]:
 
 
 @pytest.fixture
-def xum_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh XUM_HOME, also exported for subprocesses."""
-    home = tmp_path / "xum-home"
+def segue_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh SEGUE_HOME, also exported for subprocesses."""
+    home = tmp_path / "segue-home"
     home.mkdir()
-    monkeypatch.setenv("XUM_HOME", str(home))
+    monkeypatch.setenv("SEGUE_HOME", str(home))
     return home
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "xum"
+SRC = Path(__file__).resolve().parents[1] / "src" / "segue"
 
 PURE = [
     "messages.py",
@@ -29,17 +29,17 @@ PURE = [
     "chat/meter.py",
 ]
 IO_LAYERS = (
-    "xum.history",
-    "xum.providers",
-    "xum.tools",
-    "xum.session",
-    "xum.retrieval",
-    "xum.cli",
-    "xum.chat",
-    "xum.demo",
-    "xum.memory.store",
-    "xum.settings",
-    "xum.plugins",
+    "segue.history",
+    "segue.providers",
+    "segue.tools",
+    "segue.session",
+    "segue.retrieval",
+    "segue.cli",
+    "segue.chat",
+    "segue.demo",
+    "segue.memory.store",
+    "segue.settings",
+    "segue.plugins",
 )
 
 
@@ -65,7 +65,7 @@ def test_pure_modules_do_not_import_io_layers(entry: str) -> None:
     for module in modules:
         parts = module.relative_to(SRC).with_suffix("").parts
         # A module may use helpers of its own package (tools/editing.py → tools/base.py).
-        own_package = f"xum.{parts[0]}." if len(parts) > 1 else None
+        own_package = f"segue.{parts[0]}." if len(parts) > 1 else None
         upward = {
             name
             for name in _imports(module)

@@ -1,4 +1,4 @@
-"""``xum demo``: checked from outside (the command, its JSON, the files it leaves) and its pure
+"""``segue demo``: checked from outside (the command, its JSON, the files it leaves) and its pure
 parts (planning, the replay tape, detail choice, sizing, verification)."""
 
 from __future__ import annotations
@@ -15,20 +15,20 @@ from typing import Any
 import msgspec
 import pytest
 
-from xum.cli.main import main
-from xum.cli.render import ROLLOVER_DIVIDER
-from xum.context.boundaries import is_strict_rollover, item_id, split_windows
-from xum.demo.detail import choose_detail
-from xum.demo.plan import CLOSING_TEXT, CONTINUE_PROMPT, RecordedCall, plan_turns
-from xum.demo.replay import REPLAY_LABEL, Tape
-from xum.demo.run import DEFAULT_TRAJECTORY, verify_retrieval
-from xum.demo.sizing import Sizes, choose_plan
-from xum.demo.trajectory import packaged_names
-from xum.errors import DemoFailed
-from xum.history import HistoryStore
-from xum.messages import Part, Row, make_row
-from xum.views.project import display
-from xum.workspace import Layout
+from segue.cli.main import main
+from segue.cli.render import ROLLOVER_DIVIDER
+from segue.context.boundaries import is_strict_rollover, item_id, split_windows
+from segue.demo.detail import choose_detail
+from segue.demo.plan import CLOSING_TEXT, CONTINUE_PROMPT, RecordedCall, plan_turns
+from segue.demo.replay import REPLAY_LABEL, Tape
+from segue.demo.run import DEFAULT_TRAJECTORY, verify_retrieval
+from segue.demo.sizing import Sizes, choose_plan
+from segue.demo.trajectory import packaged_names
+from segue.errors import DemoFailed
+from segue.history import HistoryStore
+from segue.messages import Part, Row, make_row
+from segue.views.project import display
+from segue.workspace import Layout
 
 WORKING = [
     "i_got_id_demo__web",
@@ -39,11 +39,11 @@ TOO_SHORT = "6e44b9__sweagenttestrepo-1c2844__gpt4__swe-agent-test-repo__default
 
 
 def _run_cli(args: Sequence[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """``python -m xum ...`` in a fresh process, from an unrelated directory."""
-    environ = {k: v for k, v in os.environ.items() if k not in ("XUM_HOME", "TMPDIR")}
+    """``python -m segue ...`` in a fresh process, from an unrelated directory."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("SEGUE_HOME", "TMPDIR")}
     environ.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "xum", *args],
+        [sys.executable, "-m", "segue", *args],
         cwd=tmp,
         env=environ,
         capture_output=True,
@@ -72,12 +72,12 @@ def _history_outputs(rows: Sequence[Row], action: str) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], str]:
-    """One real ``xum --home H demo --json`` run shared by the end-to-end checks."""
+    """One real ``segue --home H demo --json`` run shared by the end-to-end checks."""
     tmp = tmp_path_factory.mktemp("demo")
     home = tmp / "home"
-    proc = _run_cli(["--home", str(home), "demo", "--json"], tmp, XUM_HOME=str(tmp / "unused"))
+    proc = _run_cli(["--home", str(home), "demo", "--json"], tmp, SEGUE_HOME=str(tmp / "unused"))
     assert proc.returncode == 0, proc.stderr
-    assert not (tmp / "unused").exists()  # --home wins over XUM_HOME
+    assert not (tmp / "unused").exists()  # --home wins over SEGUE_HOME
     return home, json.loads(proc.stdout), proc.stderr
 
 
@@ -155,14 +155,14 @@ def test_printed_transcript_has_dividers_meter_and_summary(
     assert out.count(ROLLOVER_DIVIDER) == rollovers >= 2
     assert "% · rolls over by 75%]" in out
     assert "⚙ session_history" in out and "[replayed from the recorded run" in out
-    assert f"xum --home {home} -w demo history windows" in out
+    assert f"segue --home {home} -w demo history windows" in out
     assert f"rollovers: {rollovers}" in out
 
 
 def test_default_home_is_temporary_and_removed_unless_kept(tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
-    env = {"TMPDIR": str(temp), "XUM_HOME": str(tmp_path / "user-home")}
+    env = {"TMPDIR": str(temp), "SEGUE_HOME": str(tmp_path / "user-home")}
     proc = _run_cli(["demo", "--json"], tmp_path, **env)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
@@ -173,7 +173,7 @@ def test_default_home_is_temporary_and_removed_unless_kept(tmp_path: Path) -> No
     proc = _run_cli(["demo", "--keep"], tmp_path, **env)
     assert proc.returncode == 0, proc.stderr
     (kept,) = temp.iterdir()
-    assert f"xum --home {kept} -w demo history windows" in proc.stdout
+    assert f"segue --home {kept} -w demo history windows" in proc.stdout
     assert (kept / "sessions" / "demo" / "chat.jsonl").exists()
 
 
@@ -342,6 +342,6 @@ def test_sizing_keeps_the_largest_output_whole_and_lowers_the_threshold_only_whe
 
 
 def test_temporary_directory_is_not_used_with_an_explicit_home(tmp_path: Path) -> None:
-    before = set(Path(tempfile.gettempdir()).glob("xum-demo-*"))
+    before = set(Path(tempfile.gettempdir()).glob("segue-demo-*"))
     assert main(["--home", str(tmp_path / "h"), "demo", "--json"]) == 0
-    assert set(Path(tempfile.gettempdir()).glob("xum-demo-*")) == before
+    assert set(Path(tempfile.gettempdir()).glob("segue-demo-*")) == before

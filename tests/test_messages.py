@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xum.errors import RowDecodeError
-from xum.messages import Part, Row, decode_row, encode_row, make_row, with_metadata
+from segue.errors import RowDecodeError
+from segue.messages import Part, Row, decode_row, encode_row, make_row, with_metadata
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "samples" / "xum-session" / "chat.jsonl"
 
@@ -31,7 +31,7 @@ def test_fixture_rows_round_trip(line: bytes) -> None:
 
 
 @pytest.mark.skipif(not SAMPLE.exists(), reason="shared samples not present")
-def test_real_xum_rows_round_trip() -> None:
+def test_real_segue_rows_round_trip() -> None:
     for line in SAMPLE.read_bytes().splitlines():
         row = decode_row(line)
         assert row.sequence is not None

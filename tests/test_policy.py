@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from xum.errors import UsageError
-from xum.policy import (
+from segue.errors import UsageError
+from segue.policy import (
     BUILTIN_AGENTS,
     SESSION_HISTORY_TOOL,
     Action,
@@ -23,7 +23,7 @@ from xum.policy import (
     resolve_agent,
     rule,
 )
-from xum.policy.frontmatter import FrontMatterError, split_document
+from segue.policy.frontmatter import FrontMatterError, split_document
 
 TOOLS = ("file_read", "file_write", "file_edit", "file_search", "bash", "memory",
          SESSION_HISTORY_TOOL)
@@ -119,7 +119,7 @@ def test_explore_inherits_exec(tmp_path: Path) -> None:
 
 
 def write_agent(workdir: Path, name: str, text: str) -> Path:
-    directory = workdir / ".xum" / "agents"
+    directory = workdir / ".segue" / "agents"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.md"
     path.write_text(text, encoding="utf-8")

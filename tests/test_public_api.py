@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import xum
+import segue
 
 EXPECTED = {
     "ContextSignal",
@@ -26,7 +26,7 @@ EXPECTED = {
     "TurnResult",
     "Usage",
     "UsageError",
-    "XumError",
+    "SegueError",
     "count_request",
     "count_text",
     "create_provider",
@@ -41,17 +41,17 @@ EXPECTED = {
 
 
 def test_all_is_pinned() -> None:
-    assert set(xum.__all__) == EXPECTED
-    for name in xum.__all__:
-        assert getattr(xum, name) is not None
+    assert set(segue.__all__) == EXPECTED
+    for name in segue.__all__:
+        assert getattr(segue, name) is not None
 
 
 def test_import_is_light() -> None:
-    """Importing xum loads no provider SDK, no UI toolkit and no tokenizer data."""
+    """Importing segue loads no provider SDK, no UI toolkit and no tokenizer data."""
     code = (
-        "import sys, xum; "
+        "import sys, segue; "
         "heavy = [m for m in ('openai', 'anthropic', 'textual') if m in sys.modules]; "
-        "from xum.tokens import encodings; "
+        "from segue.tokens import encodings; "
         "print(heavy, encodings.loaded_names())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

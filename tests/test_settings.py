@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from xum.cli.main import cli
-from xum.context.budget import rollover_label
-from xum.errors import SettingsError
-from xum.settings import (
+from segue.cli.main import cli
+from segue.context.budget import rollover_label
+from segue.errors import SettingsError
+from segue.settings import (
     Settings,
     effective_threshold,
     from_obj,
@@ -193,7 +193,7 @@ def test_cli_set_and_show(tmp_path: Path) -> None:
 
 
 def test_cli_set_refuses_bad_values_with_exit_2(tmp_path: Path) -> None:
-    from xum.cli.main import main
+    from segue.cli.main import main
 
     home = tmp_path / "home"
     assert main(["--home", str(home), "settings", "set", "threshold.default", "72"]) == 2
@@ -202,7 +202,7 @@ def test_cli_set_refuses_bad_values_with_exit_2(tmp_path: Path) -> None:
 
 
 def test_cli_show_reports_a_broken_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from xum.cli.main import main
+    from segue.cli.main import main
 
     home = tmp_path / "home"
     home.mkdir()
@@ -220,7 +220,7 @@ def test_concurrent_updates_from_processes_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     count = scaled(10, 100)
     code = (
-        "import sys; from pathlib import Path; from xum.settings import update_settings;"
+        "import sys; from pathlib import Path; from segue.settings import update_settings;"
         "p = Path(sys.argv[1]); tag = sys.argv[2]\n"
         "for i in range(int(sys.argv[3])):\n"
         "    update_settings(p, lambda s: s.with_value(f'threshold.openai:{tag}{i}', 50))\n"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from xum.demo.trajectory import (
+from segue.demo.trajectory import (
     DEFAULT_START_MS,
     iter_packaged_rows,
     load_packaged,
@@ -17,8 +17,8 @@ from xum.demo.trajectory import (
     parse_trajectory,
     trajectory_rows,
 )
-from xum.errors import TrajectoryFormatError
-from xum.messages import decode_row, encode_row
+from segue.errors import TrajectoryFormatError
+from segue.messages import decode_row, encode_row
 
 
 def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

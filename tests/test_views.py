@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from xum.context.rollover import manual_reset_row, quarantined, rollover_batch, warning_row
-from xum.errors import UsageError
-from xum.messages import Part, Row, make_row, row_to_obj, with_metadata
-from xum.views.export import export, export_html, export_json, export_markdown
-from xum.views.project import MEDIA_OMITTED, display, is_hidden
-from xum.views.windows import Item, find_items, search, walk, window_items, window_summaries
+from segue.context.rollover import manual_reset_row, quarantined, rollover_batch, warning_row
+from segue.errors import UsageError
+from segue.messages import Part, Row, make_row, row_to_obj, with_metadata
+from segue.views.export import export, export_html, export_json, export_markdown
+from segue.views.project import MEDIA_OMITTED, display, is_hidden
+from segue.views.windows import Item, find_items, search, walk, window_items, window_summaries
 
 T0 = 1_700_000_010_000
 SECRET_PASTE = "PASTED-LOG <script>alert('x')</script> " + "line of a huge log\n" * 3
@@ -117,9 +117,9 @@ def test_quarantined_row_shows_its_rejected_original() -> None:
     assert "[rejected" in view.text and "PASTED-LOG" in view.text
 
 
-def test_machine_rows_are_labelled_xum_and_machinery_is_hidden() -> None:
+def test_machine_rows_are_labelled_segue_and_machinery_is_hidden() -> None:
     rows = session_rows()
-    assert display(rows[7]).label == "xum"  # budget warning, never the human's words
+    assert display(rows[7]).label == "segue"  # budget warning, never the human's words
     assert display(rows[6]).label == "user"  # the real trigger
     assert [is_hidden(r) for r in rows[4:6]] == [True, True]  # boundary, lead-in
     assert is_hidden(rows[10])  # manual reset
@@ -203,7 +203,7 @@ def test_markdown_export_has_dividers_and_every_window() -> None:
     assert "Context reset · w:10" in md and "Context compacted · w:12" in md
     assert md.index("entry point is src/main.py") < md.index("Context window rollover")
     assert md.index("Context window rollover") < md.index("Now run the linter.")
-    assert "[xum] This conversation continues" not in md  # lead-in hidden
+    assert "[segue] This conversation continues" not in md  # lead-in hidden
     assert "PRIVATE-THOUGHT" not in md
     assert "user (rejected)" in md and "PASTED-LOG" in md
     assert "```\nmain.py\npreload.py\n```" in md
@@ -235,7 +235,7 @@ def test_html_export_is_escaped_and_self_contained() -> None:
 def test_json_export_has_windows_and_rows_as_stored() -> None:
     rows = session_rows()
     doc: dict[str, Any] = json.loads("".join(export_json(lambda: rows, "demo")))
-    assert doc["format"] == "xum-history-export-1" and doc["workspaceId"] == "demo"
+    assert doc["format"] == "segue-history-export-1" and doc["workspaceId"] == "demo"
     assert doc["rows"] == [row_to_obj(r) for r in rows]
     assert [w["windowId"] for w in doc["windows"]] == ["w:0", "w:4", "w:10", "w:12"]
     empty: dict[str, Any] = json.loads("".join(export("json", lambda: [], "demo")))

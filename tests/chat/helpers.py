@@ -1,5 +1,5 @@
-"""Driving :class:`xum.chat.ChatLoop` with scripted input, a real store and the scripted
-provider in a temporary XUM_HOME."""
+"""Driving :class:`segue.chat.ChatLoop` with scripted input, a real store and the scripted
+provider in a temporary SEGUE_HOME."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xum.chat import ChatLoop, SessionMaker
-from xum.chat.loop import Guard, direct
-from xum.events import Event, EventSink
-from xum.history import HistoryStore
-from xum.messages import Row
-from xum.session import Session
-from xum.workspace import Layout
+from segue.chat import ChatLoop, SessionMaker
+from segue.chat.loop import Guard, direct
+from segue.events import Event, EventSink
+from segue.history import HistoryStore
+from segue.messages import Row
+from segue.session import Session
+from segue.workspace import Layout
 
 #: A Ctrl-C at the prompt, in a scripted input.
 CTRL_C = object()

@@ -1,4 +1,4 @@
-"""``xum chat`` in a real terminal (a pseudo-terminal), with the scripted provider.
+"""``segue chat`` in a real terminal (a pseudo-terminal), with the scripted provider.
 
 Ctrl-C mid-turn is made deterministic with the scripted provider's ``requestLog`` pointed at
 a FIFO: each provider step opens it to log its request, and opening a FIFO for writing waits
@@ -23,17 +23,17 @@ import pytest
 
 pytest.importorskip("termios")
 
+from segue.history import HistoryStore
+from segue.workspace import Layout
 from tests.chat.terminal import Terminal
-from xum.history import HistoryStore
-from xum.workspace import Layout
 
 PROMPT = r"\[\d+% · rolls over by 75%\] › "
 WORKSPACE = "ws"
 
 
-def _xum(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _segue(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "xum", "--home", str(home), "-w", WORKSPACE, *args],
+        [sys.executable, "-m", "segue", "--home", str(home), "-w", WORKSPACE, *args],
         cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
     )
 
@@ -44,7 +44,7 @@ def _reply(tag: str, words: int) -> dict[str, Any]:
 
 @pytest.fixture
 def env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("XUM_HOME", "NO_COLOR")}
+    env = {k: v for k, v in os.environ.items() if k not in ("SEGUE_HOME", "NO_COLOR")}
     env.update(TERM="xterm", LANG="C.UTF-8", LC_ALL="C.UTF-8")
     return env
 
@@ -52,7 +52,7 @@ def env() -> dict[str, str]:
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
-    done = _xum(home, "settings", "set", "experiments.tokenBudget", "true", cwd=tmp_path)
+    done = _segue(home, "settings", "set", "experiments.tokenBudget", "true", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return home
 
@@ -68,7 +68,7 @@ def terminals() -> Iterator[list[Terminal]]:
 def _chat(tmp: Path, home: Path, script: Path, env: dict[str, str],
           terminals: list[Terminal]) -> Terminal:
     terminal = Terminal(
-        [sys.executable, "-m", "xum", "--home", str(home), "-w", WORKSPACE, "chat",
+        [sys.executable, "-m", "segue", "--home", str(home), "-w", WORKSPACE, "chat",
          "-m", f"scripted:{script}"],
         cwd=tmp, env=env,
     )
@@ -93,7 +93,7 @@ def test_a_session_that_rolls_over_then_soft_clears(
                       _reply("REPLY-THREE", 40), _reply("REPLY-FOUR", 20)],
     }))
     t = _chat(tmp_path, home, script, env, terminals)
-    t.expect(r"\[xum\] xum chat · workspace ws")
+    t.expect(r"\[segue\] segue chat · workspace ws")
     start = _percent(t.expect(PROMPT))
 
     t.type("first message")
@@ -108,14 +108,14 @@ def test_a_session_that_rolls_over_then_soft_clears(
 
     t.type("third message")
     t.expect(r"─+ Context window rollover ─+")
-    t.expect(r"\[xum\] w:0 → w:\d+ \(on-send")  # exactly one rollover: from the root
+    t.expect(r"\[segue\] w:0 → w:\d+ \(on-send")  # exactly one rollover: from the root
     t.expect(r"REPLY-THREE")
     fresh = _percent(t.expect(PROMPT))
     assert fresh < after_one
 
     t.type("/clear --soft")
     t.expect(r"─+ Context cleared ─+")
-    t.expect(r"\[xum\] the next message starts a fresh context window")
+    t.expect(r"\[segue\] the next message starts a fresh context window")
     t.expect(PROMPT)
     t.type("after the reset")
     t.expect(r"REPLY-FOUR")
@@ -123,12 +123,12 @@ def test_a_session_that_rolls_over_then_soft_clears(
     t.send("\x04")  # Ctrl-D
     assert t.wait_exit() == 0
 
-    windows = _xum(home, "history", "windows", "--json", cwd=tmp_path)
+    windows = _segue(home, "history", "windows", "--json", cwd=tmp_path)
     assert windows.returncode == 0, windows.stderr
     listed = json.loads(windows.stdout)["windows"]
     assert [w["kind"] for w in listed] == ["root", "rollover", "reset"]
     assert [w["items"] for w in listed] == [4, 2, 2]
-    assert _xum(home, "history", "verify", cwd=tmp_path).returncode == 0
+    assert _segue(home, "history", "verify", cwd=tmp_path).returncode == 0
 
 
 class RequestGate:
@@ -196,15 +196,15 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
     t.expect(r"→ \{")  # step 1's tool result is shown: the step has settled
     t.send("\x03")  # Ctrl-C while the turn is still running (step 2 is held at the gate)
     try:
-        t.expect(r"\[xum\] interrupting: the turn stops at the next safe point", timeout=5)
+        t.expect(r"\[segue\] interrupting: the turn stops at the next safe point", timeout=5)
     except AssertionError:
         # A signal that lands just before a blocking call starts is handled only when the
         # call returns (CPython runs handlers between bytecodes): let the held step go.
         gate.open_wide()
-        t.expect(r"\[xum\] interrupting: the turn stops at the next safe point")
+        t.expect(r"\[segue\] interrupting: the turn stops at the next safe point")
     gate.open_wide()  # the step in flight (if any) returns; the turn stops after it
-    t.expect(r"\[xum\] cancelled (after a settled tool step|before a provider step)")
-    t.expect(r"\[xum\] turn interrupted; the steps that settled are kept")
+    t.expect(r"\[segue\] cancelled (after a settled tool step|before a provider step)")
+    t.expect(r"\[segue\] turn interrupted; the steps that settled are kept")
     t.expect(PROMPT)
     assert "FOLLOW-UP" not in t.text
 
@@ -217,7 +217,7 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
     t.send("\x03")
     assert t.wait_exit() == 0
 
-    assert _xum(home, "history", "verify", cwd=tmp_path).returncode == 0
+    assert _segue(home, "history", "verify", cwd=tmp_path).returncode == 0
     rows = list(HistoryStore(Layout(home, WORKSPACE), durable=False).rows())
     users = [i for i, r in enumerate(rows) if r.role == "user"]
     assert [rows[i].text for i in users] == ["go", "carry on"]
@@ -261,13 +261,13 @@ def test_a_second_ctrl_c_during_a_shell_command_quits_and_kills_the_command(
         t.pump(0.05)  # keeps reading the terminal while polling
     pid = int(pid_file.read_text())
     t.send("\x03")
-    t.expect(r"\[xum\] interrupting")
+    t.expect(r"\[segue\] interrupting")
     t.send("\x03")
-    t.expect(r"\[xum\] quitting; every settled step is on disk")
+    t.expect(r"\[segue\] quitting; every settled step is on disk")
     assert t.wait_exit() == 130
     deadline = time.monotonic() + 30
     while _alive(pid):  # the tool killed its process group on the way out
-        assert time.monotonic() < deadline, f"the shell command {pid} outlived xum chat"
+        assert time.monotonic() < deadline, f"the shell command {pid} outlived segue chat"
         threading.Event().wait(0.05)
     assert "never reached" not in t.text
-    assert _xum(home, "history", "verify", cwd=tmp_path).returncode == 0
+    assert _segue(home, "history", "verify", cwd=tmp_path).returncode == 0

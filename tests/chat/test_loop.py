@@ -10,11 +10,11 @@ from typing import TypeVar
 
 import pytest
 
+from segue.chat import QuitNow
+from segue.errors import UsageError
+from segue.events import Event, ToolFinished
+from segue.session import Session
 from tests.chat.helpers import CTRL_C, chat, meters, texts
-from xum.chat import QuitNow
-from xum.errors import UsageError
-from xum.events import Event, ToolFinished
-from xum.session import Session
 
 T = TypeVar("T")
 
@@ -29,7 +29,7 @@ def test_a_message_streams_its_reply_and_end_of_input_leaves(tmp_path: Path) -> 
     assert texts(c.rows()) == ["hello there", "Hello! " * 20]
     # Not a terminal: no prompt, and the meter follows each turn as a machine message.
     assert keyboard.prompts == ["", ""]
-    assert re.search(r"^\[xum\] \d+% · compacts by 75%$", c.text, re.M)
+    assert re.search(r"^\[segue\] \d+% · compacts by 75%$", c.text, re.M)
 
 
 def test_the_prompt_carries_the_context_meter(tmp_path: Path) -> None:
@@ -50,11 +50,11 @@ def test_blank_lines_unknown_and_malformed_commands_send_nothing(tmp_path: Path)
                        "/settings set onlykey"])
     assert status == 0
     assert c.rows() == []
-    assert "[xum] unknown command /frobnicate; /help lists the commands" in c.text
-    assert "[xum] usage: /clear [--soft]" in c.text
-    assert "[xum] usage: /agent [NAME]" in c.text
-    assert "[xum] usage: /compact" in c.text
-    assert "[xum] usage: /settings [show] | /settings set KEY VALUE" in c.text
+    assert "[segue] unknown command /frobnicate; /help lists the commands" in c.text
+    assert "[segue] usage: /clear [--soft]" in c.text
+    assert "[segue] usage: /agent [NAME]" in c.text
+    assert "[segue] usage: /compact" in c.text
+    assert "[segue] usage: /settings [show] | /settings set KEY VALUE" in c.text
 
 
 def test_a_double_slash_sends_a_message_starting_with_a_slash(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     c.run(["/help"])
     for name in ("/clear --soft", "/clear", "/compact", "/settings set KEY VALUE", "/agent",
                  "/help", "/exit"):
-        assert f"[xum] {name} " in c.text
+        assert f"[segue] {name} " in c.text
 
 
 def test_exit_leaves_without_reading_further(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_soft_clear_appends_a_reset_and_the_meter_drops(tmp_path: Path) -> None:
     assert rows[-1].metadata.get("contextBoundaryKind") == "reset"
     assert sum(1 for r in rows if r.metadata.get("contextBoundaryKind")) == 1
     assert "Context cleared" in c.text
-    assert "[xum] nothing to clear: the context window is already empty" in c.text
+    assert "[segue] nothing to clear: the context window is already empty" in c.text
     percents = [int(m.split("%")[0]) for m in meters("".join(keyboard.prompts))]
     assert percents[2] < percents[1]  # after the reset only system text and tools count
 
@@ -97,7 +97,7 @@ def test_hard_clear_asks_and_no_keeps_everything(tmp_path: Path) -> None:
     c = chat(tmp_path, [{"text": "kept"}])
     c.run(["hi", "/clear", "n", "/clear", ""])
     assert texts(c.rows()) == ["hi", "kept"]
-    assert c.text.count("[xum] not cleared") == 2
+    assert c.text.count("[segue] not cleared") == 2
     assert "cannot be undone" in c.text
 
 
@@ -112,7 +112,7 @@ def test_hard_clear_confirmed_destroys_the_transcript(tmp_path: Path) -> None:
     c = chat(tmp_path, [{"text": "gone"}, {"text": "fresh"}])
     c.run(["hi", "/clear", "YES", "again"])
     assert texts(c.rows()) == ["again", "fresh"]
-    assert "[xum] transcript destroyed" in c.text
+    assert "[segue] transcript destroyed" in c.text
 
 
 def test_agent_switch_keeps_the_store_and_the_provider(tmp_path: Path) -> None:
@@ -123,8 +123,8 @@ def test_agent_switch_keeps_the_store_and_the_provider(tmp_path: Path) -> None:
         source=source,
     )
     assert status == 0
-    assert "[xum] agent exec (available: exec, explore, plan)" in c.text
-    assert "[xum] agent plan (available: exec, explore, plan)" in c.text
+    assert "[segue] agent exec (available: exec, explore, plan)" in c.text
+    assert "[segue] agent plan (available: exec, explore, plan)" in c.text
     assert "unknown agent 'nosuch'" in c.text
     assert "invalid agent name" in c.text
     exec_session, plan_session = source.opened  # failed switches built nothing
@@ -138,11 +138,11 @@ def test_agent_switch_keeps_the_store_and_the_provider(tmp_path: Path) -> None:
 
 def test_a_custom_agent_is_found_in_the_working_directory(tmp_path: Path) -> None:
     c = chat(tmp_path, [])
-    agents = tmp_path / "work" / ".xum" / "agents"
+    agents = tmp_path / "work" / ".segue" / "agents"
     agents.mkdir(parents=True)
     (agents / "reviewer.md").write_text("---\nbase: explore\n---\nReview carefully.\n")
     c.run(["/agent reviewer", "/agent"])
-    assert "[xum] agent reviewer (available: exec, explore, plan, reviewer)" in c.text
+    assert "[segue] agent reviewer (available: exec, explore, plan, reviewer)" in c.text
 
 
 def test_settings_show_and_set_rebuild_the_session(tmp_path: Path) -> None:
@@ -155,15 +155,15 @@ def test_settings_show_and_set_rebuild_the_session(tmp_path: Path) -> None:
     )
     saved = json.loads((c.layout.home / "settings.json").read_text())
     assert saved == {"experiments": {"tokenBudget": True}}
-    assert "[xum]   experiments.tokenBudget = false  (default)" in c.text
-    assert "[xum] experiments.tokenBudget = true" in c.text
-    assert "[xum]   experiments.tokenBudget = true\n" in c.text
-    assert "[xum] error:" in c.text  # the unknown key, then the bad threshold
-    assert c.text.count("[xum] error:") == 2
+    assert "[segue]   experiments.tokenBudget = false  (default)" in c.text
+    assert "[segue] experiments.tokenBudget = true" in c.text
+    assert "[segue]   experiments.tokenBudget = true\n" in c.text
+    assert "[segue] error:" in c.text  # the unknown key, then the bad threshold
+    assert c.text.count("[segue] error:") == 2
     first, second = source.opened
     assert (first.config.experiment, second.config.experiment) == (False, True)
     assert second.store is first.store
-    sessions = re.findall(r"\[xum\] this session: .*", c.text)
+    sessions = re.findall(r"\[segue\] this session: .*", c.text)
     assert sessions[0].endswith("compacts by 75%")
     assert sessions[1].endswith("rolls over by 75%")
 
@@ -171,11 +171,11 @@ def test_settings_show_and_set_rebuild_the_session(tmp_path: Path) -> None:
 def test_compact_summarizes_and_reports_the_new_window(tmp_path: Path) -> None:
     c = chat(tmp_path, [{"text": "answer"}, {"text": "the summary"}])
     c.run(["/compact", "question", "/compact"])
-    assert "[xum] error: nothing to compact: the context window is empty" in c.text
+    assert "[segue] error: nothing to compact: the context window is empty" in c.text
     rows = c.rows()
     assert rows[-1].flag("compactionBoundary")
     assert "the summary" in rows[-1].text
-    assert re.search(r"\[xum\] compacted: the conversation continues in w:\d+", c.text)
+    assert re.search(r"\[segue\] compacted: the conversation continues in w:\d+", c.text)
     assert "Context compacted (manual)" in c.text
 
 
@@ -184,7 +184,7 @@ def test_a_provider_failure_is_reported_and_the_chat_goes_on(tmp_path: Path) -> 
     status, keyboard = c.run(["one", "two", "/help"])
     assert status == 0
     assert "has no response for step 2" in c.text
-    assert "[xum] /help " in c.text  # the loop kept reading
+    assert "[segue] /help " in c.text  # the loop kept reading
     assert len(keyboard.prompts) == 4
 
 
@@ -213,8 +213,8 @@ def test_an_interrupted_turn_keeps_its_settled_step_and_the_prompt_returns(
     # One more Ctrl-C at the prompt after an interrupted turn leaves.
     status, keyboard = c.run(["go", CTRL_C, "never sent"], interactive=True, source=source)
     assert status == 0
-    assert "[xum] cancelled after a settled tool step" in c.text
-    assert "[xum] turn interrupted; the steps that settled are kept" in c.text
+    assert "[segue] cancelled after a settled tool step" in c.text
+    assert "[segue] turn interrupted; the steps that settled are kept" in c.text
     rows = c.rows()
     assert [r.role for r in rows] == ["user", "assistant"]
     tool_parts = [p for p in rows[1].parts if p.type == "dynamic-tool"]
@@ -235,7 +235,7 @@ def test_a_quit_while_a_turn_stops_leaves_with_130(tmp_path: Path) -> None:
     c = chat(tmp_path, [{"text": "unused"}])
     status, _ = c.run(["go", "never"], guard=impatient)
     assert status == 130
-    assert "[xum] quitting; every settled step is on disk" in c.text
+    assert "[segue] quitting; every settled step is on disk" in c.text
 
 
 def test_an_unknown_starting_agent_is_a_usage_error(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``xum history`` end to end: a real store in a temp XUM_HOME, driven through the CLI."""
+"""``segue history`` end to end: a real store in a temp SEGUE_HOME, driven through the CLI."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from segue.cli.main import cli
+from segue.history.store import HistoryStore
+from segue.messages import encode_row, row_to_obj
+from segue.workspace import Layout
 from tests.test_views import SECRET_PASTE, session_rows
-from xum.cli.main import cli
-from xum.history.store import HistoryStore
-from xum.messages import encode_row, row_to_obj
-from xum.workspace import Layout
 
 WS = "demo"
 SHARED_SESSION = Path(__file__).resolve().parents[3] / "shared/samples/xum-session/chat.jsonl"
 
 
-def xum(home: Path, *args: str, workspace: str = WS) -> Result:
+def segue(home: Path, *args: str, workspace: str = WS) -> Result:
     return CliRunner().invoke(cli, ["--home", str(home), "-w", workspace, *args])
 
 
@@ -40,11 +40,11 @@ def as_json(result: Result) -> Any:
 
 
 @pytest.fixture
-def imported(xum_home: Path, tmp_path: Path) -> Path:
-    result = xum(xum_home, "history", "import", str(write_session(tmp_path / "session.jsonl")))
+def imported(segue_home: Path, tmp_path: Path) -> Path:
+    result = segue(segue_home, "history", "import", str(write_session(tmp_path / "session.jsonl")))
     assert result.exit_code == 0, result.output
     assert f"Imported 14 row(s) into workspace {WS}" in result.stdout
-    return xum_home
+    return segue_home
 
 
 def stored_rows(home: Path) -> list[Any]:
@@ -61,14 +61,14 @@ def test_import_assigns_sequences_and_workspace(imported: Path) -> None:
 
 def test_windows_items_read(imported: Path) -> None:
     seq = [r.sequence for r in stored_rows(imported)]
-    windows = as_json(xum(imported, "history", "windows", "--json"))["windows"]
+    windows = as_json(segue(imported, "history", "windows", "--json"))["windows"]
     assert [w["kind"] for w in windows] == ["root", "rollover", "reset", "compaction"]
     assert [w["items"] for w in windows] == [4, 4, 1, 2]
     rollover = windows[1]
     assert rollover["windowId"] == f"w:{seq[4]}"
     assert (rollover["firstItemId"], rollover["lastItemId"]) == (str(seq[6]), str(seq[9]))
 
-    items = as_json(xum(imported, "history", "items", rollover["windowId"], "--json"))["items"]
+    items = as_json(segue(imported, "history", "items", rollover["windowId"], "--json"))["items"]
     assert [i["itemId"] for i in items] == [str(seq[i]) for i in (6, 7, 8, 9)]
     assert items[0] == {
         "itemId": str(seq[6]),
@@ -79,39 +79,39 @@ def test_windows_items_read(imported: Path) -> None:
     }
 
     # the quarantined row is shown from its rejected original
-    read = xum(imported, "history", "read", str(seq[8]))
+    read = segue(imported, "history", "read", str(seq[8]))
     assert read.exit_code == 0
     assert "user (rejected)" in read.stdout and "PASTED-LOG" in read.stdout
-    (item,) = as_json(xum(imported, "history", "read", str(seq[8]), "--json"))["items"]
+    (item,) = as_json(segue(imported, "history", "read", str(seq[8]), "--json"))["items"]
     assert item["role"] == "user" and SECRET_PASTE.strip() in item["text"]
 
-    human = xum(imported, "history", "windows")
+    human = segue(imported, "history", "windows")
     assert human.exit_code == 0 and "rollover" in human.stdout and "4 window(s)" in human.stdout
-    listing = xum(imported, "history", "items", "w:0")
+    listing = segue(imported, "history", "items", "w:0")
     assert "[tool bash]" in listing.stdout and "PRIVATE-THOUGHT" not in listing.stdout
 
 
 def test_search_whole_transcript_with_header(imported: Path) -> None:
-    result = xum(imported, "history", "search", "ENTRY POINT")
+    result = segue(imported, "history", "search", "ENTRY POINT")
     assert result.exit_code == 0
     assert result.stdout.startswith(f"Searching the whole transcript of workspace {WS}")
     assert "the agent cannot see" in result.stdout
     assert "2 matching item(s)" in result.stdout
-    doc = as_json(xum(imported, "history", "search", "pasted-log", "--json"))
+    doc = as_json(segue(imported, "history", "search", "pasted-log", "--json"))
     assert "whole transcript" in doc["scope"]
     assert [i["role"] for i in doc["items"]] == ["user"]
     assert "PASTED-LOG" in doc["items"][0]["text"]
-    none = xum(imported, "history", "search", "no such words anywhere")
+    none = segue(imported, "history", "search", "no such words anywhere")
     assert none.exit_code == 0 and "No matches." in none.stdout
 
 
 @pytest.mark.parametrize("fmt", ["md", "html", "json"])
 def test_export_every_format(imported: Path, tmp_path: Path, fmt: str) -> None:
     out = tmp_path / f"t.{fmt}"
-    result = xum(imported, "history", "export", "--format", fmt, "-o", str(out))
+    result = segue(imported, "history", "export", "--format", fmt, "-o", str(out))
     assert result.exit_code == 0, result.output
     text = out.read_text(encoding="utf-8")
-    stdout = xum(imported, "history", "export", "--format", fmt)
+    stdout = segue(imported, "history", "export", "--format", fmt)
     assert stdout.exit_code == 0 and stdout.stdout == text
     if fmt == "json":
         doc = json.loads(text)
@@ -121,32 +121,32 @@ def test_export_every_format(imported: Path, tmp_path: Path, fmt: str) -> None:
     assert text.count("Context window rollover") == 1
     assert "Lint passed with no findings." in text and "entry point is src/main.py" in text
     assert "PASTED-LOG" in text
-    assert "[xum] This conversation continues" not in text  # the lead-in stays hidden
+    assert "[segue] This conversation continues" not in text  # the lead-in stays hidden
     if fmt == "html":
         assert "<script>alert" not in text and "&lt;script&gt;" in text
 
 
 def test_default_export_is_markdown(imported: Path) -> None:
-    result = xum(imported, "history", "export")
-    assert result.exit_code == 0 and result.stdout.startswith(f"# xum transcript: {WS}")
+    result = segue(imported, "history", "export")
+    assert result.exit_code == 0 and result.stdout.startswith(f"# segue transcript: {WS}")
 
 
-def test_import_refuses_a_bad_file_whole(xum_home: Path, tmp_path: Path) -> None:
+def test_import_refuses_a_bad_file_whole(segue_home: Path, tmp_path: Path) -> None:
     good = write_session(tmp_path / "s.jsonl").read_bytes()
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(good + b'{"not": "a row"}\n' + good)
-    result = xum(xum_home, "history", "import", str(bad))
+    result = segue(segue_home, "history", "import", str(bad))
     assert result.exit_code == 1
-    assert "xum: error:" in result.stderr and "15" in result.stderr  # names the line
-    assert stored_rows(xum_home) == []
-    windows = as_json(xum(xum_home, "history", "windows", "--json"))["windows"]
+    assert "segue: error:" in result.stderr and "15" in result.stderr  # names the line
+    assert stored_rows(segue_home) == []
+    windows = as_json(segue(segue_home, "history", "windows", "--json"))["windows"]
     assert windows == [
         {"windowId": "w:0", "kind": "root", "firstItemId": None, "lastItemId": None, "items": 0}
     ]
 
 
 def test_verify_exit_codes(imported: Path) -> None:
-    clean = xum(imported, "history", "verify")
+    clean = segue(imported, "history", "verify")
     assert clean.exit_code == 0, clean.output
     assert "ok" in clean.stdout
     chat = Layout(imported, WS).chat
@@ -154,46 +154,46 @@ def test_verify_exit_codes(imported: Path) -> None:
         f.write(b"this line is not json\n")
     # ... once a locked operation has taken the untracked change in (a new receipt epoch)
     HistoryStore(Layout(imported, WS)).recover()
-    warned = as_json(xum(imported, "history", "verify", "--json"))
+    warned = as_json(segue(imported, "history", "verify", "--json"))
     assert warned["ok"] is True and warned["warnings"]
     with chat.open("ab") as f:  # a torn tail: a batch cut short by a crash
         f.write(b'{"id":"torn","role":"user","parts":[{"type":"te')
-    torn = xum(imported, "history", "verify")
+    torn = segue(imported, "history", "verify")
     assert torn.exit_code == 1
     assert "DAMAGED" in torn.stdout and "problem:" in torn.stdout
-    doc = json.loads(xum(imported, "history", "verify", "--json").stdout)
+    doc = json.loads(segue(imported, "history", "verify", "--json").stdout)
     assert doc["ok"] is False and doc["problems"]
 
 
-def test_bad_workspace_id_is_a_usage_error(xum_home: Path) -> None:
-    result = xum(xum_home, "history", "windows", workspace="bad id!")
+def test_bad_workspace_id_is_a_usage_error(segue_home: Path) -> None:
+    result = segue(segue_home, "history", "windows", workspace="bad id!")
     assert result.exit_code == 2
     assert "invalid workspace id 'bad id!'" in result.stderr
 
 
 def test_bad_and_unknown_ids(imported: Path) -> None:
-    malformed = xum(imported, "history", "items", "window-1")
+    malformed = segue(imported, "history", "items", "window-1")
     assert malformed.exit_code == 2 and "invalid window id" in malformed.stderr
-    missing = xum(imported, "history", "items", "w:9999")
+    missing = segue(imported, "history", "items", "w:9999")
     assert missing.exit_code == 1 and "no window w:9999" in missing.stderr
-    gone = xum(imported, "history", "read", "9999")
+    gone = segue(imported, "history", "read", "9999")
     assert gone.exit_code == 1 and "no item 9999" in gone.stderr
 
 
-def test_lone_surrogates_do_not_break_output(xum_home: Path, tmp_path: Path) -> None:
+def test_lone_surrogates_do_not_break_output(segue_home: Path, tmp_path: Path) -> None:
     f = tmp_path / "odd.jsonl"
     f.write_bytes(
         b'{"id":"x","role":"user","metadata":{},"parts":[{"type":"text","text":"a\\ud800b"}]}\n'
     )
-    assert xum(xum_home, "history", "import", str(f)).exit_code == 0
-    result = xum(xum_home, "history", "items", "w:0")
+    assert segue(segue_home, "history", "import", str(f)).exit_code == 0
+    result = segue(segue_home, "history", "items", "w:0")
     assert result.exit_code == 0 and "a\\ud800b" in result.stdout
 
 
 @pytest.mark.skipif(not SHARED_SESSION.exists(), reason="shared Xum sample not present")
-def test_reads_a_real_xum_session(xum_home: Path) -> None:
-    assert xum(xum_home, "history", "import", str(SHARED_SESSION)).exit_code == 0
-    windows = as_json(xum(xum_home, "history", "windows", "--json"))["windows"]
+def test_reads_a_real_segue_session(segue_home: Path) -> None:
+    assert segue(segue_home, "history", "import", str(SHARED_SESSION)).exit_code == 0
+    windows = as_json(segue(segue_home, "history", "windows", "--json"))["windows"]
     assert [(w["kind"], w["items"]) for w in windows] == [("root", 6)]
-    hits = as_json(xum(xum_home, "history", "search", "preload", "--json"))["items"]
+    hits = as_json(segue(segue_home, "history", "search", "preload", "--json"))["items"]
     assert len(hits) == 2

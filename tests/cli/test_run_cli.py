@@ -1,4 +1,4 @@
-"""``xum run``, ``xum clear`` and ``xum compact`` through the command line (SPEC.md §5, R10,
+"""``segue run``, ``segue clear`` and ``segue compact`` through the command line (SPEC.md §5, R10,
 R16, R18): exit statuses, the ``--json`` closing object, and what reaches the transcript."""
 
 from __future__ import annotations
@@ -10,20 +10,20 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from segue.cli.main import cli
+from segue.context.boundaries import is_manual_reset, is_strict_rollover
+from segue.history import HistoryStore
+from segue.messages import Row
+from segue.session.window import load_window
+from segue.tools.carryover_file import CarryoverFile
+from segue.workspace import Layout
 from tests.scripted_cli import script
-from xum.cli.main import cli
-from xum.context.boundaries import is_manual_reset, is_strict_rollover
-from xum.history import HistoryStore
-from xum.messages import Row
-from xum.session.window import load_window
-from xum.tools.carryover_file import CarryoverFile
-from xum.workspace import Layout
 
 WS = "runs"
 CLOSING_KEYS = {"status", "reason", "windowId", "rollovers"}
 
 
-def xum(home: Path, *args: str, workspace: str = WS) -> Result:
+def segue(home: Path, *args: str, workspace: str = WS) -> Result:
     return CliRunner().invoke(cli, ["--home", str(home), "-w", workspace, *args])
 
 
@@ -48,18 +48,18 @@ def transcript_bytes(home: Path) -> bytes:
 
 
 def enable_experiment(home: Path) -> None:
-    result = xum(home, "settings", "set", "experiments.tokenBudget", "true")
+    result = segue(home, "settings", "set", "experiments.tokenBudget", "true")
     assert result.exit_code == 0, result.output
 
 
-# -- xum run: exit statuses and the closing object ------------------------------------------------
+# -- segue run: exit statuses and the closing object -----------------------------------------------
 
 
 def test_completed_run_exits_0_with_the_closing_object(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
     model = script(tmp_path, [{"text": "Hello from the script."}])
-    result = xum(xum_home, "run", "-m", model, "--json", "hi")
+    result = segue(segue_home, "run", "-m", model, "--json", "hi")
     assert result.exit_code == 0, result.output
     assert closing(result) == {
         "status": "completed",
@@ -68,30 +68,30 @@ def test_completed_run_exits_0_with_the_closing_object(
         "rollovers": 0,
     }
     assert "Hello from the script." in result.stderr  # with --json the transcript goes to stderr
-    assert [r.role for r in rows(xum_home)] == ["user", "assistant"]
+    assert [r.role for r in rows(segue_home)] == ["user", "assistant"]
 
 
 def test_plain_run_prints_the_answer_and_no_json(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
     model = script(tmp_path, [{"text": "Plain answer."}])
-    result = xum(xum_home, "run", "-m", model, "hi")
+    result = segue(segue_home, "run", "-m", model, "hi")
     assert result.exit_code == 0, result.output
     assert "Plain answer." in result.stdout
     assert '"status"' not in result.stdout
 
 
 def test_rollover_is_counted_and_names_the_new_window(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
-    enable_experiment(xum_home)
+    enable_experiment(segue_home)
     big = {"inputTokens": 6500, "outputTokens": 10}
     model = script(tmp_path, [{"text": "long answer", "usage": big}, {"text": "fresh"}])
-    assert closing(xum(xum_home, "run", "-m", model, "--json", "one"))["rollovers"] == 0
-    result = xum(xum_home, "run", "-m", model, "--json", "two")
+    assert closing(segue(segue_home, "run", "-m", model, "--json", "one"))["rollovers"] == 0
+    result = segue(segue_home, "run", "-m", model, "--json", "two")
     assert result.exit_code == 0, result.output
     obj = closing(result)
-    (boundary,) = [r for r in rows(xum_home) if is_strict_rollover(r)]
+    (boundary,) = [r for r in rows(segue_home) if is_strict_rollover(r)]
     assert obj == {
         "status": "completed",
         "reason": None,
@@ -101,21 +101,21 @@ def test_rollover_is_counted_and_names_the_new_window(
 
 
 def test_provider_overflow_with_automatic_handling_off_pauses_with_exit_3(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
     model = script(tmp_path, [{"error": {"kind": "context_overflow", "message": "too long"}}])
-    result = xum(xum_home, "run", "-m", model, "--json", "hi")
+    result = segue(segue_home, "run", "-m", model, "--json", "hi")
     assert result.exit_code == 3, result.output
     obj = closing(result)
     assert obj["status"] == "paused"
     assert obj["reason"] is not None and "too long" in obj["reason"]
-    assert f"xum: paused: {obj['reason']}" in result.stderr
+    assert f"segue: paused: {obj['reason']}" in result.stderr
 
 
 def test_hard_ceiling_with_threshold_100_pauses_with_exit_3(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
-    assert xum(xum_home, "settings", "set", "threshold.default", "100").exit_code == 0
+    assert segue(segue_home, "settings", "set", "threshold.default", "100").exit_code == 0
     model = script(
         tmp_path,
         [
@@ -126,7 +126,7 @@ def test_hard_ceiling_with_threshold_100_pauses_with_exit_3(
             {"text": "never reached"},
         ],
     )
-    result = xum(xum_home, "run", "-m", model, "--json", "hi")
+    result = segue(segue_home, "run", "-m", model, "--json", "hi")
     assert result.exit_code == 3, result.output
     obj = closing(result)
     assert obj["status"] == "paused" and obj["rollovers"] == 0
@@ -135,122 +135,122 @@ def test_hard_ceiling_with_threshold_100_pauses_with_exit_3(
 
 
 def test_oversized_prompt_is_rejected_with_exit_3_and_quarantined(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
     model = script(tmp_path, [{"text": "never sent"}], window=1000)
-    result = xum(xum_home, "run", "-m", model, "--json", " ".join(["huge"] * 2000))
+    result = segue(segue_home, "run", "-m", model, "--json", " ".join(["huge"] * 2000))
     assert result.exit_code == 3, result.output
     obj = closing(result)
     assert obj["status"] == "rejected"
     assert obj["reason"] is not None and "fresh context window" in obj["reason"]
-    assert "xum: rejected:" in result.stderr
-    (row,) = rows(xum_home)
+    assert "segue: rejected:" in result.stderr
+    (row,) = rows(segue_home)
     assert row.metadata["contextBudgetRejected"] is True
 
 
 def test_exhausted_script_is_an_error_with_exit_1(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
     model = script(tmp_path, [{"text": "the only answer"}])
-    assert xum(xum_home, "run", "-m", model, "--json", "one").exit_code == 0
-    # The position persists under XUM_HOME/providers: the second run finds the script empty.
-    result = xum(xum_home, "run", "-m", model, "--json", "two")
+    assert segue(segue_home, "run", "-m", model, "--json", "one").exit_code == 0
+    # The position persists under SEGUE_HOME/providers: the second run finds the script empty.
+    result = segue(segue_home, "run", "-m", model, "--json", "two")
     assert result.exit_code == 1, result.output
     obj = closing(result)
     assert obj["status"] == "error"
     assert obj["reason"] is not None and "no response for step 2" in obj["reason"]
-    assert "xum: error:" in result.stderr
+    assert "segue: error:" in result.stderr
 
 
-def test_provider_error_is_exit_1(xum_home: Path, workdir: Path, tmp_path: Path) -> None:
+def test_provider_error_is_exit_1(segue_home: Path, workdir: Path, tmp_path: Path) -> None:
     model = script(tmp_path, [{"error": {"kind": "provider", "message": "upstream 500"}}])
-    result = xum(xum_home, "run", "-m", model, "--json", "hi")
+    result = segue(segue_home, "run", "-m", model, "--json", "hi")
     assert result.exit_code == 1, result.output
     assert closing(result)["status"] == "error"
     assert "upstream 500" in result.stderr
 
 
-def test_run_without_a_model_is_bad_usage(xum_home: Path, workdir: Path) -> None:
-    result = xum(xum_home, "run", "--json", "hi")
+def test_run_without_a_model_is_bad_usage(segue_home: Path, workdir: Path) -> None:
+    result = segue(segue_home, "run", "--json", "hi")
     assert result.exit_code == 2, result.output
     assert "no model" in result.stderr
     assert result.stdout == ""
-    assert rows(xum_home) == []
+    assert rows(segue_home) == []
 
 
-def test_bad_workspace_id_is_bad_usage(xum_home: Path, workdir: Path, tmp_path: Path) -> None:
+def test_bad_workspace_id_is_bad_usage(segue_home: Path, workdir: Path, tmp_path: Path) -> None:
     model = script(tmp_path, [{"text": "never"}])
-    result = xum(xum_home, "run", "-m", model, "hi", workspace="not a valid id!")
+    result = segue(segue_home, "run", "-m", model, "hi", workspace="not a valid id!")
     assert result.exit_code == 2, result.output
     assert "invalid workspace id" in result.stderr
 
 
-def test_unknown_model_is_bad_usage(xum_home: Path, workdir: Path) -> None:
-    result = xum(xum_home, "run", "-m", "nonsense", "hi")
+def test_unknown_model_is_bad_usage(segue_home: Path, workdir: Path) -> None:
+    result = segue(segue_home, "run", "-m", "nonsense", "hi")
     assert result.exit_code == 2, result.output
 
 
-def test_run_without_a_prompt_is_bad_usage(xum_home: Path, workdir: Path) -> None:
-    assert xum(xum_home, "run").exit_code == 2
+def test_run_without_a_prompt_is_bad_usage(segue_home: Path, workdir: Path) -> None:
+    assert segue(segue_home, "run").exit_code == 2
 
 
-# -- xum clear -------------------------------------------------------------------------------------
+# -- segue clear -----------------------------------------------------------------------------------
 
 
 def test_clear_soft_is_a_noop_when_empty_then_writes_a_manual_reset(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
-    empty = xum(xum_home, "clear", "--soft")
+    empty = segue(segue_home, "clear", "--soft")
     assert empty.exit_code == 0, empty.output
     assert "nothing to clear" in empty.stdout
-    assert rows(xum_home) == []
+    assert rows(segue_home) == []
 
     model = script(tmp_path, [{"text": "an answer"}])
-    assert xum(xum_home, "run", "-m", model, "secret plan").exit_code == 0
-    cleared = xum(xum_home, "clear", "--soft")
+    assert segue(segue_home, "run", "-m", model, "secret plan").exit_code == 0
+    cleared = segue(segue_home, "clear", "--soft")
     assert cleared.exit_code == 0, cleared.output
     assert "cleared" in cleared.stdout
-    stored = rows(xum_home)
+    stored = rows(segue_home)
     assert len(stored) == 3 and is_manual_reset(stored[-1])
     assert stored[-1].parts == ()
 
-    again = xum(xum_home, "clear", "--soft")
+    again = segue(segue_home, "clear", "--soft")
     assert again.exit_code == 0 and "nothing to clear" in again.stdout
-    assert len(rows(xum_home)) == 3
+    assert len(rows(segue_home)) == 3
 
 
 def test_hard_clear_refuses_without_yes_when_not_interactive(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
     model = script(tmp_path, [{"text": "keep me"}])
-    assert xum(xum_home, "run", "-m", model, "hi").exit_code == 0
-    before = transcript_bytes(xum_home)
-    refused = xum(xum_home, "clear")  # CliRunner's stdin is not a terminal
+    assert segue(segue_home, "run", "-m", model, "hi").exit_code == 0
+    before = transcript_bytes(segue_home)
+    refused = segue(segue_home, "clear")  # CliRunner's stdin is not a terminal
     assert refused.exit_code == 2, refused.output
     assert "--yes" in refused.stderr
-    assert transcript_bytes(xum_home) == before
+    assert transcript_bytes(segue_home) == before
 
-    destroyed = xum(xum_home, "clear", "--yes")
+    destroyed = segue(segue_home, "clear", "--yes")
     assert destroyed.exit_code == 0, destroyed.output
     assert "destroyed" in destroyed.stdout
-    assert rows(xum_home) == []
-    assert transcript_bytes(xum_home) == b""
+    assert rows(segue_home) == []
+    assert transcript_bytes(segue_home) == b""
 
 
-# -- xum compact -----------------------------------------------------------------------------------
+# -- segue compact ---------------------------------------------------------------------------------
 
 
 def test_compact_commits_the_summary_as_a_compaction_boundary(
-    xum_home: Path, workdir: Path, tmp_path: Path
+    segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
     model = script(
         tmp_path,
         [{"text": "We talked about the parser."}, {"text": "Summary: parser work, tests left."}],
     )
-    assert xum(xum_home, "run", "-m", model, "fix the parser").exit_code == 0
-    result = xum(xum_home, "compact", "-m", model)
+    assert segue(segue_home, "run", "-m", model, "fix the parser").exit_code == 0
+    result = segue(segue_home, "compact", "-m", model)
     assert result.exit_code == 0, result.output
-    last = rows(xum_home)[-1]
+    last = rows(segue_home)[-1]
     assert last.flag("compactionBoundary")
     assert "parser work, tests left" in last.text
     assert f"w:{last.sequence}" in result.stdout
@@ -258,40 +258,42 @@ def test_compact_commits_the_summary_as_a_compaction_boundary(
 
 @pytest.mark.parametrize("summary", ["", "   \n"])
 def test_compact_with_an_empty_summary_exits_3_and_commits_nothing(
-    xum_home: Path, workdir: Path, tmp_path: Path, summary: str
+    segue_home: Path, workdir: Path, tmp_path: Path, summary: str
 ) -> None:
     model = script(tmp_path, [{"text": "an answer"}, {"text": summary}])
-    assert xum(xum_home, "run", "-m", model, "hello").exit_code == 0
-    before = transcript_bytes(xum_home)
-    result = xum(xum_home, "compact", "-m", model)
+    assert segue(segue_home, "run", "-m", model, "hello").exit_code == 0
+    before = transcript_bytes(segue_home)
+    result = segue(segue_home, "compact", "-m", model)
     assert result.exit_code == 3, result.output
     assert "empty summary" in result.stderr
-    assert transcript_bytes(xum_home) == before
+    assert transcript_bytes(segue_home) == before
 
 
-def test_compact_of_an_empty_window_exits_3(xum_home: Path, workdir: Path, tmp_path: Path) -> None:
+def test_compact_of_an_empty_window_exits_3(
+    segue_home: Path, workdir: Path, tmp_path: Path
+) -> None:
     model = script(tmp_path, [{"text": "never asked"}])
-    result = xum(xum_home, "compact", "-m", model)
+    result = segue(segue_home, "compact", "-m", model)
     assert result.exit_code == 3, result.output
     assert "nothing to compact" in result.stderr
-    assert rows(xum_home) == []
+    assert rows(segue_home) == []
 
 
 @pytest.mark.parametrize("flags", [["--soft"], ["--yes"]])
 def test_clear_forgets_the_edited_file_carryover(
-    xum_home: Path, workdir: Path, tmp_path: Path, flags: list[str]
+    segue_home: Path, workdir: Path, tmp_path: Path, flags: list[str]
 ) -> None:
     """R10: a cleared context hands no edited files to the next window, whichever clear."""
     model = script(tmp_path, [{"text": "an answer"}])
-    assert xum(xum_home, "run", "-m", model, "edit it").exit_code == 0
-    layout = Layout(xum_home, WS)
+    assert segue(segue_home, "run", "-m", model, "edit it").exit_code == 0
+    layout = Layout(segue_home, WS)
     store = HistoryStore(layout)
     (workdir / "edited.txt").write_text("changed\n")
     carryover = CarryoverFile(layout, store)
     carryover.record_edit(workdir, "edited.txt")
     assert carryover.path.exists()
 
-    result = xum(xum_home, "clear", *flags)
+    result = segue(segue_home, "clear", *flags)
     assert result.exit_code == 0, result.output
     assert not carryover.path.exists()
     handed = carryover.handoff(load_window(store), "next-boundary").snapshot()

@@ -1,24 +1,24 @@
 from __future__ import annotations
 
-from xum.context.active import active_rows, has_sealable_context, newest_window_start
-from xum.context.boundaries import (
+from segue.context.active import active_rows, has_sealable_context, newest_window_start
+from segue.context.boundaries import (
     is_manual_reset,
     is_strict_rollover,
     split_windows,
 )
-from xum.context.rollover import (
+from segue.context.rollover import (
     lead_in_text,
     manual_reset_row,
     quarantined,
     rollover_batch,
     warning_row,
 )
-from xum.messages import Part, Row, make_row
+from segue.messages import Part, Row, make_row
 
 
 def seq(rows: list[Row]) -> list[Row]:
     """Number rows the way the store would."""
-    from xum.messages import with_metadata
+    from segue.messages import with_metadata
 
     return [with_metadata(r, historySequence=i) for i, r in enumerate(rows)]
 

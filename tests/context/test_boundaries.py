@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from xum.context.boundaries import (
+from segue.context.boundaries import (
     ROOT_WINDOW_ID,
     boundary_kind,
     is_compaction_boundary,
@@ -15,7 +15,7 @@ from xum.context.boundaries import (
     raw_may_be_reset,
     split_windows,
 )
-from xum.messages import Row, encode_row, make_row, text_part
+from segue.messages import Row, encode_row, make_row, text_part
 
 
 def rollover(seq: int, **overrides: Any) -> Row:

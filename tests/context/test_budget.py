@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from xum.context.budget import (
+from segue.context.budget import (
     Action,
     Budget,
     Situation,

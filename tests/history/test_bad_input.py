@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from xum.errors import InvalidWorkspaceId, LockTimeout
-from xum.history import HistoryStore, read_receipt, receipt_matches
-from xum.history.lock import hold
-from xum.history.scan import scan_backward, scan_forward
-from xum.messages import make_row
-from xum.workspace import Layout
+from segue.errors import InvalidWorkspaceId, LockTimeout
+from segue.history import HistoryStore, read_receipt, receipt_matches
+from segue.history.lock import hold
+from segue.history.scan import scan_backward, scan_forward
+from segue.messages import make_row
+from segue.workspace import Layout
 
 RESET_2MIB = (
     b'{"id":"r","role":"assistant","metadata":{"contextBoundaryKind":"reset","pad":"'
@@ -111,7 +111,7 @@ def test_lock_timeout_names_the_path_and_lock_is_reentrant(tmp_path: Path) -> No
     with store.locked(), store.locked(), HistoryStore(layout).locked():
         pass
     code = (
-        "import sys,time; from pathlib import Path; from xum.history.lock import hold\n"
+        "import sys,time; from pathlib import Path; from segue.history.lock import hold\n"
         "with hold(Path(sys.argv[1]), 5):\n"
         "    print('held', flush=True); sys.stdin.readline()\n"
     )

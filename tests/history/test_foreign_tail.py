@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xum.history import HistoryStore
-from xum.messages import make_row
-from xum.workspace import Layout
+from segue.history import HistoryStore
+from segue.messages import make_row
+from segue.workspace import Layout
 
 ROW = b'{"id":"a","role":"user","parts":[{"type":"text","text":"kept"}],"metadata":{}}'
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from xum.context.rollover import manual_reset_row
-from xum.history import HistoryStore
-from xum.history.marker import Marker, write_marker
-from xum.history.receipt import Receipt, current_stamps, new_epoch, read_receipt, write_receipt
-from xum.messages import make_row
-from xum.retrieval import SessionHistoryTool
-from xum.workspace import Layout
+from segue.context.rollover import manual_reset_row
+from segue.history import HistoryStore
+from segue.history.marker import Marker, write_marker
+from segue.history.receipt import Receipt, current_stamps, new_epoch, read_receipt, write_receipt
+from segue.messages import make_row
+from segue.retrieval import SessionHistoryTool
+from segue.workspace import Layout
 
 
 def _crash_between_unlinks(store: HistoryStore) -> None:

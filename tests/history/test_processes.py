@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from segue.history.store import HistoryStore
+from segue.workspace import Layout
 from tests.conftest import scaled
 from tests.history.helpers import check_batches_whole
-from xum.history.store import HistoryStore
-from xum.workspace import Layout
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,12 +30,12 @@ def _writer(
     return subprocess.Popen(args, cwd=ROOT)
 
 
-def test_four_writers_keep_every_batch_whole(xum_home: Path) -> None:
+def test_four_writers_keep_every_batch_whole(segue_home: Path) -> None:
     batches = scaled(150, 600)
-    procs = [_writer(xum_home, f"w{i}", batches, rotate_every=37) for i in range(4)]
+    procs = [_writer(segue_home, f"w{i}", batches, rotate_every=37) for i in range(4)]
     for p in procs:
         assert p.wait(timeout=600) == 0
-    store = HistoryStore(Layout(xum_home, "ws"))
+    store = HistoryStore(Layout(segue_home, "ws"))
     rows = list(store.rows())
     present = check_batches_whole(rows)
     for i in range(4):
@@ -45,7 +45,7 @@ def test_four_writers_keep_every_batch_whole(xum_home: Path) -> None:
     assert store.verify().ok, store.verify().problems
     assert store.next_sequence() == len(rows)
     # rotation really happened and moved rows byte-exact: archive ++ chat is the history
-    assert Layout(xum_home, "ws").archive.stat().st_size > 0
+    assert Layout(segue_home, "ws").archive.stat().st_size > 0
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> bool:
@@ -60,16 +60,16 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60.0) 
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_moments_never_tears_a_batch(xum_home: Path) -> None:
+def test_sigkill_at_random_moments_never_tears_a_batch(segue_home: Path) -> None:
     rounds = scaled(40, 300)
     rng = random.Random(1234)
-    layout = Layout(xum_home, "ws")
+    layout = Layout(segue_home, "ws")
     acknowledged: dict[str, int] = {}
     repairs: list[str] = []
     for r in range(rounds):
         tag = f"k{r}"
-        ready = xum_home / f"ready-{r}"
-        proc = _writer(xum_home, tag, 10_000, rotate_every=3, ready=ready)
+        ready = segue_home / f"ready-{r}"
+        proc = _writer(segue_home, tag, 10_000, rotate_every=3, ready=ready)
         _wait_for(ready, proc)
         time.sleep(rng.uniform(0, 0.05))  # a random moment within the writer's run
         os.kill(proc.pid, signal.SIGKILL)

@@ -12,13 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from xum.history import HistoryStore
-from xum.messages import make_row
-from xum.workspace import Layout
+from segue.history import HistoryStore
+from segue.messages import make_row
+from segue.workspace import Layout
 
 _WRITER = (
-    "import sys; from pathlib import Path; from xum.history import HistoryStore;"
-    "from xum.messages import make_row; from xum.workspace import Layout;"
+    "import sys; from pathlib import Path; from segue.history import HistoryStore;"
+    "from segue.messages import make_row; from segue.workspace import Layout;"
     "HistoryStore(Layout(Path(sys.argv[1]), 'ws'), durable=False).append("
     "[make_row('user', 'n' * 200, id=f'new{i}') for i in range(3)])"
 )

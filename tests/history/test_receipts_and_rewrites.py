@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from segue.history import HistoryStore, read_receipt, receipt_matches
+from segue.history.marker import marker_path, read_marker
+from segue.history.rotation import ROTATE_TEMP
+from segue.history.visibility import visible_bounds
+from segue.messages import make_row
+from segue.workspace import Layout
 from tests.history.helpers import check_batches_whole
-from xum.history import HistoryStore, read_receipt, receipt_matches
-from xum.history.marker import marker_path, read_marker
-from xum.history.rotation import ROTATE_TEMP
-from xum.history.visibility import visible_bounds
-from xum.messages import make_row
-from xum.workspace import Layout
 
 
 def _row(n: int, tag: str = "t") -> list:  # type: ignore[type-arg]
@@ -76,9 +76,9 @@ def test_interrupted_rotation_never_duplicates_or_loses(tmp_path: Path, stage: s
         reference.append(_row(n))
     reference.append(_reset(3))
     # the real rotation, stopped after one of its steps by a simulated crash
-    from xum.fsutil import atomic_write as real_atomic
-    from xum.history import rotation
-    from xum.history.marker import write_marker as real_write_marker
+    from segue.fsutil import atomic_write as real_atomic
+    from segue.history import rotation
+    from segue.history.marker import write_marker as real_write_marker
 
     class Crash(Exception):
         pass

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from xum.errors import RowDecodeError, StoreError
-from xum.history import HistoryStore, InMemoryStore, TranscriptStore
-from xum.messages import decode_row, make_row
+from segue.errors import RowDecodeError, StoreError
+from segue.history import HistoryStore, InMemoryStore, TranscriptStore
+from segue.messages import decode_row, make_row
 
 SAMPLE = Path("/work/shared/samples/xum-session/chat.jsonl")
 
@@ -18,7 +18,7 @@ Factory = Callable[[], TranscriptStore]
 
 @pytest.fixture(params=["disk", "memory"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
-    from xum.workspace import Layout
+    from segue.workspace import Layout
 
     if request.param == "disk":
         return lambda: HistoryStore(Layout(tmp_path, "ws"), durable=False)

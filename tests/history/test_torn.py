@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from xum.history.batch import encode_batch, stamp
-from xum.history.receipt import (
+from segue.history.batch import encode_batch, stamp
+from segue.history.receipt import (
     AppendJournal,
     Receipt,
     current_stamps,
     read_receipt,
     write_receipt,
 )
-from xum.history.store import HistoryStore
-from xum.messages import make_row
-from xum.workspace import Layout
+from segue.history.store import HistoryStore
+from segue.messages import make_row
+from segue.workspace import Layout
 
 
 def _history(home: Path) -> tuple[HistoryStore, bytes]:

@@ -1,7 +1,7 @@
-"""A writer that ignores the lock (another program, an old tool) changes chat.jsonl while xum
-appends. Whatever it did, xum must not vouch for it: cursors expire (R26, R29: only verified
+"""A writer that ignores the lock (another program, an old tool) changes chat.jsonl while segue
+appends. Whatever it did, segue must not vouch for it: cursors expire (R26, R29: only verified
 appends keep the epoch) and the next locked operation still recovers the files (a torn tail
-it left is removed before xum appends behind it), so no acknowledged row is lost.
+it left is removed before segue appends behind it), so no acknowledged row is lost.
 
 The foreign writes are made by a real process, at the two instants that matter: after the
 store verified the receipt under the lock but before it opened chat, and during its write.
@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from xum import fsutil
-from xum.history import HistoryStore, read_receipt
-from xum.history import store as store_module
-from xum.messages import make_row
-from xum.retrieval import SessionHistoryTool
-from xum.workspace import Layout
+from segue import fsutil
+from segue.history import HistoryStore, read_receipt
+from segue.history import store as store_module
+from segue.messages import make_row
+from segue.retrieval import SessionHistoryTool
+from segue.workspace import Layout
 
 _APPEND = "import sys; open(sys.argv[1], 'ab').write(sys.argv[2].encode())"
 COMPLETE = '{"id":"ext","role":"user","parts":[{"type":"text","text":"foreign"}],"metadata":{}}\n'

@@ -1,4 +1,4 @@
-"""``xum history verify`` beside a live writer: an append in flight is not damage.
+"""``segue history verify`` beside a live writer: an append in flight is not damage.
 
 While another process is inside an append (pending receipt published, batch being written)
 the files look exactly like an interrupted append. Verify must not call that damage (exit 1):
@@ -13,20 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from xum.errors import LockTimeout
-from xum.history import HistoryStore
-from xum.messages import make_row
-from xum.workspace import Layout
+from segue.errors import LockTimeout
+from segue.history import HistoryStore
+from segue.messages import make_row
+from segue.workspace import Layout
 
 # Appends one batch and stops after writing it, before the stable receipt, until told to go on.
 _PAUSED_WRITER = """
 import sys
 from pathlib import Path
-from xum import fsutil
-from xum.history import HistoryStore
-from xum.history import store as store_module
-from xum.messages import make_row
-from xum.workspace import Layout
+from segue import fsutil
+from segue.history import HistoryStore
+from segue.history import store as store_module
+from segue.messages import make_row
+from segue.workspace import Layout
 
 def write_all(fd, data):
     fsutil.write_all(fd, data)

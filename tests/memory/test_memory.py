@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xum.memory.hot import NOTES_NAME, Memory, select_memory
-from xum.memory.store import MemoryTool, load_memories
-from xum.workspace import Layout
+from segue.memory.hot import NOTES_NAME, Memory, select_memory
+from segue.memory.store import MemoryTool, load_memories
+from segue.workspace import Layout
 
 
 def words(text: str) -> int:

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from xum.errors import PluginError, SettingsError
-from xum.plugins import PluginSpec, parse_plugins
-from xum.session.factory import open_session
-from xum.settings import Settings, from_obj
-from xum.workspace import Layout
+from segue.errors import PluginError, SettingsError
+from segue.plugins import PluginSpec, parse_plugins
+from segue.session.factory import open_session
+from segue.settings import Settings, from_obj
+from segue.workspace import Layout
 
 PLUGIN_SOURCE = '''
-from xum.plugins import Append
+from segue.plugins import Append
 
 def setup(plugin):
     plugin.add_adapter(lambda ctx: Append("NOTE FROM " + plugin.name + " in " + ctx.workspace_id))
@@ -32,7 +32,7 @@ def sneaky(plugin):
 @pytest.fixture
 def plugin_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """An importable plugin module with a unique name, removed from sys.modules after."""
-    name = f"xum_test_plugin_{uuid.uuid4().hex[:12]}"
+    name = f"segue_test_plugin_{uuid.uuid4().hex[:12]}"
     folder = tmp_path / "site"
     folder.mkdir()
     (folder / f"{name}.py").write_text(PLUGIN_SOURCE)
@@ -145,9 +145,9 @@ def test_a_sandboxed_plugin_asking_for_middleware_fails_its_first_send(
 
 
 def test_a_plugin_that_cannot_be_imported_fails_at_first_use(tmp_path: Path) -> None:
-    layout = configure(tmp_path, ["xum_no_such_plugin_module:setup"])
+    layout = configure(tmp_path, ["segue_no_such_plugin_module:setup"])
     session = open_session(layout, workdir=tmp_path / "work", persist_script_position=False)
-    with pytest.raises(PluginError, match="cannot import 'xum_no_such_plugin_module'"):
+    with pytest.raises(PluginError, match="cannot import 'segue_no_such_plugin_module'"):
         session.send("hello")
     assert list(session.store.rows()) == []
 

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from xum.errors import PluginError, RolloverBlocked
-from xum.messages import make_row
-from xum.plugins import (
+from segue.errors import PluginError, RolloverBlocked
+from segue.messages import make_row
+from segue.plugins import (
     AdapterContext,
     Append,
     HookKind,
@@ -20,9 +20,9 @@ from xum.plugins import (
     Replace,
     RequestContext,
 )
-from xum.plugins.hooks import Middleware
-from xum.plugins.registry import Setup
-from xum.providers.request import ProviderRequest
+from segue.plugins.hooks import Middleware
+from segue.plugins.registry import Setup
+from segue.providers.request import ProviderRequest
 
 REQUEST = ProviderRequest("base", (make_row("user", "hi", id="u1"),), ({"name": "echo"},))
 CONTEXT = RequestContext("ws", "scripted:test", "w:0")

@@ -9,14 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from segue.context.boundaries import is_strict_rollover
+from segue.events import Event, RolledOver
+from segue.messages import make_row
+from segue.plugins import AdapterContext, Append, PluginRegistry
+from segue.providers.request import ProviderRequest
+from segue.session import Session
+from segue.tools.carryover_file import carryover_path
 from tests.session.helpers import Harness, echo, harness
-from xum.context.boundaries import is_strict_rollover
-from xum.events import Event, RolledOver
-from xum.messages import make_row
-from xum.plugins import AdapterContext, Append, PluginRegistry
-from xum.providers.request import ProviderRequest
-from xum.session import Session
-from xum.tools.carryover_file import carryover_path
 
 WINDOW = 8000
 THRESHOLD = 50

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
+from segue.context.boundaries import is_strict_rollover
+from segue.errors import StaleWindow
+from segue.history import HistoryStore
+from segue.messages import make_row
+from segue.session import Session, TurnResult
+from segue.session.epochs import WindowEpochs
+from segue.tools.base import FunctionTool
+from segue.workspace import Layout
 from tests.session.helpers import Harness, echo, harness
-from xum.context.boundaries import is_strict_rollover
-from xum.errors import StaleWindow
-from xum.history import HistoryStore
-from xum.messages import make_row
-from xum.session import Session, TurnResult
-from xum.session.epochs import WindowEpochs
-from xum.tools.base import FunctionTool
-from xum.workspace import Layout
 
 WINDOW = 8000
 

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from xum.events import AssistantText, Event
-from xum.history import HistoryStore
-from xum.policy import resolve_agent
-from xum.providers.registry import create_provider
-from xum.providers.retry import RetryPolicy
-from xum.session import Session, SessionConfig
-from xum.tokens import calibration_file
-from xum.tools.base import FunctionTool, ToolRegistry
-from xum.workspace import Layout
+from segue.events import AssistantText, Event
+from segue.history import HistoryStore
+from segue.policy import resolve_agent
+from segue.providers.registry import create_provider
+from segue.providers.retry import RetryPolicy
+from segue.session import Session, SessionConfig
+from segue.tokens import calibration_file
+from segue.tools.base import FunctionTool, ToolRegistry
+from segue.workspace import Layout
 
 from .replay import Replay, no_wait, sse
 

@@ -7,21 +7,21 @@ import json
 
 import pytest
 
-from xum.errors import (
+from segue.errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
     TransientProviderError,
     UsageError,
 )
-from xum.messages import Part, make_row
-from xum.providers import ProviderRequest, StreamEvent, TextDelta, ToolCall, ToolCallEvent
-from xum.providers.anthropic_messages import AnthropicProvider, anthropic_messages
-from xum.providers.fallback import FallbackProvider
-from xum.providers.openai_chat import OpenAIChatProvider
-from xum.providers.registry import create_provider
-from xum.providers.retry import RetryPolicy
-from xum.settings import Settings
+from segue.messages import Part, make_row
+from segue.providers import ProviderRequest, StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from segue.providers.anthropic_messages import AnthropicProvider, anthropic_messages
+from segue.providers.fallback import FallbackProvider
+from segue.providers.openai_chat import OpenAIChatProvider
+from segue.providers.registry import create_provider
+from segue.providers.retry import RetryPolicy
+from segue.settings import Settings
 
 from .replay import Replay, error, no_wait, sse
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from xum import settings as settings_module
-from xum.errors import (
+from segue import settings as settings_module
+from segue.errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
@@ -13,11 +13,11 @@ from xum.errors import (
     TransientProviderError,
     UsageError,
 )
-from xum.providers import parse_model
-from xum.providers.failures import ApiFailure, classify
-from xum.providers.limits import CONTEXT_WINDOW_PREFIX, context_window, table_limit
-from xum.providers.retry import RetryPolicy, retry_after_seconds
-from xum.settings import Settings
+from segue.providers import parse_model
+from segue.providers.failures import ApiFailure, classify
+from segue.providers.limits import CONTEXT_WINDOW_PREFIX, context_window, table_limit
+from segue.providers.retry import RetryPolicy, retry_after_seconds
+from segue.settings import Settings
 
 
 @pytest.mark.parametrize(("model", "limit"), [

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from xum.errors import (
+from segue.errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
@@ -16,14 +16,14 @@ from xum.errors import (
     UnknownModelError,
     UsageError,
 )
-from xum.messages import Part, make_row
-from xum.providers import ProviderRequest, StreamEvent, TextDelta, ToolCall, ToolCallEvent
-from xum.providers.fallback import FallbackProvider
-from xum.providers.openai_chat import OpenAIChatProvider, chat_messages
-from xum.providers.registry import create_provider
-from xum.providers.retry import RetryPolicy
-from xum.session import Session
-from xum.settings import Settings
+from segue.messages import Part, make_row
+from segue.providers import ProviderRequest, StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from segue.providers.fallback import FallbackProvider
+from segue.providers.openai_chat import OpenAIChatProvider, chat_messages
+from segue.providers.registry import create_provider
+from segue.providers.retry import RetryPolicy
+from segue.session import Session
+from segue.settings import Settings
 
 from .replay import Replay, error, no_wait, sse
 
@@ -229,7 +229,7 @@ def test_openai_compatible_env_overrides_and_key_is_sent() -> None:
 @pytest.mark.parametrize(("model", "settings", "message"), [
     ("openai-compatible:llama3.1", Settings().with_value(
         "openai-compatible.baseUrl", "http://localhost:8080/v1"),
-     "xum settings set contextWindow.openai-compatible:llama3.1"),
+     "segue settings set contextWindow.openai-compatible:llama3.1"),
     ("openai-compatible:llama3.1", Settings().with_value(
         "contextWindow.openai-compatible:llama3.1", 8192), "OPENAI_COMPATIBLE_BASE_URL"),
     ("openai:gpt-99", Settings(), "contextWindow.openai:gpt-99"),

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from xum.errors import (
+from segue.errors import (
     ContextOverflowError,
     ProviderError,
     ScriptError,
@@ -19,8 +19,8 @@ from xum.errors import (
     UnknownModelError,
     UsageError,
 )
-from xum.messages import Part, make_row
-from xum.providers import (
+from segue.messages import Part, make_row
+from segue.providers import (
     Media,
     Message,
     Provider,
@@ -34,9 +34,9 @@ from xum.providers import (
     request_from_obj,
     to_messages,
 )
-from xum.providers.registry import create_provider
-from xum.providers.scripted import ScriptedProvider, tokens_counter
-from xum.tokens import count_request
+from segue.providers.registry import create_provider
+from segue.providers.scripted import ScriptedProvider, tokens_counter
+from segue.tokens import count_request
 
 TOOL = {"name": "bash", "description": "run", "input_schema": {"type": "object"}}
 
@@ -157,9 +157,9 @@ def test_position_persists_across_processes_with_a_state_dir(tmp_path: Path) -> 
     path = write_script(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
     state = tmp_path / "state"
     code = (
-        "import sys; from pathlib import Path; from xum.messages import make_row;"
-        "from xum.providers.request import ProviderRequest;"
-        "from xum.providers.registry import create_provider;"
+        "import sys; from pathlib import Path; from segue.messages import make_row;"
+        "from segue.providers.request import ProviderRequest;"
+        "from segue.providers.registry import create_provider;"
         "p = create_provider('scripted:' + sys.argv[1], state_dir=Path(sys.argv[2]));"
         "print(p.step(ProviderRequest('', (make_row('user', 'hi', id='u'),))).text)"
     )

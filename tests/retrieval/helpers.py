@@ -8,12 +8,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from xum.context.rollover import boundary_row, manual_reset_row
-from xum.history.receipt import Receipt, current_stamps, new_epoch, write_receipt
-from xum.messages import Row, encode_row, make_row, row_from_obj, row_to_obj, with_metadata
-from xum.retrieval import SessionHistoryTool
-from xum.retrieval.envelope import MAX_RESULT, serialize
-from xum.workspace import Layout
+from segue.context.rollover import boundary_row, manual_reset_row
+from segue.history.receipt import Receipt, current_stamps, new_epoch, write_receipt
+from segue.messages import Row, encode_row, make_row, row_from_obj, row_to_obj, with_metadata
+from segue.retrieval import SessionHistoryTool
+from segue.retrieval.envelope import MAX_RESULT, serialize
+from segue.workspace import Layout
 
 
 def text_row(text: str, seq: int | None, *, role: str = "user", rid: str = "") -> Row:

@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from segue.messages import Part, encode_row, make_row
+from segue.retrieval import TOOL_SCHEMA, SessionHistoryTool
+from segue.workspace import Layout
 from tests.retrieval.helpers import (
     call,
     encoded,
@@ -20,9 +23,6 @@ from tests.retrieval.helpers import (
     text_row,
     write_history,
 )
-from xum.messages import Part, encode_row, make_row
-from xum.retrieval import TOOL_SCHEMA, SessionHistoryTool
-from xum.workspace import Layout
 
 
 def tool_for(home: Path, lines: list[bytes], ws: str = "act") -> SessionHistoryTool:
@@ -50,8 +50,8 @@ def tool_for(home: Path, lines: list[bytes], ws: str = "act") -> SessionHistoryT
         ({"action": "read_item", "item_id": "404"}, "item_not_found"),
     ],
 )
-def test_argument_errors(xum_home: Path, args: dict[str, Any], code: str) -> None:
-    tool = tool_for(xum_home, encoded([text_row("a", 0)]))
+def test_argument_errors(segue_home: Path, args: dict[str, Any], code: str) -> None:
+    tool = tool_for(segue_home, encoded([text_row("a", 0)]))
     result = call(tool, args)
     assert result == {"ok": False, "error": {"code": code, "message": result["error"]["message"]}}
 
@@ -69,7 +69,7 @@ def test_schema_names_every_argument() -> None:
     }
 
 
-def test_projection_hides_what_r25_hides(xum_home: Path) -> None:
+def test_projection_hides_what_r25_hides(segue_home: Path) -> None:
     parts = [
         Part(type="reasoning", text="SECRET-THOUGHT"),
         Part(type="text", text="visible words"),
@@ -121,7 +121,7 @@ def test_projection_hides_what_r25_hides(xum_home: Path) -> None:
             },
         },
     )
-    tool = tool_for(xum_home, [encode_row(r) for r in (row, lead_in, rejected)])
+    tool = tool_for(segue_home, [encode_row(r) for r in (row, lead_in, rejected)])
     items = entries(tool, {"action": "list_items", "window_id": "w:0"})
     assert [i["itemId"] for i in items] == ["0"]
     text = call(tool, {"action": "read_item", "item_id": "0"})["items"][0]["text"]
@@ -133,9 +133,9 @@ def test_projection_hides_what_r25_hides(xum_home: Path) -> None:
         assert entries(tool, {"action": "search", "query": hidden}) == []
 
 
-def test_read_item_pages_by_code_point(xum_home: Path) -> None:
+def test_read_item_pages_by_code_point(segue_home: Path) -> None:
     text = ('ab😀\u0001"é\\' * 3000) + "\ud800 lone" * 50
-    tool = tool_for(xum_home, [encode_row(text_row(text, 0))])
+    tool = tool_for(segue_home, [encode_row(text_row(text, 0))])
     got = ""
     offset = 0
     cursor = None
@@ -159,9 +159,9 @@ def test_read_item_pages_by_code_point(xum_home: Path) -> None:
     assert mid["items"][0]["text"] == "😀"
 
 
-def test_reused_sequences_are_kept_and_addressable(xum_home: Path) -> None:
+def test_reused_sequences_are_kept_and_addressable(segue_home: Path) -> None:
     rows = [text_row("first copy", 5, rid="a"), text_row("second copy", 5, rid="b")]
-    tool = tool_for(xum_home, encoded(rows))
+    tool = tool_for(segue_home, encoded(rows))
     assert [i["itemId"] for i in entries(tool, {"action": "search", "query": "copy"})] == ["5", "5"]
     newest = call(tool, {"action": "read_item", "item_id": "5"})["items"][0]
     assert newest["text"] == "second copy"
@@ -169,7 +169,7 @@ def test_reused_sequences_are_kept_and_addressable(xum_home: Path) -> None:
     assert older["text"] == "first copy"
 
 
-def test_windows_and_floor(xum_home: Path) -> None:
+def test_windows_and_floor(segue_home: Path) -> None:
     lines = encoded(
         [
             text_row("root text", 0),
@@ -181,7 +181,7 @@ def test_windows_and_floor(xum_home: Path) -> None:
             text_row("newest", 6),
         ]
     )
-    tool = tool_for(xum_home, lines)
+    tool = tool_for(segue_home, lines)
     windows = entries(tool, {"action": "list_windows"})
     assert [(w["windowId"], w["kind"], w["items"]) for w in windows] == [
         ("w:5", "rollover", 1),
@@ -199,15 +199,15 @@ def test_windows_and_floor(xum_home: Path) -> None:
     assert [(h["itemId"], h["windowId"]) for h in hits] == [("4", "w:3")]
 
 
-def test_cli_answers_line_by_line(xum_home: Path) -> None:
+def test_cli_answers_line_by_line(segue_home: Path) -> None:
     write_history(
-        Layout(xum_home, "cli"), [], encoded([text_row(f"line {i}", i) for i in range(5)])
+        Layout(segue_home, "cli"), [], encoded([text_row(f"line {i}", i) for i in range(5)])
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "xum", "-w", "cli", "history", "tool"],
+        [sys.executable, "-m", "segue", "-w", "cli", "history", "tool"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env={**os.environ, "XUM_HOME": str(xum_home)},
+        env={**os.environ, "SEGUE_HOME": str(segue_home)},
     )
     assert proc.stdin is not None and proc.stdout is not None
     seen: list[str] = []
@@ -230,12 +230,12 @@ def test_cli_answers_line_by_line(xum_home: Path) -> None:
     "query",
     [
         '"cmd":"ls -la"',  # re-rendered compact JSON; the raw line has spaces
-        "[tool bash]",  # xum's own words around a name from the raw line
+        "[tool bash]",  # segue's own words around a name from the raw line
         "exit code: 2",  # letters, digits and punctuation
         "Ünïcode façade",  # non-ASCII around an ASCII letter run
     ],
 )
-def test_search_with_punctuation_finds_re_rendered_text(xum_home: Path, query: str) -> None:
+def test_search_with_punctuation_finds_re_rendered_text(segue_home: Path, query: str) -> None:
     """Queries that are not a plain word are prefiltered by their longest letter run; the
     prefilter must never drop a line whose projection holds the query."""
     raw = (
@@ -254,6 +254,6 @@ def test_search_with_punctuation_finds_re_rendered_text(xum_home: Path, query: s
         )
         for i in range(5)
     ]
-    result = tool_for(xum_home, [raw, text, *filler]).call({"action": "search", "query": query})
+    result = tool_for(segue_home, [raw, text, *filler]).call({"action": "search", "query": query})
     assert result["ok"] is True, result
     assert len(result["items"]) == 1, result

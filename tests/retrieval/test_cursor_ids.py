@@ -10,13 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from segue.messages import encode_row, row_to_obj
+from segue.retrieval import SessionHistoryTool
+from segue.retrieval.cursor import MAX_CURSOR, CursorState, encode
+from segue.retrieval.envelope import CURSOR_RESERVE
+from segue.retrieval.project import MAX_ITEM_ID
+from segue.workspace import Layout
 from tests.retrieval.helpers import entries, pages, rollover, text_row, write_history
-from xum.messages import encode_row, row_to_obj
-from xum.retrieval import SessionHistoryTool
-from xum.retrieval.cursor import MAX_CURSOR, CursorState, encode
-from xum.retrieval.envelope import CURSOR_RESERVE
-from xum.retrieval.project import MAX_ITEM_ID
-from xum.workspace import Layout
 
 
 def _line(obj: dict[str, Any]) -> bytes:
@@ -30,8 +30,8 @@ def _unsequenced(obj: dict[str, Any], row_id: str) -> dict[str, Any]:
     return obj
 
 
-def test_lone_surrogate_ids_in_cursors(xum_home: Path) -> None:
-    layout = Layout(xum_home, "sur")
+def test_lone_surrogate_ids_in_cursors(segue_home: Path) -> None:
+    layout = Layout(segue_home, "sur")
     boundary = _unsequenced(row_to_obj(rollover(1)), "\ud800bnd")
     notes = [
         _unsequenced(row_to_obj(text_row(f"note {i}", None)), f"\udc00it{i}") for i in range(3)
@@ -71,12 +71,12 @@ def _window_pages(tool: SessionHistoryTool, limit: int) -> list[dict[str, Any]]:
     return out
 
 
-def test_ids_that_serialize_large_keep_cursors_in_bounds(xum_home: Path) -> None:
+def test_ids_that_serialize_large_keep_cursors_in_bounds(segue_home: Path) -> None:
     """Ids of up to 256 code points that cost 4 or 6 bytes each in JSON: a window's first and
     last ids and a read_item window id ride in the cursor, which must stay usable and leave
     the result within 16 KiB. An id is addressable only while its serialized form fits the
     256 bytes an id may take; longer ones are not items (the rows stay in the transcript)."""
-    layout = Layout(xum_home, "big-ids")
+    layout = Layout(segue_home, "big-ids")
     lines: list[bytes] = []
     short: set[str] = set()
     for w, ch in enumerate(["\x01", "\U0001d11e"] * 6):

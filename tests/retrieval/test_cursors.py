@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 
+from segue.context.rollover import manual_reset_row, rollover_batch
+from segue.history import HistoryStore
+from segue.history.receipt import read_receipt
+from segue.messages import encode_row
+from segue.retrieval import SessionHistoryTool
+from segue.workspace import Layout
 from tests.retrieval.helpers import call, stamp_receipt, text_row
-from xum.context.rollover import manual_reset_row, rollover_batch
-from xum.history import HistoryStore
-from xum.history.receipt import read_receipt
-from xum.messages import encode_row
-from xum.retrieval import SessionHistoryTool
-from xum.workspace import Layout
 
 
 @pytest.fixture
-def layout(xum_home: Path) -> Layout:
-    lay = Layout(xum_home, "cur")
+def layout(segue_home: Path) -> Layout:
+    lay = Layout(segue_home, "cur")
     store = HistoryStore(lay, durable=False)
     store.append([text_row(f"row {i} needle", None, rid=f"u{i}") for i in range(30)])
     return lay
@@ -54,8 +54,8 @@ def test_cursor_survives_append_by_another_process(layout: Layout) -> None:
     tool = SessionHistoryTool(layout)
     page = first_page(tool)
     code = (
-        "import sys; from pathlib import Path; from xum.history import HistoryStore;"
-        "from xum.messages import make_row; from xum.workspace import Layout;"
+        "import sys; from pathlib import Path; from segue.history import HistoryStore;"
+        "from segue.messages import make_row; from segue.workspace import Layout;"
         "HistoryStore(Layout(Path(sys.argv[1]), 'cur')).append("
         "[make_row('user', 'other needle', id='o1')])"
     )
@@ -68,7 +68,7 @@ def test_cursor_survives_append_by_another_process(layout: Layout) -> None:
 def test_appended_manual_reset_hides_the_rest(layout: Layout) -> None:
     tool = SessionHistoryTool(layout)
     page = first_page(tool)
-    # xum's store rotates on a reset (which expires cursors); a writer that appends the reset
+    # segue's store rotates on a reset (which expires cursors); a writer that appends the reset
     # in place and keeps the epoch is a verified append, so the page must find the new floor.
     receipt = read_receipt(layout)
     assert receipt is not None
@@ -159,10 +159,10 @@ def test_restart_expires_cursor(layout: Layout) -> None:
     cursor = first_page(tool)["nextCursor"]
     args = json.dumps({"action": "search", "query": "needle", "limit": 5, "cursor": cursor})
     out = subprocess.run(
-        [sys.executable, "-m", "xum", "-w", "cur", "history", "tool", args],
+        [sys.executable, "-m", "segue", "-w", "cur", "history", "tool", args],
         check=True,
         capture_output=True,
-        env={**os.environ, "XUM_HOME": str(layout.home)},
+        env={**os.environ, "SEGUE_HOME": str(layout.home)},
     )
     answer = json.loads(out.stdout)
     assert answer["error"]["code"] == "stale_cursor"
@@ -220,7 +220,7 @@ def test_lock_wait_is_bounded(layout: Layout) -> None:
     tool = SessionHistoryTool(layout, lock_timeout=0.2)
     ready = layout.home / "held"
     code = (
-        "import sys, time; from pathlib import Path; from xum.history.lock import hold;"
+        "import sys, time; from pathlib import Path; from segue.history.lock import hold;"
         "p = Path(sys.argv[1])\n"
         "with hold(p, 5):\n"
         "    Path(sys.argv[2]).write_text('1')\n"

@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from segue.messages import encode_row, make_row
+from segue.retrieval import SessionHistoryTool
+from segue.workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import (
     call,
@@ -17,9 +20,6 @@ from tests.retrieval.helpers import (
     text_row,
     write_history,
 )
-from xum.messages import encode_row, make_row
-from xum.retrieval import SessionHistoryTool
-from xum.workspace import Layout
 
 ARCHIVE_MB = scaled(40, 200)
 
@@ -45,8 +45,8 @@ def _big_history(layout: Layout) -> int:
     return seq + 2
 
 
-def test_target_behind_40mb_archive_is_reached_by_paging(xum_home: Path) -> None:
-    layout = Layout(xum_home, "big")
+def test_target_behind_40mb_archive_is_reached_by_paging(segue_home: Path) -> None:
+    layout = Layout(segue_home, "big")
     total = _big_history(layout)
     tool = SessionHistoryTool(layout)
     started = time.monotonic()
@@ -70,8 +70,8 @@ def test_target_behind_40mb_archive_is_reached_by_paging(xum_home: Path) -> None
     assert time.monotonic() - started < 60
 
 
-def test_line_longer_than_the_budget_is_crossed(xum_home: Path) -> None:
-    layout = Layout(xum_home, "huge")
+def test_line_longer_than_the_budget_is_crossed(segue_home: Path) -> None:
+    layout = Layout(segue_home, "huge")
     huge = encode_row(make_row("user", "y" * (5 << 20), id="huge", metadata={"historySequence": 1}))
     lines = [*encoded([text_row("old needle", 0)]), huge, *encoded([text_row("new needle", 2)])]
     write_history(layout, lines, [])
@@ -81,8 +81,8 @@ def test_line_longer_than_the_budget_is_crossed(xum_home: Path) -> None:
     assert len(list(pages(tool, {"action": "search", "query": "needle"}))) >= 3
 
 
-def test_oversized_line_with_reset_key_is_a_floor(xum_home: Path) -> None:
-    layout = Layout(xum_home, "hugefloor")
+def test_oversized_line_with_reset_key_is_a_floor(segue_home: Path) -> None:
+    layout = Layout(segue_home, "hugefloor")
     huge = encode_row(
         make_row(
             "user",

@@ -12,6 +12,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from segue.context.rollover import quarantined
+from segue.messages import Part, encode_row, make_row
+from segue.retrieval import SessionHistoryTool
+from segue.retrieval.envelope import serialize
+from segue.workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import (
     MUTATIONS,
@@ -23,11 +28,6 @@ from tests.retrieval.helpers import (
     text_row,
     write_history,
 )
-from xum.context.rollover import quarantined
-from xum.messages import Part, encode_row, make_row
-from xum.retrieval import SessionHistoryTool
-from xum.retrieval.envelope import serialize
-from xum.workspace import Layout
 
 MARK = re.compile(r"MK(\d+)Z")
 

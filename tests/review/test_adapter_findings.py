@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import base64
 
-from xum.messages import Part, make_row
-from xum.providers.anthropic_messages import anthropic_messages
-from xum.providers.openai_chat import chat_messages
-from xum.providers.request import ProviderRequest
-from xum.tokens import count_request
+from segue.messages import Part, make_row
+from segue.providers.anthropic_messages import anthropic_messages
+from segue.providers.openai_chat import chat_messages
+from segue.providers.request import ProviderRequest
+from segue.tokens import count_request
 
 
 def _request_with_text_attachment() -> ProviderRequest:
@@ -26,7 +26,7 @@ def _request_with_text_attachment() -> ProviderRequest:
 
 
 def test_text_attachment_is_sent_to_chat_completions_as_text() -> None:
-    """A text/plain file part (as Xum sessions carry, e.g. after `xum history import`) is
+    """A text/plain file part (as Xum sessions carry, e.g. after `segue history import`) is
     counted as text; Chat Completions must receive it as text instead of refusing the whole
     request — which would fail every later request of the workspace."""
     messages = chat_messages(_request_with_text_attachment())

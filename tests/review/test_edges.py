@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from segue.cli.main import cli
+from segue.tokens import accounting, encodings
 from tests.scripted_cli import script
-from xum.cli.main import cli
-from xum.tokens import accounting, encodings
 
 WS = "review"
 
 
-def xum(home: Path, *args: str) -> Result:
+def segue(home: Path, *args: str) -> Result:
     return CliRunner().invoke(cli, ["--home", str(home), "-w", WS, *args])
 
 
@@ -39,12 +39,12 @@ def tampered_tokenizer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_run_json_ends_with_an_error_object_on_a_runtime_failure(
-    xum_home: Path, workdir: Path, tmp_path: Path, tampered_tokenizer: None
+    segue_home: Path, workdir: Path, tmp_path: Path, tampered_tokenizer: None
 ) -> None:
-    """§5: `xum run --json` ends with one JSON object, status "error" and exit 1 for any
+    """§5: `segue run --json` ends with one JSON object, status "error" and exit 1 for any
     other error — a tampered tokenizer included, not only provider errors."""
     model = script(tmp_path, [{"text": "never sent"}])
-    result = xum(xum_home, "run", "--json", "-m", model, "hello")
+    result = segue(segue_home, "run", "--json", "-m", model, "hello")
     assert result.exit_code == 1, result.output
     assert "integrity check" in result.stderr
     closing = json.loads(result.stdout.strip().splitlines()[-1])
@@ -63,9 +63,9 @@ def test_switching_agent_in_chat_keeps_its_caller_restriction(
 ) -> None:
     """R12: plan and explore are narrowed by a caller restriction (no bash). `/agent NAME`
     and `/settings set` rebuild the session with keep=; the restriction must survive."""
-    from xum.chat.sessions import SessionMaker
-    from xum.events import ignore
-    from xum.workspace import Layout
+    from segue.chat.sessions import SessionMaker
+    from segue.events import ignore
+    from segue.workspace import Layout
 
     maker = SessionMaker(Layout(tmp_path / "home", WS), workdir, model=script(tmp_path, []))
     fresh = maker.open(agent, ignore)

@@ -1,4 +1,4 @@
-"""Building sessions for tests: a real store in a temp XUM_HOME, the scripted provider, and a
+"""Building sessions for tests: a real store in a temp SEGUE_HOME, the scripted provider, and a
 test tool whose output size the script controls."""
 
 from __future__ import annotations
@@ -9,18 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xum.events import Event
-from xum.history import HistoryStore
-from xum.messages import Row
-from xum.policy import resolve_agent
-from xum.providers.request import ProviderRequest, request_from_obj
-from xum.providers.scripted import ScriptedProvider
-from xum.session import Session, SessionConfig
-from xum.session.admission import Checkpoint, no_checkpoint
-from xum.tools.base import FunctionTool, ToolRegistry
-from xum.tools.builtin import builtin_tools
-from xum.tools.profile import tool_profile
-from xum.workspace import Layout
+from segue.events import Event
+from segue.history import HistoryStore
+from segue.messages import Row
+from segue.policy import resolve_agent
+from segue.providers.request import ProviderRequest, request_from_obj
+from segue.providers.scripted import ScriptedProvider
+from segue.session import Session, SessionConfig
+from segue.session.admission import Checkpoint, no_checkpoint
+from segue.tools.base import FunctionTool, ToolRegistry
+from segue.tools.builtin import builtin_tools
+from segue.tools.profile import tool_profile
+from segue.workspace import Layout
 
 
 def _echo(args: Mapping[str, Any]) -> Any:
@@ -100,7 +100,7 @@ class Harness:
         return list(self.store.rows())
 
     def agent_file(self, name: str, text: str) -> None:
-        folder = self.tmp / "work" / ".xum" / "agents"
+        folder = self.tmp / "work" / ".segue" / "agents"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.md").write_text(text)
 

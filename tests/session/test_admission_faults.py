@@ -26,21 +26,21 @@ from typing import Any, Literal
 
 import pytest
 
-import xum.history.store as store_module
-from tests.session.helpers import Harness, echo, harness
-from xum.context.boundaries import (
+import segue.history.store as store_module
+from segue.context.boundaries import (
     CONTINUATION_TYPE,
     LEAD_IN_TYPE,
     is_strict_rollover,
 )
-from xum.errors import StoreError
-from xum.history import HistoryStore
-from xum.messages import Row, decode_row, make_row
-from xum.session import Session
-from xum.session.window import load_window
-from xum.tools.carryover import Carryover
-from xum.tools.carryover_file import carryover_path
-from xum.workspace import Layout
+from segue.errors import StoreError
+from segue.history import HistoryStore
+from segue.messages import Row, decode_row, make_row
+from segue.session import Session
+from segue.session.window import load_window
+from segue.tools.carryover import Carryover
+from segue.tools.carryover_file import carryover_path
+from segue.workspace import Layout
+from tests.session.helpers import Harness, echo, harness
 
 WINDOW = 8000  # hard ceiling 6000; threshold 50 rolls over at 4400
 THRESHOLD = 50
@@ -326,7 +326,7 @@ def test_torn_append_during_admission_is_never_a_fresh_window(
         write_all(fd, data)
 
     with monkeypatch.context() as patch:
-        patch.setattr("xum.history.store.write_all", torn_write)
+        patch.setattr("segue.history.store.write_all", torn_write)
         with pytest.raises(OSError, match="No space"):
             session.send(PROMPT)
 

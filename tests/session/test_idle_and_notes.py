@@ -7,9 +7,9 @@ import dataclasses
 import json
 from pathlib import Path
 
+from segue.events import Compacted, Warned
+from segue.messages import make_row
 from tests.session.helpers import echo, harness
-from xum.events import Compacted, Warned
-from xum.messages import make_row
 
 WINDOW = 8000
 

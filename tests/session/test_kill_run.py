@@ -1,5 +1,5 @@
-"""A ``xum run`` SIGKILL'd in the middle of a rollover, then a new ``xum run`` (R5, R7, R8,
-R21, R28): no duplicated rollover, no resurrected continuation, and ``xum history verify``
+"""A ``segue run`` SIGKILL'd in the middle of a rollover, then a new ``segue run`` (R5, R7, R8,
+R21, R28): no duplicated rollover, no resurrected continuation, and ``segue history verify``
 clean once a locked operation has recovered.
 
 Real processes, real ``kill -9``, no test hooks in the engine. The crash point is pinned with
@@ -14,7 +14,7 @@ three kinds of kill deterministic or bounded:
   admission, the batch append and its rotation), and the FIFO stops the run there at worst.
 
 The restarted run gets a regular requestLog and the same script, whose position persists
-across processes (``FilePosition`` under ``XUM_HOME/providers``).
+across processes (``FilePosition`` under ``SEGUE_HOME/providers``).
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ from typing import Any, Literal
 import pytest
 from click.testing import CliRunner
 
+from segue.cli.main import cli
+from segue.context.boundaries import CONTINUATION_TYPE, is_strict_rollover
+from segue.history import HistoryStore
+from segue.messages import Row
+from segue.providers.request import request_from_obj
+from segue.workspace import Layout
 from tests.conftest import scaled
-from xum.cli.main import cli
-from xum.context.boundaries import CONTINUATION_TYPE, is_strict_rollover
-from xum.history import HistoryStore
-from xum.messages import Row
-from xum.providers.request import request_from_obj
-from xum.workspace import Layout
 
 WS = "killed"
 DEADLINE_SECONDS = 60.0
@@ -62,7 +62,7 @@ class Setup:
 
     def argv(self, prompt: str) -> list[str]:
         return [
-            sys.executable, "-m", "xum", "--home", str(self.home), "-w", WS,
+            sys.executable, "-m", "segue", "--home", str(self.home), "-w", WS,
             "run", "-m", f"scripted:{self.script}", "--json", prompt,
         ]  # fmt: skip
 
@@ -91,14 +91,14 @@ def make_setup(tmp: Path, scenario: Scenario) -> Setup:
         )
     )
     s = Setup(home, work, script, log)
-    xum_in_process(s, "settings", "set", "experiments.tokenBudget", "true")
+    segue_in_process(s, "settings", "set", "experiments.tokenBudget", "true")
     if scenario == "on-send":
-        out = json.loads(xum_in_process(s, "run", "-m", f"scripted:{script}", "--json", "first"))
+        out = json.loads(segue_in_process(s, "run", "-m", f"scripted:{script}", "--json", "first"))
         assert out == {"status": "completed", "reason": None, "windowId": "w:0", "rollovers": 0}
     return s
 
 
-def xum_in_process(s: Setup, *args: str, code: int = 0) -> str:
+def segue_in_process(s: Setup, *args: str, code: int = 0) -> str:
     result = CliRunner().invoke(cli, ["--home", str(s.home), "-w", WS, *args])
     assert result.exit_code == code, result.output
     return result.stdout
@@ -125,7 +125,7 @@ def wait_for(
     while not ready():
         if proc.poll() is not None:
             _, err = proc.communicate()
-            pytest.fail(f"xum run ended (rc {proc.returncode}) before {what}: {err.decode()}")
+            pytest.fail(f"segue run ended (rc {proc.returncode}) before {what}: {err.decode()}")
         if time.monotonic() > deadline:
             proc.kill()
             pytest.fail(f"timed out waiting for {what}")
@@ -148,7 +148,7 @@ def read_one_request(proc: subprocess.Popen[bytes], fifo: Path) -> None:
             if not chunk:
                 if proc.poll() is not None:
                     err = proc.communicate()[1].decode()
-                    pytest.fail(f"xum run ended (rc {proc.returncode}) before a request: {err}")
+                    pytest.fail(f"segue run ended (rc {proc.returncode}) before a request: {err}")
                 if time.monotonic() > deadline:
                     proc.kill()
                     pytest.fail("timed out waiting for the first request")
@@ -244,7 +244,7 @@ def restart_and_check(s: Setup, sealed_before: list[Row], prompt: str) -> str:
 
     # The restarted run was a locked operation: whatever the kill tore has been recovered.
     # (``verify`` only reads, so it runs in this process.)
-    xum_in_process(s, "history", "verify")
+    segue_in_process(s, "history", "verify")
     return "batch" if killed_batch else "no-batch"
 
 
@@ -273,7 +273,7 @@ def test_kill_at_a_pinned_point_of_the_rollover(
 def test_kill_at_random_points_of_the_rollover(tmp_path: Path) -> None:
     """Random delays cover the span between the step before the rollover and the send after
     it; the seed is in the failure message so a failing point can be replayed."""
-    seed = int(os.environ.get("XUM_KILL_SEED", random.randrange(1 << 30)))
+    seed = int(os.environ.get("SEGUE_KILL_SEED", random.randrange(1 << 30)))
     rng = random.Random(seed)
     for n in range(scaled(3, 40)):
         scenario: Scenario = "mid-stream" if n % 2 == 0 else "on-send"
@@ -282,7 +282,7 @@ def test_kill_at_random_points_of_the_rollover(tmp_path: Path) -> None:
         delay = rng.uniform(0.0, 0.06) if scenario == "mid-stream" else rng.uniform(0.3, 1.5)
         try:
             outcome = one_kill(tmp_path / f"i{n}", scenario, "random", delay)
-            if os.environ.get("XUM_KILL_TRACE"):
+            if os.environ.get("SEGUE_KILL_TRACE"):
                 print(f"{scenario} {delay:.4f}s → {outcome}")
         except AssertionError as exc:
             raise AssertionError(f"seed {seed}, iteration {n} ({scenario}, {delay:.4f}s)") from exc

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from segue.context.boundaries import is_manual_reset, is_strict_rollover
+from segue.events import RolledOver, Warned
+from segue.messages import make_row
 from tests.session.helpers import echo, harness, request_text
-from xum.context.boundaries import is_manual_reset, is_strict_rollover
-from xum.events import RolledOver, Warned
-from xum.messages import make_row
 
 WINDOW = 8000  # reserve 2000, hard ceiling 6000; threshold 50 → rolls over at 4400, warns at 3200
 

@@ -1,4 +1,4 @@
-"""Calibration: per-family observed ratios, persisted atomically under XUM_HOME."""
+"""Calibration: per-family observed ratios, persisted atomically under SEGUE_HOME."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from xum.errors import StoreError
-from xum.tokens import Calibration, calibration_file
+from segue.errors import StoreError
+from segue.tokens import Calibration, calibration_file
 
 
 def test_ratio_accumulates_per_family() -> None:
@@ -23,22 +23,22 @@ def test_ratio_accumulates_per_family() -> None:
         cal.record("claude", 0, 10)
 
 
-def test_record_persists_and_reloads(xum_home: Path) -> None:
-    calibration_file.record(xum_home, "claude", 1200, 1000)
-    calibration_file.record(xum_home, "claude", 1000, 1100)
-    stored = json.loads((xum_home / "calibration.json").read_text())
+def test_record_persists_and_reloads(segue_home: Path) -> None:
+    calibration_file.record(segue_home, "claude", 1200, 1000)
+    calibration_file.record(segue_home, "claude", 1000, 1100)
+    stored = json.loads((segue_home / "calibration.json").read_text())
     assert stored["version"] == 1
     assert stored["families"]["claude"]["samples"] == 2
-    loaded = calibration_file.load(xum_home)
+    loaded = calibration_file.load(segue_home)
     assert loaded.ratio("claude") == pytest.approx(2100 / 2200)
-    assert not list(xum_home.glob(".calibration.json.*.tmp"))
+    assert not list(segue_home.glob(".calibration.json.*.tmp"))
 
 
-def test_missing_file_is_empty_and_damaged_file_is_an_error(xum_home: Path) -> None:
-    assert calibration_file.load(xum_home).families == {}
-    (xum_home / "calibration.json").write_text('{"version": 1, "families": {"x": 3}}')
+def test_missing_file_is_empty_and_damaged_file_is_an_error(segue_home: Path) -> None:
+    assert calibration_file.load(segue_home).families == {}
+    (segue_home / "calibration.json").write_text('{"version": 1, "families": {"x": 3}}')
     with pytest.raises(StoreError, match="damaged"):
-        calibration_file.load(xum_home)
+        calibration_file.load(segue_home)
     with pytest.raises(StoreError):
-        calibration_file.record(xum_home, "claude", 10, 10)
-    assert (xum_home / "calibration.json").read_text().startswith('{"version": 1')
+        calibration_file.record(segue_home, "claude", 10, 10)
+    assert (segue_home / "calibration.json").read_text().startswith('{"version": 1')

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from segue.errors import EncodingError
+from segue.tokens import encodings
+from segue.tokens.chunking import CHUNK_CODE_POINTS, WHITESPACE, chunks
+from segue.tokens.counting import SLACK_PER_CHUNK, count_text
 from tests.conftest import scaled
-from xum.errors import EncodingError
-from xum.tokens import encodings
-from xum.tokens.chunking import CHUNK_CODE_POINTS, WHITESPACE, chunks
-from xum.tokens.counting import SLACK_PER_CHUNK, count_text
 
 NAMES = encodings.ENCODING_NAMES
 

@@ -18,8 +18,8 @@ import tiktoken
 # tiktoken_ext ships no type information (pyproject only exempts tiktoken.*).
 import tiktoken_ext.openai_public as openai_public
 
-from xum.errors import EncodingError
-from xum.tokens import encodings
+from segue.errors import EncodingError
+from segue.tokens import encodings
 
 DATA = Path(encodings.__file__).resolve().parent / "data"
 
@@ -154,7 +154,7 @@ def refuse(*a, **k):
     raise SystemExit("network attempt: %r" % (a,))
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from xum.tokens import count_text, encodings
+from segue.tokens import count_text, encodings
 print(count_text(sys.argv[1], "openai:gpt-4o").tokens)
 print(",".join(encodings.loaded_names()))
 print("tiktoken_ext.openai_public" in sys.modules)

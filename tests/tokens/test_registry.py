@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from xum.errors import EncodingError, UnknownModelError, UsageError
-from xum.tokens import resolve_model
-from xum.tokens.registry import TokenModel, resolve
+from segue.errors import EncodingError, UnknownModelError, UsageError
+from segue.tokens import resolve_model
+from segue.tokens.registry import TokenModel, resolve
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from xum.messages import Part, Row, make_row
-from xum.tokens import allowances as allow
-from xum.tokens import (
+from segue.messages import Part, Row, make_row
+from segue.tokens import allowances as allow
+from segue.tokens import (
     approximate_request,
     count_request,
     count_row,
@@ -19,7 +19,7 @@ from xum.tokens import (
     encodings,
     resolve_model,
 )
-from xum.tokens.request import RequestCounter
+from segue.tokens.request import RequestCounter
 
 GPT = "openai:gpt-4o"
 PNG = "data:image/png;base64," + base64.b64encode(random.Random(7).randbytes(6000)).decode()

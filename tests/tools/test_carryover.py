@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from xum.history import HistoryStore
-from xum.tools.carryover import (
+from segue.history import HistoryStore
+from segue.tools.carryover import (
     MAX_FILES,
     Anchor,
     Carried,
@@ -21,8 +21,8 @@ from xum.tools.carryover import (
     to_hand_off,
     to_obj,
 )
-from xum.tools.carryover_file import CarryoverFile, carryover_path, file_state
-from xum.workspace import Layout
+from segue.tools.carryover_file import CarryoverFile, carryover_path, file_state
+from segue.workspace import Layout
 
 ROOT = "/work"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
-from xum.tools.files import (
+from segue.tools.files import (
     READ_MAX_BYTES,
     READ_MAX_LINE_CHARS,
     READ_MAX_LINES,
@@ -13,8 +13,8 @@ from xum.tools.files import (
     FileReadTool,
     FileWriteTool,
 )
-from xum.tools.paths import Workspace
-from xum.tools.profile import PLAN_SCOPE
+from segue.tools.paths import Workspace
+from segue.tools.profile import PLAN_SCOPE
 
 
 def test_read_pages_by_lines_and_says_where_to_continue(ws: Workspace) -> None:
@@ -137,8 +137,8 @@ def test_plan_scope_allows_only_plan_files(ws: Workspace) -> None:
     write = FileWriteTool(ws, scope=PLAN_SCOPE)
     edit = FileEditTool(ws, scope=PLAN_SCOPE)
     assert write.run({"path": "PLAN.md", "content": "1. do it\n"})["ok"] is True
-    assert write.run({"path": ".xum/plans/next.md", "content": "x"})["ok"] is True
-    for path in ("src/app.py", "docs/PLAN.md", ".xum/plans/x.txt", ".xum/agents/exec.md"):
+    assert write.run({"path": ".segue/plans/next.md", "content": "x"})["ok"] is True
+    for path in ("src/app.py", "docs/PLAN.md", ".segue/plans/x.txt", ".segue/agents/exec.md"):
         refused = write.run({"path": path, "content": "x"})
         assert refused["error"]["code"] == "write_not_allowed", path
         assert "PLAN.md" in refused["error"]["message"]

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from xum.tools.files import FileEditTool, FileReadTool, FileWriteTool
-from xum.tools.paths import Workspace
-from xum.tools.search import FileSearchTool
+from segue.tools.files import FileEditTool, FileReadTool, FileWriteTool
+from segue.tools.paths import Workspace
+from segue.tools.search import FileSearchTool
 
 
 def _outside(result: Any) -> bool:
@@ -85,20 +85,20 @@ def test_workspace_root_is_resolved_once(tmp_path: Path) -> None:
     assert (tmp_path / "real" / "x.txt").read_text() == "1"
 
 
-def test_xum_home_inside_the_workspace_is_private(tmp_path: Path) -> None:
-    """Running in ~ with the default ~/.xum: file tools must not read transcripts around
+def test_segue_home_inside_the_workspace_is_private(tmp_path: Path) -> None:
+    """Running in ~ with the default ~/.segue: file tools must not read transcripts around
     session_history's privacy floor (R11)."""
-    from xum.tools.builtin import builtin_tools
-    from xum.workspace import Layout
+    from segue.tools.builtin import builtin_tools
+    from segue.workspace import Layout
 
     work = tmp_path / "home"
-    layout = Layout(work / ".xum", "ws")
+    layout = Layout(work / ".segue", "ws")
     layout.session_dir.mkdir(parents=True)
     layout.chat.write_text('{"id":"u","role":"user","parts":[],"metadata":{}} before the floor\n')
     (work / "notes.txt").write_text("before the floor, but mine\n")
     tools = builtin_tools(layout, work)
     allow = lambda _name: True  # noqa: E731
-    read = tools.run("file_read", {"path": ".xum/sessions/ws/chat.jsonl"}, allow)
+    read = tools.run("file_read", {"path": ".segue/sessions/ws/chat.jsonl"}, allow)
     assert read["ok"] is False
     assert read["error"]["code"] == "path_private"
     absolute = tools.run("file_read", {"path": str(layout.chat)}, allow)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from xum.tools.globs import glob_matches
-from xum.tools.paths import Workspace
-from xum.tools.search import MAX_OUTPUT_BYTES, FileSearchTool
+from segue.tools.globs import glob_matches
+from segue.tools.paths import Workspace
+from segue.tools.search import MAX_OUTPUT_BYTES, FileSearchTool
 
 
 def _tree(ws: Workspace) -> None:

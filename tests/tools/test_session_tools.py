@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from segue.events import RolledOver
+from segue.policy import may_use
+from segue.session.core import soft_reset
+from segue.tools.carryover_file import carryover_path
 from tests.session.helpers import Harness, echo, harness
-from xum.events import RolledOver
-from xum.policy import may_use
-from xum.session.core import soft_reset
-from xum.tools.carryover_file import carryover_path
 
 WINDOW = 8000  # reserve 2000, hard ceiling 6000; threshold 50 rolls over at 4400
 SECTION = "# Files edited earlier in this session"
@@ -184,7 +184,7 @@ def test_explore_is_read_only_and_custom_agents_inherit_a_profile(tmp_path: Path
 
 
 def test_a_reset_written_without_a_session_still_drops_older_edits(tmp_path: Path) -> None:
-    """``xum clear --soft`` appends its reset through the store alone; edits made before it
+    """``segue clear --soft`` appends its reset through the store alone; edits made before it
     are anchored below the reset's sequence number and are never handed on."""
     script: list[dict[str, Any]] = [{"toolCalls": [write("old.txt", "1")]}, {"text": "ok"}]
     script += rolls_over("new.txt", "2")

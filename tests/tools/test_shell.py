@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from xum.tools.paths import Workspace
-from xum.tools.shell import OUTPUT_HALF, BashTool
+from segue.tools.paths import Workspace
+from segue.tools.shell import OUTPUT_HALF, BashTool
 
 
 def _gone(pid: int) -> bool:

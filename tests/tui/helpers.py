@@ -1,5 +1,5 @@
-"""Driving :class:`xum.tui.app.ChatApp` headless with a pilot, over the line chat's test
-harness (a real store and the scripted provider in a temporary XUM_HOME)."""
+"""Driving :class:`segue.tui.app.ChatApp` headless with a pilot, over the line chat's test
+harness (a real store and the scripted provider in a temporary SEGUE_HOME)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from segue.tui.app import ChatApp
+from segue.tui.lines import Line
 from tests.chat.helpers import Chat
-from xum.tui.app import ChatApp
-from xum.tui.lines import Line
 
 SIZE = (110, 40)
 

@@ -1,4 +1,4 @@
-"""``xum chat --tui`` driven headless with a pilot: the scripted provider, a real store."""
+"""``segue chat --tui`` driven headless with a pilot: the scripted provider, a real store."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from segue.history import HistoryStore
+from segue.tui.app import ChatApp
+from segue.tui.lines import Line
+from segue.tui.widgets import Question
 from tests.chat.helpers import chat, texts
 from tests.tui.helpers import RequestGate, at_prompt, lines, run_app, shows, submit, until
-from xum.history import HistoryStore
-from xum.tui.app import ChatApp
-from xum.tui.lines import Line
-from xum.tui.widgets import Question
 
 MEMORY_LIST = {"name": "memory", "input": {"action": "list"}}
 
@@ -32,7 +32,7 @@ def test_a_message_streams_its_reply_and_the_status_shows_meter_agent_and_model(
 
     async def scenario(app: ChatApp, pilot: Pilot[int]) -> None:
         await at_prompt(pilot, app, 1)
-        assert shows(app, "xum", "[xum] xum chat · workspace ws")
+        assert shows(app, "segue", "[segue] segue chat · workspace ws")
         await submit(pilot, "hi there")
         await at_prompt(pilot, app, 2)
         assert Line("user", "hi there") in lines(app)
@@ -72,8 +72,8 @@ def test_history_so_far_is_shown_and_a_rollover_shows_its_divider(tmp_path: Path
         await at_prompt(pilot, app, 3)
         shown = lines(app)
         divider = shown.index(Line("divider", "Context window rollover"))
-        assert shown[divider + 1].kind == "xum"
-        assert shown[divider + 1].text.startswith("[xum] w:0 → w:")
+        assert shown[divider + 1].kind == "segue"
+        assert shown[divider + 1].text.startswith("[segue] w:0 → w:")
         assert shows(app, "assistant", "REPLY-THREE")
         # The lead-in the rollover wrote is machinery: never shown as anyone's words.
         assert all(line.kind != "user" or "message" in line.text for line in shown)
@@ -97,7 +97,7 @@ def test_soft_clear_appends_a_reset(tmp_path: Path) -> None:
         await submit(pilot, "/clear --soft")
         await at_prompt(pilot, app, 3)
         assert Line("divider", "Context cleared") in lines(app)
-        assert shows(app, "xum", "the next message starts a fresh context window")
+        assert shows(app, "segue", "the next message starts a fresh context window")
 
     run_app(c, scenario)
     rows = c.rows()
@@ -118,12 +118,12 @@ def test_hard_clear_asks_with_a_dialog(tmp_path: Path) -> None:
         assert "cannot be undone" in app.screen.context
         await pilot.press("n")
         await at_prompt(pilot, app, 3)
-        assert shows(app, "xum", "[xum] not cleared")
+        assert shows(app, "segue", "[segue] not cleared")
         await submit(pilot, "/clear")
         await until(pilot, lambda: isinstance(app.screen, Question))
         await pilot.click("#yes")
         await at_prompt(pilot, app, 4)
-        assert shows(app, "xum", "[xum] transcript destroyed")
+        assert shows(app, "segue", "[segue] transcript destroyed")
 
     run_app(c, scenario)
     assert c.rows() == []
@@ -138,10 +138,10 @@ def test_agent_switch_and_help_and_exit(tmp_path: Path) -> None:
         await submit(pilot, "/agent plan")
         await at_prompt(pilot, app, 2)
         assert "agent plan ·" in app.status_text
-        assert shows(app, "xum", "[xum] agent plan · model scripted:")
+        assert shows(app, "segue", "[segue] agent plan · model scripted:")
         await submit(pilot, "/help")
         await at_prompt(pilot, app, 3)
-        assert shows(app, "xum", "/clear --soft")
+        assert shows(app, "segue", "/clear --soft")
         await submit(pilot, "go")
         await at_prompt(pilot, app, 4)
         await submit(pilot, "/exit")
@@ -178,17 +178,17 @@ def test_escape_during_a_turn_cancels_it_and_keeps_the_settled_steps(tmp_path: P
         await at_prompt(pilot, app, 1)
         await submit(pilot, "go")
         await submit(pilot, "carry on")  # typed ahead: step 1 is still held at the gate
-        await until(pilot, lambda: shows(app, "xum", "[xum] queued: runs when the current"))
+        await until(pilot, lambda: shows(app, "segue", "[segue] queued: runs when the current"))
         gate.allow_one()
         # Step 1 settled (its tool result is shown); step 2, if it started, is held.
         await until(pilot, lambda: any(line.text.startswith("    → ") for line in lines(app)))
         await pilot.press("escape")
-        await until(pilot, lambda: shows(app, "xum", "interrupting: the turn stops"))
+        await until(pilot, lambda: shows(app, "segue", "interrupting: the turn stops"))
         gate.open_wide()  # the step in flight (if any) returns; the turn stops after it
         await at_prompt(pilot, app, 3)
         shown = lines(app)
         stopped = shown.index(
-            Line("xum", "[xum] turn interrupted; the steps that settled are kept")
+            Line("segue", "[segue] turn interrupted; the steps that settled are kept")
         )
         assert shown.index(Line("user", "carry on")) > stopped
         assert shows(app, "assistant", "FOLLOW-UP")

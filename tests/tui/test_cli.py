@@ -1,4 +1,4 @@
-"""``xum chat --tui`` at the command line: Textual is loaded only when asked for."""
+"""``segue chat --tui`` at the command line: Textual is loaded only when asked for."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from segue.cli.main import main
 from tests.chat.helpers import write_script
-from xum.cli.main import main
 
 
 def test_tui_needs_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -24,7 +24,7 @@ def test_the_line_chat_never_loads_textual(tmp_path: Path) -> None:
     argv = ["--home", str(tmp_path / "home"), "chat", "-m", f"scripted:{script}"]
     code = (
         "import sys\n"
-        "from xum.cli.main import main\n"
+        "from segue.cli.main import main\n"
         f"status = main({argv!r})\n"
         "print('status', status, 'textual' in sys.modules)\n"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xum.events import (
+from segue.events import (
     AssistantText,
     Compacted,
     Notice,
@@ -12,8 +12,8 @@ from xum.events import (
     ToolStarted,
     Warned,
 )
-from xum.messages import Part, make_row
-from xum.tui.lines import (
+from segue.messages import Part, make_row
+from segue.tui.lines import (
     Line,
     event_lines,
     history_lines,
@@ -32,15 +32,15 @@ def test_events_become_entries_styled_apart_from_the_conversation() -> None:
     assert event_lines(ToolFinished("c1", "memory", "x" * 300))[0].text.endswith("…")
     divider, said = event_lines(RolledOver("on-send", "w:0", "w:7", 1234))
     assert divider == Line("divider", "Context window rollover")
-    assert said.kind == "xum"
-    assert said.text.startswith("[xum] w:0 → w:7 (on-send, 1234 tokens sealed")
+    assert said.kind == "segue"
+    assert said.text.startswith("[segue] w:0 → w:7 (on-send, 1234 tokens sealed")
     assert event_lines(Warned(65, "write notes")) == [
-        Line("xum", "[xum] context at 65%: notes offered")
+        Line("segue", "[segue] context at 65%: notes offered")
     ]
     assert event_lines(Compacted("manual", "w:m:x")) == [
         Line("divider", "Context compacted (manual)")
     ]
-    assert event_lines(Notice("paused")) == [Line("xum", "[xum] paused")]
+    assert event_lines(Notice("paused")) == [Line("segue", "[segue] paused")]
     assert usage_meter(StepUsage(42, 100, 42, "Rolls over by 75%")) == "42% · rolls over by 75%"
 
 
@@ -51,7 +51,7 @@ def test_the_prompt_carries_the_meter_and_anything_else_is_a_question() -> None:
 
 def test_the_loops_output_is_machine_text_or_a_divider() -> None:
     assert output_line("\n") is None
-    assert output_line("[xum] not cleared\n") == Line("xum", "[xum] not cleared")
+    assert output_line("[segue] not cleared\n") == Line("segue", "[segue] not cleared")
     assert output_line("──── Context cleared ────") == Line("divider", "Context cleared")
 
 
@@ -71,6 +71,6 @@ def test_history_uses_the_people_view_and_is_bounded() -> None:
     ]
     bounded = history_lines(rows, limit=2)
     assert bounded[0] == Line(
-        "xum", "[xum] 3 earlier entries not shown (xum history export has them all)"
+        "segue", "[segue] 3 earlier entries not shown (segue history export has them all)"
     )
     assert bounded[1:] == [Line("user", "question 3"), Line("user", "question 4")]

@@ -1,0 +1,35 @@
+"""The context meter shown at the prompt: "42% · rolls over by 75%" (SPEC.md R2, R3).
+
+The figure is an upper bound of how full the next request will be before the user types
+anything: the larger of the exact count of what would be sent now (system text, advertised
+tools, active rows) and the usage the provider reported for the window's newest step. A
+compaction boundary's own usage is that of the summarizing request, not of the new window,
+so it is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from segue.context.assembly import last_step_usage
+from segue.context.budget import FORCE_BUFFER, rollover_label
+from segue.messages import Row
+
+
+def reported_usage(window: Sequence[Row]) -> int:
+    """Provider-reported tokens of the window's newest step (0 when there is none)."""
+    return last_step_usage([row for row in window if not row.flag("compactionBoundary")])
+
+
+def label(threshold: int, *, experiment: bool) -> str:
+    """What happens at the threshold, lower-case for the meter: with the experiment off the
+    ordinary automatic compaction fires there instead of a rollover (R1)."""
+    if experiment:
+        return rollover_label(threshold).lower()
+    if threshold >= 100:
+        return "automatic compaction off"
+    return f"compacts by {threshold + FORCE_BUFFER}%"
+
+
+def meter_text(percent: int, threshold: int, *, experiment: bool) -> str:
+    return f"{percent}% · {label(threshold, experiment=experiment)}"

@@ -1,0 +1,259 @@
+"""``segue history``: the transcript for people (SPEC.md §5).
+
+Everything here reads the *whole* transcript: it is the user's own data, so there is no
+privacy floor and no page bound (the agent's bounded, floored view is ``session_history``).
+Reads stream rows from the store in one forward pass and keep only what they print, so a
+history of any size is listed, searched and exported in bounded memory.
+
+Output is written as UTF-8 bytes with ``backslashreplace``: a transcript may hold lone
+surrogates (JavaScript writers emit them), which must not crash a listing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from segue.errors import SegueError
+from segue.messages import encode_obj
+from segue.views.export import FORMATS, ExportFormat, export, format_timestamp
+from segue.views.windows import (
+    check_window_id,
+    find_items,
+    search,
+    window_items,
+    window_summaries,
+)
+
+if TYPE_CHECKING:
+    from segue.cli.context import CliContext
+    from segue.history.store import HistoryStore
+    from segue.messages import Row
+
+SEARCH_HEADER = (
+    "Searching the whole transcript of workspace {ws}: every window, including text the agent "
+    "cannot see (before a /clear --soft, hidden rows, rejected input)."
+)
+_LINE = 100
+
+
+def _write(text: str) -> None:
+    # Bytes, so a lone surrogate in a transcript is shown escaped instead of crashing the
+    # text layer. ``sys.stdout`` is looked up per call (click's test runner swaps it).
+    stream = sys.stdout.buffer
+    stream.write(text.encode("utf-8", "backslashreplace"))
+    stream.flush()
+
+
+def _json(value: Any) -> None:
+    _write(encode_obj(value).decode("utf-8") + "\n")
+
+
+def _ctx(ctx: click.Context) -> CliContext:
+    obj: CliContext = ctx.find_root().obj
+    return obj
+
+
+def _store(ctx: click.Context) -> HistoryStore:
+    # Imported here so that `segue --help` and the pure views do not load the store.
+    from segue.history.store import HistoryStore
+
+    return HistoryStore(_ctx(ctx).layout)
+
+
+def _rows(ctx: click.Context) -> Iterator[Row]:
+    return _store(ctx).rows()
+
+
+def _one_line(text: str, width: int = _LINE) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+class NotFound(SegueError):
+    """A well-formed window or item id that the transcript does not have (exit 1)."""
+
+    code = "not_found"
+
+
+@click.group("history")
+def history() -> None:
+    """Read, search, export, check and import the workspace's transcript.
+
+    These commands show the whole transcript (every window, also what the agent can no
+    longer see): it is your own data. Use `segue -w ID history …` for another workspace.
+    """
+
+
+@history.command("windows")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable window objects.")
+@click.pass_context
+def windows_cmd(ctx: click.Context, as_json: bool) -> None:
+    """List the context windows, oldest first."""
+    summaries = window_summaries(_rows(ctx))
+    if as_json:
+        _json({"windows": [s.to_obj() for s in summaries]})
+        return
+    ws = _ctx(ctx).workspace_id
+    total = sum(s.items for s in summaries)
+    _write(f"Workspace {ws}: {len(summaries)} window(s), {total} item(s)\n")
+    for s in summaries:
+        span = f"#{s.first_item_id} … #{s.last_item_id}" if s.items else "(empty)"
+        _write(
+            f"{s.window_id:<10} {s.kind:<10} {s.items:>6} items  {span:<20} "
+            f"{format_timestamp(s.started_ms) if s.started_ms is not None else ''}\n"
+        )
+
+
+@history.command("items")
+@click.argument("window_id", metavar="WINDOW")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable item objects.")
+@click.pass_context
+def items_cmd(ctx: click.Context, window_id: str, as_json: bool) -> None:
+    """List the items of one window (ids from `segue history windows`)."""
+    items = window_items(_rows(ctx), check_window_id(window_id))
+    if items is None:
+        raise NotFound(f"no window {window_id} in workspace {_ctx(ctx).workspace_id}")
+    if as_json:
+        _json({"items": [i.to_obj() for i in items]})
+        return
+    for item in items:
+        stamp = format_timestamp(item.row.timestamp)
+        label = item.view.label + ("!" if item.view.rejected else "")
+        _write(f"#{item.item_id:<8} {label:<10} {stamp}  {_one_line(item.text, 70)}\n")
+
+
+@history.command("read")
+@click.argument("item_id", metavar="ITEM")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable item objects.")
+@click.pass_context
+def read_cmd(ctx: click.Context, item_id: str, as_json: bool) -> None:
+    """Print one item in full (ids from `segue history items`)."""
+    wanted = item_id.removeprefix("#")
+    found = find_items(_rows(ctx), wanted)
+    if not found:
+        raise NotFound(f"no item {wanted} in workspace {_ctx(ctx).workspace_id}")
+    if as_json:
+        _json({"items": [i.to_obj() for i in found]})
+        return
+    for index, item in enumerate(found):
+        if index:
+            _write("\n")  # a reused sequence (R27): every row that has it is shown
+        stamp = format_timestamp(item.row.timestamp)
+        rejected = " (rejected)" if item.view.rejected else ""
+        _write(f"#{item.item_id} · {item.window_id} · {item.view.label}{rejected} · {stamp}\n\n")
+        _write(item.text + "\n")
+
+
+@history.command("search")
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable item objects.")
+@click.pass_context
+def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
+    """Find items containing QUERY (literal text, case-insensitive) in the whole transcript."""
+    header = SEARCH_HEADER.format(ws=_ctx(ctx).workspace_id)
+    hits = search(_rows(ctx), query)
+    if as_json:
+        items = [{**h.item.to_obj(), "text": h.snippet, "matches": h.matches} for h in hits]
+        _json({"scope": header, "query": query, "items": items})
+        return
+    _write(header + "\n\n")
+    count = 0
+    for hit in hits:
+        count += 1
+        label = hit.item.view.label + (" (rejected)" if hit.item.view.rejected else "")
+        _write(f"#{hit.item.item_id} ({hit.item.window_id}, {label}, {hit.matches}×): ")
+        _write(hit.snippet + "\n")
+    _write(f"\n{count} matching item(s).\n" if count else "No matches.\n")
+
+
+@history.command("export")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="md",
+    show_default=True,
+    help="md: readable; html: self-contained page; json: rows as stored plus the windows.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write here (replaced atomically) instead of standard output.",
+)
+@click.pass_context
+def export_cmd(ctx: click.Context, fmt: ExportFormat, output: Path | None) -> None:
+    """Export the whole transcript, every window, with a divider where each one began."""
+    store = _store(ctx)
+    workspace = _ctx(ctx).workspace_id
+    # JSON reads the history twice (windows, then rows); the lock keeps both passes on the
+    # same history. Markdown and HTML make one pass and need no lock.
+    with store.locked() if fmt == "json" else nullcontext():
+        chunks = export(fmt, store.rows, workspace)
+        if output is None:
+            for chunk in chunks:
+                _write(chunk)
+            return
+        with click.open_file(
+            str(output), "w", encoding="utf-8", errors="backslashreplace", atomic=True
+        ) as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+    click.echo(f"Exported workspace {workspace} ({fmt}) to {output}", err=True)
+
+
+@history.command("verify")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+@click.pass_context
+def verify_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Check the transcript's integrity (read-only). Exit 1 on damage, 0 otherwise.
+
+    Damage is what recovery has not dealt with yet: a torn tail, a partial batch, an
+    interrupted rewrite, a broken receipt, sequences out of order. Unparseable complete
+    lines are kept byte-exact and listed as warnings.
+    """
+    report = _store(ctx).verify()
+    if as_json:
+        _json(
+            {"ok": report.ok, "problems": list(report.problems), "warnings": list(report.warnings)}
+        )
+    else:
+        ws = _ctx(ctx).workspace_id
+        _write(
+            f"Workspace {ws}: {'ok' if report.ok else 'DAMAGED'} ({report.rows} rows in "
+            f"{report.lines} lines; receipt {report.receipt_state})\n"
+        )
+        _lines("problem", report.problems)
+        _lines("warning", report.warnings)
+    if not report.ok:
+        raise SystemExit(1)
+
+
+def _lines(kind: str, entries: Iterable[str]) -> None:
+    for entry in entries:
+        _write(f"  {kind}: {entry}\n")
+
+
+@history.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def import_cmd(ctx: click.Context, file: Path) -> None:
+    """Append the rows of a Xum session file (JSONL) as one batch.
+
+    Rows keep everything but historySequence (reassigned) and workspaceId (this workspace).
+    A file with any line that is not a row is refused whole: nothing is appended.
+    """
+    rows = _store(ctx).import_rows(file.read_bytes())
+    ws = _ctx(ctx).workspace_id
+    if not rows:
+        _write(f"{file}: no rows; nothing imported into workspace {ws}\n")
+        return
+    first, last = rows[0].sequence, rows[-1].sequence
+    _write(f"Imported {len(rows)} row(s) into workspace {ws} (sequences {first}–{last})\n")

@@ -1,0 +1,71 @@
+"""``segue history tool [--agent NAME] [JSON]``: exactly what ``session_history`` answers.
+
+With a JSON argument: one call, one line of output. Without: one call per stdin line, each
+answered with one line (flushed) before the next is read, so a caller can page with the
+cursors, which live only as long as this process (R26).
+
+Answers are the tool's own JSON objects, also for errors the model would see (exit 0). A
+line that is not a JSON object answers ``invalid_argument``. With ``--agent``, an agent whose
+tool policy does not allow ``session_history`` gets ``tool_not_allowed`` for every call (a
+code added to SPEC.md §4's list: the model is never offered the tool then, so only this
+command can meet it). An unknown agent or a bad agent file is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from segue.policy import can_use_session_history, resolve_agent
+from segue.retrieval.envelope import error, serialize
+from segue.retrieval.tool import SessionHistoryTool
+
+if TYPE_CHECKING:
+    from segue.cli.context import CliContext
+
+
+def _answer(tool: SessionHistoryTool | None, agent: str | None, text: str) -> dict[str, Any]:
+    try:
+        args = json.loads(text)
+    except ValueError as exc:
+        return error("invalid_argument", f"not JSON: {exc}")
+    if not isinstance(args, dict):
+        return error("invalid_argument", "a call must be a JSON object")
+    if tool is None:
+        return error("tool_not_allowed", f"agent {agent!r} may not use session_history")
+    return tool.call(args)
+
+
+def _emit(result: dict[str, Any]) -> None:
+    out = sys.stdout.buffer
+    out.write(serialize(result) + b"\n")
+    out.flush()
+
+
+@click.command("tool")
+@click.option("--agent", default=None, help="Answer as this agent's tool policy allows.")
+@click.argument("call", required=False)
+@click.pass_context
+def history_tool(ctx: click.Context, agent: str | None, call: str | None) -> None:
+    """Answer session_history calls (JSON objects) exactly as the agent sees them.
+
+    \b
+    segue history tool '{"action": "list_windows"}'
+    printf '%s\\n' '{"action":"search","query":"TODO"}' | segue history tool
+    """
+    obj: CliContext = ctx.find_root().obj
+    tool: SessionHistoryTool | None = SessionHistoryTool(obj.layout)
+    if agent is not None:
+        resolved = resolve_agent(agent, Path.cwd())
+        if not can_use_session_history(resolved.policy()):
+            tool = None
+    if call is not None:
+        _emit(_answer(tool, agent, call))
+        return
+    for line in iter(sys.stdin.readline, ""):
+        if line.strip():
+            _emit(_answer(tool, agent, line))

@@ -1,0 +1,98 @@
+"""Turning engine events into terminal output, shared by ``run``, ``chat`` and ``demo``.
+
+Machine messages (warnings, notices, dividers) are styled apart from the model's and the
+user's words (R9): they are dim or coloured and always prefixed, never plain text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from segue.events import (
+    AssistantText,
+    Compacted,
+    Event,
+    Notice,
+    RolledOver,
+    StepUsage,
+    ToolFinished,
+    ToolStarted,
+    Warned,
+)
+
+ROLLOVER_DIVIDER = "Context window rollover"
+
+
+def brief(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def divider(title: str, width: int = 72) -> str:
+    side = max(3, (width - len(title) - 2) // 2)
+    return f"{'─' * side} {title} {'─' * side}"
+
+
+class Renderer:
+    """Writes events as they come. ``out`` gets the assistant's words, ``err`` the rest."""
+
+    def __init__(
+        self,
+        out: Callable[[str], None] | None = None,
+        err: Callable[[str], None] | None = None,
+        *,
+        color: bool | None = None,
+        show_usage: bool = True,
+    ) -> None:
+        self._out = out or (lambda s: click.echo(s, nl=False))
+        self._err = err or (lambda s: click.echo(s, err=True))
+        self._color = color
+        self._show_usage = show_usage
+        self._mid_line = False
+
+    def _style(self, text: str, **kw: Any) -> str:
+        if self._color is False:
+            return text
+        return click.style(text, **kw)
+
+    def _machine(self, text: str, **kw: Any) -> None:
+        self._end_line()
+        self._err(self._style(text, **kw))
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self._out("\n")
+            self._mid_line = False
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantText):
+            self._out(event.text)
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ToolStarted):
+            self._machine(f"  ⚙ {event.name} {brief(event.input, 100)}", dim=True)
+        elif isinstance(event, ToolFinished):
+            self._machine(f"    → {brief(event.output, 100)}", dim=True)
+        elif isinstance(event, StepUsage):
+            if self._show_usage:
+                self._machine(f"  [{event.percent}% · {event.label.lower()}]", fg="cyan")
+        elif isinstance(event, RolledOver):
+            self._machine(divider(ROLLOVER_DIVIDER), fg="yellow", bold=True)
+            self._machine(
+                f"[segue] {event.previous_window_id} → {event.window_id} ({event.reason}, "
+                f"{event.context_tokens} tokens sealed; earlier windows stay on disk)",
+                fg="yellow",
+            )
+        elif isinstance(event, Warned):
+            self._machine(f"[segue] context at {event.percent}%: notes offered", fg="magenta")
+        elif isinstance(event, Compacted):
+            self._machine(divider(f"Context compacted ({event.reason})"), fg="blue")
+        elif isinstance(event, Notice):
+            self._machine(f"[segue] {event.text}", fg="red")
+
+    def finish(self) -> None:
+        self._end_line()

@@ -1,0 +1,69 @@
+"""The active conversation context: which rows the provider may see (SPEC.md §1, R5, R22).
+
+Pure. The active window starts after the newest reset boundary, or at the newest compaction
+boundary. Within it, reset rows and empty assistant rows (quarantined input, R22, and
+boundaries) never reach the provider. Tool calls and their results live in the same row
+(``dynamic-tool`` parts carry input and output), and rollover happens only at settled steps,
+so a pair can never be split across windows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from segue.context.boundaries import (
+    CONTINUATION_TYPE,
+    LEAD_IN_TYPE,
+    WARNING_TYPE,
+    is_boundary,
+    is_compaction_boundary,
+    is_reset_row,
+)
+from segue.messages import Row
+
+#: Synthetic rows segue writes for the model's benefit; they alone do not make a window
+#: worth sealing (R13: "an empty or internal-only window needs no history access").
+INTERNAL_TYPES: frozenset[str] = frozenset({LEAD_IN_TYPE, CONTINUATION_TYPE, WARNING_TYPE})
+
+
+def newest_window_start(rows: Sequence[Row]) -> int:
+    """Index of the first row of the newest window (a compaction row is its own first row)."""
+    for index in range(len(rows) - 1, -1, -1):
+        row = rows[index]
+        if is_boundary(row):
+            return index if is_compaction_boundary(row) else index + 1
+    return 0
+
+
+def provider_eligible(row: Row) -> bool:
+    if is_reset_row(row) or row.flag("contextBudgetRejected"):
+        return False
+    return not (row.role == "assistant" and not row.parts)
+
+
+def active_rows(rows: Sequence[Row]) -> list[Row]:
+    """The rows of the newest window that a request may include, oldest first.
+
+    A synthetic continuation that a user message follows was never acted on (its turn was
+    interrupted, e.g. by a crash right after a mid-stream rollover): it is left out, so a
+    restarted process never resurrects queued work (R7) — the user's new message leads.
+    """
+    eligible = [r for r in rows[newest_window_start(rows) :] if provider_eligible(r)]
+    return [
+        row
+        for index, row in enumerate(eligible)
+        if not (
+            row.mux_type == CONTINUATION_TYPE
+            and index + 1 < len(eligible)
+            and eligible[index + 1].role == "user"
+        )
+    ]
+
+
+def is_internal(row: Row) -> bool:
+    return row.mux_type in INTERNAL_TYPES
+
+
+def has_sealable_context(rows: Sequence[Row]) -> bool:
+    """Whether the active window holds anything a rollover would seal away."""
+    return any(not is_internal(r) for r in active_rows(rows))

@@ -1,0 +1,230 @@
+"""One exception tree for segue.
+
+Three families are kept apart: control-flow signals (the engine decided not to go on),
+developer misuse, and runtime failures. Every error carries structured fields so the
+command line can turn it into one clear line and an exit code.
+
+    SegueError
+    ├── UsageError                  developer or user misuse (bad argument, bad id)
+    │   ├── InvalidWorkspaceId
+    │   ├── UnknownModelError
+    │   ├── TrajectoryFormatError   a recorded agent run that cannot be converted to rows
+    │   └── PluginError             a plugin that cannot load or breaks its hook contract
+    ├── ContextSignal               the engine stopped on purpose (exit 3 at the CLI)
+    │   ├── RolloverBlocked
+    │   ├── StaleWindow             another send rolled the window over under this one (R33)
+    │   ├── RequestRejected         preflight: cannot fit even a fresh window (R16)
+    │   ├── TurnPaused
+    │   ├── TurnCancelled           the caller cancelled (Ctrl-C); settled results stay durable
+    │   └── CompactionFailed        no usable summary; nothing was committed
+    └── RuntimeFailure              something outside the caller's control failed
+        ├── StoreError              transcript store failures
+        │   ├── LockTimeout         names the lock path
+        │   ├── RowDecodeError      a line that is not a row
+        │   └── ReceiptError
+        ├── EncodingError           a tokenizer file missing/tampered, or encode failed
+        ├── DemoFailed              `segue demo` could not show what it demonstrates
+        └── ProviderError
+            ├── ContextOverflowError
+            ├── ProviderAuthError   the provider refused the key; names the env var to set
+            ├── TransientProviderError  429/5xx/connection: retried with backoff, then raised
+            └── ScriptExhausted     the scripted provider has no response left
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class SegueError(Exception):
+    """Base of every error segue raises on purpose."""
+
+    code: str = "error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class UsageError(SegueError):
+    code = "usage"
+
+
+class InvalidWorkspaceId(UsageError):
+    code = "invalid_workspace_id"
+
+    def __init__(self, workspace_id: str) -> None:
+        super().__init__(
+            f"invalid workspace id {workspace_id!r}: use 1-64 characters from [A-Za-z0-9._-]"
+        )
+        self.workspace_id = workspace_id
+
+
+class UnknownModelError(UsageError):
+    code = "unknown_model"
+
+    def __init__(self, model: str, hint: str = "") -> None:
+        super().__init__(f"unknown model {model!r}" + (f": {hint}" if hint else ""))
+        self.model = model
+
+
+class TrajectoryFormatError(UsageError):
+    code = "bad_trajectory"
+
+
+class PluginError(UsageError):
+    """A configured plugin failed to load, or a hook broke its contract (wrong return type,
+    a sandboxed plugin registering unrestricted middleware)."""
+
+    code = "plugin"
+
+    def __init__(self, message: str, *, plugin: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin = plugin
+
+
+class UnknownAgentError(UsageError):
+    code = "unknown_agent"
+
+    def __init__(self, name: str, available: Sequence[str], referenced_by: str | None = None):
+        where = f" (the base of {referenced_by})" if referenced_by else ""
+        choices = ", ".join(available) if available else "none"
+        super().__init__(f"unknown agent {name!r}{where}; available agents: {choices}")
+        self.name = name
+
+
+class AgentDefinitionError(UsageError):
+    code = "bad_agent"
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"agent definition {source}: {message}")
+        self.source = source
+
+
+class SettingsError(UsageError):
+    code = "bad_settings"
+
+    def __init__(self, message: str, *, path: Path | None = None, key: str | None = None):
+        super().__init__(message)
+        self.path = path
+        self.key = key
+
+
+class ScriptError(UsageError):
+    code = "bad_script"
+
+    def __init__(self, message: str, *, path: Path) -> None:
+        super().__init__(f"scripted provider file {path}: {message}")
+        self.path = path
+
+
+class ContextSignal(SegueError):
+    """The engine stopped a turn on purpose; the CLI exits 3."""
+
+    code = "context"
+
+
+class RolloverBlocked(ContextSignal):
+    code = "rollover_blocked"
+
+
+class StaleWindow(ContextSignal):
+    """A send prepared against a window that another send has since rolled over (R33)."""
+
+    code = "stale_window"
+
+
+class RequestRejected(ContextSignal):
+    code = "request_rejected"
+
+
+class TurnPaused(ContextSignal):
+    code = "paused"
+
+
+class TurnCancelled(ContextSignal):
+    code = "cancelled"
+
+
+class CompactionFailed(ContextSignal):
+    code = "compaction_failed"
+
+
+class RuntimeFailure(SegueError):
+    code = "runtime"
+
+
+class StoreError(RuntimeFailure):
+    code = "store"
+
+    def __init__(self, message: str, *, path: Path | None = None, code: str | None = None):
+        super().__init__(message, code=code)
+        self.path = path
+
+
+class LockTimeout(StoreError):
+    code = "lock_timeout"
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        super().__init__(f"timed out after {timeout:g}s waiting for lock {path}", path=path)
+        self.timeout = timeout
+
+
+class RowDecodeError(StoreError):
+    code = "bad_row"
+
+
+class ReceiptError(StoreError):
+    code = "bad_receipt"
+
+
+class EncodingError(RuntimeFailure):
+    code = "encoding"
+
+
+class DemoFailed(RuntimeFailure):
+    """The demo's own checks failed (fewer rollovers, nothing recovered, replay off script)."""
+
+    code = "demo_failed"
+
+
+class ProviderError(RuntimeFailure):
+    code = "provider"
+
+
+class ContextOverflowError(ProviderError):
+    code = "context_overflow"
+
+
+class ProviderAuthError(ProviderError):
+    code = "provider_auth"
+
+    def __init__(self, message: str, *, env_var: str | None) -> None:
+        super().__init__(message)
+        self.env_var = env_var
+
+
+class TransientProviderError(ProviderError):
+    """A failure worth trying again (rate limit, overload, server error, lost connection)."""
+
+    code = "provider_transient"
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        #: Seconds the provider asked us to wait (Retry-After), if it said.
+        self.retry_after = retry_after
+
+
+class ScriptExhausted(ProviderError):
+    code = "script_exhausted"
+
+    def __init__(self, message: str, *, path: Path, steps: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.steps = steps

@@ -1,0 +1,145 @@
+"""InMemoryStore: the TranscriptStore protocol without a disk, for pure-logic tests.
+
+It keeps the same observable rules as HistoryStore: the store assigns strictly increasing
+``historySequence`` values and the workspace id, a batch is all-or-nothing (it is encoded
+completely before anything is kept), a batch with a durable boundary rotates the rows before
+the newest boundary into the archive, quarantine keeps id and sequence, import refuses a file
+with any line that is not a row, and a hard clear never lets a sequence be reused.
+Lines are kept as the exact bytes a file would hold, so offsets and lengths match.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+
+from segue.context.boundaries import is_boundary
+from segue.errors import StoreError
+from segue.history.batch import encode_batch, matches_item, parse_import, stamp
+from segue.history.quarantine import quarantined
+from segue.history.reports import RecoveryReport, VerifyReport
+from segue.history.scan import Source, StoredLine, parse_line
+from segue.messages import Row, encode_row
+
+
+class InMemoryStore:
+    def __init__(self, workspace_id: str = "memory") -> None:
+        self.workspace_id = workspace_id
+        self._files: dict[Source, list[bytes]] = {"archive": [], "chat": []}
+        self._next = 0
+        self._lock = threading.RLock()
+
+    def locked(self) -> AbstractContextManager[None]:
+        return _Held(self._lock)
+
+    def next_sequence(self) -> int:
+        return self._next
+
+    def append(self, rows: Sequence[Row]) -> list[Row]:
+        if not rows:
+            return []
+        with self._lock:
+            stored = stamp(rows, self._next, self.workspace_id)
+            data, cut = encode_batch(stored)
+            new = [line + b"\n" for line in data.split(b"\n")[:-1]]
+            chat = self._files["chat"]
+            if cut is not None:
+                index = len(chat) + sum(1 for _ in _lines_before(data, cut))
+                self._files["archive"].extend((chat + new)[:index])
+                self._files["chat"] = (chat + new)[index:]
+            else:
+                chat.extend(new)
+            self._next += len(stored)
+            return stored
+
+    def import_rows(self, data: bytes) -> list[Row]:
+        return self.append(parse_import(data))
+
+    def quarantine(self, item_id: str) -> Row:
+        with self._lock:
+            found: tuple[Source, int, Row] | None = None
+            for source in ("archive", "chat"):
+                for i, raw in enumerate(self._files[source]):
+                    row = parse_line(raw[:-1])
+                    if row is not None and matches_item(row, item_id):
+                        found = (source, i, row)
+            if found is None:
+                raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
+            source, i, row = found
+            if is_boundary(row):
+                raise StoreError(
+                    f"item {item_id!r} is a context boundary and cannot be quarantined",
+                    code="not_quarantinable",
+                )
+            new = quarantined(row)
+            self._files[source][i] = encode_row(new) + b"\n"
+            return new
+
+    def clear_all(self) -> None:
+        with self._lock:
+            self._files = {"archive": [], "chat": []}
+
+    def recover(self) -> RecoveryReport:
+        return RecoveryReport()
+
+    def _stored(self, source: Source) -> list[StoredLine]:
+        out: list[StoredLine] = []
+        offset = 0
+        for raw in self._files[source]:
+            body = raw[:-1]
+            row = parse_line(body)
+            out.append(
+                StoredLine(source, offset, len(raw), body, row, b'"contextBoundaryKind"' in body)
+            )
+            offset += len(raw)
+        return out
+
+    def lines(self) -> Iterator[StoredLine]:
+        with self._lock:
+            snapshot = self._stored("archive") + self._stored("chat")
+        yield from snapshot
+
+    def lines_reverse(self) -> Iterator[StoredLine]:
+        with self._lock:
+            snapshot = self._stored("archive") + self._stored("chat")
+        yield from reversed(snapshot)
+
+    def rows(self) -> Iterator[Row]:
+        for line in self.lines():
+            if line.row is not None:
+                yield line.row
+
+    def verify(self) -> VerifyReport:
+        report = VerifyReport(receipt_state="stable")
+        last: int | None = None
+        for line in self.lines():
+            report.lines += 1
+            if line.row is None:
+                report.warnings.append(f"{line.source} offset {line.offset}: not a row")
+                continue
+            report.rows += 1
+            seq = line.row.sequence
+            if seq is not None and last is not None and seq <= last:
+                report.problems.append(f"historySequence {seq} after {last} (out of order)")
+            if seq is not None:
+                last = seq if last is None else max(last, seq)
+        return report
+
+
+def _lines_before(data: bytes, cut: int) -> Iterator[int]:
+    pos = 0
+    while pos < cut:
+        pos = data.index(b"\n", pos) + 1
+        yield pos
+
+
+class _Held(AbstractContextManager[None]):
+    def __init__(self, lock: threading.RLock) -> None:
+        self._l = lock
+
+    def __enter__(self) -> None:
+        self._l.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._l.release()

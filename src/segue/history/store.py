@@ -1,0 +1,345 @@
+"""HistoryStore: the crash-safe JSONL transcript store (SPEC.md §3, R28-R30, R34).
+
+Invariants:
+
+* Every mutation runs under the workspace's cross-process lock and starts with recovery, so
+  it always builds on a committed state.
+* A batch append is one ``write`` of all its lines at the end of ``chat.jsonl``, then fsync
+  (unless ``durable=False``): one sync per acknowledged batch. A pending receipt published
+  first journals where the batch starts, where it must end and its digest; recovery keeps
+  the batch if it is all there and cuts it off otherwise, and readers never show it half
+  (see ``visibility``). Cost is proportional to the batch: no file is rewritten on append.
+* ``historySequence`` is assigned here only, strictly increasing, from the receipt's floor
+  when the receipt vouches for the files, else from the files themselves (re-read under the
+  lock, so another process's appends are seen).
+* A batch holding a durable boundary (a reset row or a compaction boundary) rotates: rows
+  before the newest boundary move to the archive (``rotation``).
+* Receipts (R29): pending before, stable after; a verified append keeps the epoch, every
+  other mutation gets a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import BinaryIO
+
+from segue.context.boundaries import is_boundary
+from segue.errors import ReceiptError, StoreError
+from segue.fsutil import fsync_dir, write_all
+from segue.history import lock as _lock
+from segue.history.batch import encode_batch, matches_item, parse_import, stamp
+from segue.history.marker import Marker, remove_marker, write_marker
+from segue.history.paths import paths
+from segue.history.quarantine import quarantined, rewrite_line
+from segue.history.receipt import (
+    AppendJournal,
+    FileStamp,
+    Receipt,
+    current_stamps,
+    new_epoch,
+    read_receipt,
+    receipt_matches,
+    stamp_of,
+    write_receipt,
+)
+from segue.history.recovery import recover_locked
+from segue.history.reports import RecoveryReport, VerifyReport
+from segue.history.rotation import rotate
+from segue.history.scan import (
+    Source,
+    StoredLine,
+    scan_backward_file,
+    scan_forward,
+    scan_forward_file,
+)
+from segue.history.sequence import disk_next_sequence
+from segue.history.verify import verify_layout
+from segue.history.visibility import visible_bounds
+from segue.messages import Row, encode_row
+from segue.workspace import Layout
+
+
+class HistoryStore:
+    """The transcript of one workspace on disk."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        *,
+        durable: bool = True,
+        lock_timeout: float = 30.0,
+        sync_journal: bool = False,
+    ) -> None:
+        """``durable``: fsync every acknowledged batch and rewrite (R28). ``sync_journal``:
+        also fsync the pending receipt before the batch is written, which extends the
+        all-or-nothing guarantee from process crashes (``kill -9``, the R28 bar) to power
+        loss, at the price of a second sync per append (about 2x a bare write+fsync)."""
+        self.layout = layout
+        self.durable = durable
+        self.lock_timeout = lock_timeout
+        self.sync_journal = sync_journal and durable
+        #: set when the last mutation was accepted but its stable receipt could not be written
+        self.last_receipt_error: ReceiptError | None = None
+
+    # -- locking and recovery ----------------------------------------------------------------
+
+    def locked(self) -> AbstractContextManager[None]:
+        return _lock.hold(paths(self.layout).lock, self.lock_timeout)
+
+    def recover(self) -> RecoveryReport:
+        with self.locked():
+            return self._recover()
+
+    def _recover(self) -> RecoveryReport:
+        return recover_locked(self.layout, durable=self.durable)
+
+    def _prepare(self) -> tuple[Receipt | None, bool]:
+        """Recover, then return the receipt and whether it vouches for both files now."""
+        d = paths(self.layout).session_dir
+        if not d.is_dir():
+            d.mkdir(parents=True, exist_ok=True)
+            if self.durable:
+                fsync_dir(d.parent)
+        receipt = read_receipt(self.layout)
+        report = recover_locked(self.layout, durable=self.durable, receipt=receipt)
+        if report.receipt_verified:
+            return receipt, True
+        receipt = read_receipt(self.layout)  # recovery may have republished it
+        return receipt, receipt_matches(receipt, self.layout)
+
+    def _next_locked(self, receipt: Receipt | None) -> int:
+        if receipt_matches(receipt, self.layout):
+            assert receipt is not None
+            return receipt.next_sequence
+        floor = receipt.next_sequence if receipt is not None else 0
+        return max(floor, disk_next_sequence(self.layout))
+
+    def next_sequence(self) -> int:
+        with self.locked():
+            return self._next_locked(read_receipt(self.layout))
+
+    def _publish(self, receipt: Receipt) -> None:
+        write_receipt(self.layout, receipt, durable=self.durable)
+
+    def _finalize(
+        self,
+        epoch: str,
+        next_sequence: int,
+        stamps: tuple[FileStamp | None, FileStamp | None] | None = None,
+    ) -> None:
+        """Publish the stable receipt after an accepted change. R29: failing here expires
+        cursors (the pending receipt stays) but does not make the change a failure.
+        ``stamps`` (chat, archive) may be passed when the caller knows them exactly."""
+        chat, archive = stamps if stamps is not None else current_stamps(self.layout)
+        try:
+            write_receipt(
+                self.layout,
+                Receipt("stable", epoch, chat, archive, next_sequence=next_sequence),
+                durable=False,  # a lost stable receipt only expires cursors
+            )
+            self.last_receipt_error = None
+        except ReceiptError as exc:
+            self.last_receipt_error = exc
+
+    # -- append --------------------------------------------------------------------------------
+
+    def append(self, rows: Sequence[Row]) -> list[Row]:
+        if not rows:
+            return []
+        with self.locked():
+            receipt, matched = self._prepare()
+            if matched:
+                assert receipt is not None
+                first = receipt.next_sequence
+            else:
+                first = self._next_locked(receipt)
+            stored = stamp(rows, first, self.layout.workspace_id)
+            data, cut_in_batch = encode_batch(stored)
+            after = first + len(stored)
+            epoch = receipt.epoch if receipt is not None and matched else new_epoch()
+            fd = os.open(paths(self.layout).chat, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                before = os.fstat(fd)
+                if before.st_size == 0 and self.durable:
+                    fsync_dir(paths(self.layout).session_dir)  # a new chat file's name must persist
+                journal = AppendJournal(
+                    before.st_dev,
+                    before.st_ino,
+                    before.st_size,
+                    before.st_size + len(data),
+                    hashlib.sha256(data).hexdigest(),
+                )
+                chat: FileStamp | None
+                archive: FileStamp | None
+                if matched:
+                    assert receipt is not None
+                    chat, archive = stamp_of(before), receipt.archive
+                else:
+                    chat, archive = current_stamps(self.layout)
+                # The journal needs no sync against kill -9: the page cache outlives the
+                # process, so a killed writer's pending receipt is always there for recovery.
+                write_receipt(
+                    self.layout,
+                    Receipt("pending", epoch, chat, archive, after, journal),
+                    durable=self.sync_journal,
+                )
+                write_all(fd, data)
+                if self.durable:
+                    os.fsync(fd)
+                now = os.fstat(fd)
+            finally:
+                os.close(fd)
+            # Verified: chat was exactly as last checked under the lock when we opened it
+            # (a writer that ignores the lock may have slipped in since the check), and it
+            # grew by exactly our bytes. Otherwise the pending receipt stays: readers do not
+            # trust the files, and the next locked operation runs full recovery (journal,
+            # torn tails, the rotation the batch calls for) and publishes a new epoch, so
+            # neither a cursor nor recovery's fast path ever vouches for a foreign change.
+            expected = receipt.chat if matched and receipt is not None else chat
+            untouched = stamp_of(before) == expected or (expected is None and before.st_size == 0)
+            verified = untouched and now.st_ino == before.st_ino and now.st_size == journal.end
+            if not verified:
+                return stored
+            if cut_in_batch is not None and before.st_size + cut_in_batch > 0:
+                # A rotation is another mutation: new epoch. The journal stays in the pending
+                # receipt so a crash before the rotation's marker still leads to it.
+                epoch = new_epoch()
+                chat, archive = current_stamps(self.layout)
+                self._publish(Receipt("pending", epoch, chat, archive, after, journal))
+                rotate(self.layout, before.st_size + cut_in_batch, durable=self.durable)
+            elif matched:
+                # Nothing but this write touched the files since the receipt was verified
+                # under the lock: the stable receipt's stamps are the fstat just taken.
+                self._finalize(epoch, after, (stamp_of(now), archive))
+                return stored
+            self._finalize(epoch, after)
+            return stored
+
+    def import_rows(self, data: bytes) -> list[Row]:
+        return self.append(parse_import(data))
+
+    # -- rewrites ------------------------------------------------------------------------------
+
+    def quarantine(self, item_id: str) -> Row:
+        with self.locked():
+            self._prepare()
+            found: tuple[Source, StoredLine] | None = None
+            p = paths(self.layout)
+            for source, path in (("archive", p.archive), ("chat", p.chat)):
+                for line in scan_forward(path, source):  # type: ignore[arg-type]
+                    if line.row is not None and matches_item(line.row, item_id):
+                        found = (source, line)  # type: ignore[assignment]
+            if found is None:
+                raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
+            source, line = found
+            assert line.row is not None
+            if is_boundary(line.row):
+                # R11: the system never erases a floor (or any boundary) by a rewrite.
+                raise StoreError(
+                    f"item {item_id!r} is a context boundary and cannot be quarantined",
+                    code="not_quarantinable",
+                )
+            new = quarantined(line.row)
+            if new is line.row:
+                return new
+            receipt = read_receipt(self.layout)
+            floor = self._next_locked(receipt)
+            epoch = new_epoch()
+            chat, archive = current_stamps(self.layout)
+            self._publish(Receipt("pending", epoch, chat, archive, floor))
+            rewrite_line(self.layout, source, line, encode_row(new), durable=self.durable)
+            self._finalize(epoch, floor)
+            return new
+
+    def clear_all(self) -> None:
+        with self.locked():
+            self._prepare()
+            floor = self._next_locked(read_receipt(self.layout))
+            epoch = new_epoch()
+            chat, archive = current_stamps(self.layout)
+            self._publish(Receipt("pending", epoch, chat, archive, floor))
+            write_marker(self.layout, Marker(op="clear"), durable=self.durable)
+            for path in (paths(self.layout).chat, paths(self.layout).archive):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            if self.durable:
+                fsync_dir(paths(self.layout).session_dir)
+            remove_marker(self.layout, durable=self.durable)
+            self._finalize(epoch, floor)
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def _snapshot(self) -> tuple[BinaryIO | None, int, BinaryIO | None, int]:
+        """Open both files under the lock. The open descriptors keep reading the same bytes
+        even if a rotation or rewrite replaces a file afterwards."""
+        with self.locked():
+            bounds = visible_bounds(self.layout)
+            archive = _open(paths(self.layout).archive)
+            chat = _open(paths(self.layout).chat)
+            # Only up to the last newline: a torn tail is not data, and once the lock is
+            # released a writer may recover it away and write a batch over those offsets,
+            # whose first lines would then show without the rest (R28).
+            archive_end = _complete_end(archive, bounds.archive_end)
+            chat_end = _complete_end(chat, bounds.chat_end)
+        return archive, archive_end, chat, chat_end
+
+    def lines(self) -> Iterator[StoredLine]:
+        archive, archive_end, chat, chat_end = self._snapshot()
+        try:
+            if archive is not None:
+                yield from scan_forward_file(archive, "archive", 0, end=archive_end)
+            if chat is not None:
+                yield from scan_forward_file(chat, "chat", 0, end=chat_end)
+        finally:
+            for f in (archive, chat):
+                if f is not None:
+                    f.close()
+
+    def lines_reverse(self) -> Iterator[StoredLine]:
+        archive, archive_end, chat, chat_end = self._snapshot()
+        try:
+            if chat is not None:
+                yield from scan_backward_file(chat, "chat", chat_end)
+            if archive is not None:
+                yield from scan_backward_file(archive, "archive", archive_end)
+        finally:
+            for f in (archive, chat):
+                if f is not None:
+                    f.close()
+
+    def rows(self) -> Iterator[Row]:
+        for line in self.lines():
+            if line.row is not None:
+                yield line.row
+
+    def verify(self) -> VerifyReport:
+        # Under the lock: an append or rewrite in flight in another process looks exactly
+        # like an interrupted one (pending receipt, marker), which is damage only once no
+        # writer holds the lock.
+        with self.locked():
+            return verify_layout(self.layout)
+
+
+def _complete_end(f: BinaryIO | None, end: int) -> int:
+    """Offset just past the last newline in ``f[0:end]`` (0 when there is none)."""
+    if f is None:
+        return 0
+    pos = end
+    while pos > 0:
+        n = min(1 << 16, pos)
+        at = os.pread(f.fileno(), n, pos - n).rfind(b"\n")
+        if at >= 0:
+            return pos - n + at + 1
+        pos -= n
+    return 0
+
+
+def _open(path: os.PathLike[str]) -> BinaryIO | None:
+    try:
+        return open(path, "rb", buffering=0)
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,309 @@
+"""``anthropic:`` models through the official SDK's Messages API, streamed. Needs the
+optional extra: ``pip install 'segue[anthropic]'``.
+
+Translation (from :func:`~segue.providers.request.to_messages`, after
+:func:`~segue.providers.wire.complete_tool_pairs`):
+
+* the request's system text is the top-level ``system`` parameter; a system *row* (the API
+  has no system role inside ``messages``) becomes a user text block in place;
+* blocks map one to one: text → ``text``, tool call → ``tool_use``, tool result →
+  ``tool_result`` (output as JSON text, ``is_error`` kept), images → ``image``, PDFs →
+  ``document`` (base64 for ``data:`` URLs, else by URL); text-like files inline as text;
+  other media is a clear error;
+* consecutive messages of one role are merged into one turn, tool results first, as the API
+  requires;
+* tools ``{"name", "description", "input_schema"}`` are already Anthropic's shape.
+
+``max_tokens`` (required by the API) is R3's output reserve, ``min(8192, limit / 4)``: the
+engine keeps exactly that much of the window free for the reply.
+
+Streaming (raw events): ``text_delta`` goes to ``on_event`` as it arrives;
+``input_json_delta`` fragments of a ``tool_use`` block are joined and parsed at
+``content_block_stop``, then announced. Usage: input is ``input_tokens`` +
+``cache_read_input_tokens`` + ``cache_creation_input_tokens`` (all three are prompt the model
+read; Anthropic reports them apart), from ``message_start`` and updated by ``message_delta``;
+output is the last ``output_tokens`` (cumulative).
+
+Reasoning: segue does not ask for extended thinking, so the API sends no ``thinking`` blocks.
+Should one arrive (a server-side default), its text is neither shown nor stored: the step
+result has no place for reasoning yet, and replaying a thinking block without its signature
+would be refused by the API. This is a known gap, not a silent one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from segue.errors import ProviderError, UsageError
+from segue.providers.base import EventSink, StepResult, TextDelta, ToolCallEvent, Usage
+from segue.providers.failures import ApiFailure, classify, error_fields
+from segue.providers.request import (
+    Block,
+    Media,
+    ProviderRequest,
+    Text,
+    ToolCall,
+    ToolResult,
+    to_messages,
+)
+from segue.providers.retry import RetryPolicy, run_with_retries
+from segue.providers.sdk_base import SdkProvider
+from segue.providers.wire import (
+    complete_tool_pairs,
+    data_url,
+    inline_text_media,
+    tool_output_text,
+)
+
+if TYPE_CHECKING:
+    from anthropic import Anthropic
+    from anthropic.types import MessageParam, RawMessageStreamEvent, ToolParam
+
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+ANTHROPIC_URL_ENV = "ANTHROPIC_BASE_URL"
+#: R3's output reserve: at most this many tokens, and at most a quarter of the window.
+OUTPUT_RESERVE = 8192
+
+
+def output_reserve(context_window: int) -> int:
+    return min(OUTPUT_RESERVE, context_window // 4)
+
+
+# -- request translation (pure) ----------------------------------------------------------------
+
+
+def anthropic_messages(request: ProviderRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for pending in complete_tool_pairs(to_messages(request.rows)):
+        message = inline_text_media(pending)
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = [_block(b) for b in message.content]
+        if out and out[-1]["role"] == role:
+            merged = [*out[-1]["content"], *blocks]
+            # tool_result blocks must open a user turn.
+            merged.sort(key=lambda b: 0 if b["type"] == "tool_result" else 1)
+            out[-1]["content"] = merged
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def anthropic_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": tool["name"],
+            "description": tool.get("description", ""),
+            "input_schema": tool.get("input_schema", {"type": "object", "properties": {}}),
+        }
+        for tool in tools
+    ]
+
+
+def _block(block: Block) -> dict[str, Any]:
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolCall):
+        return {"type": "tool_use", "id": block.id, "name": block.name,
+                "input": dict(block.input)}
+    if isinstance(block, ToolResult):
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_call_id,
+                               "content": tool_output_text(block.output)}
+        if block.is_error:
+            out["is_error"] = True
+        return out
+    return _media(block)
+
+
+def _media(media: Media) -> dict[str, Any]:
+    if media.media_type.startswith("image/"):
+        kind = "image"
+    elif media.media_type == "application/pdf":
+        kind = "document"
+    else:
+        raise UsageError(f"the Messages API cannot take a {media.media_type} attachment "
+                         f"({media.filename or media.url[:40]}); send images or PDFs")
+    inline = data_url(media.url)
+    if inline is not None:
+        media_type, data = inline
+        return {"type": kind,
+                "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return {"type": kind, "source": {"type": "url", "url": media.url}}
+
+
+# -- stream assembly (pure over event objects) -------------------------------------------------
+
+
+@dataclass
+class _Block:
+    kind: str
+    id: str = ""
+    name: str = ""
+    json_parts: list[str] = field(default_factory=list)
+
+
+class MessageStream:
+    """Folds raw Messages stream events into a :class:`StepResult`, emitting as it goes."""
+
+    def __init__(self, emit: EventSink) -> None:
+        self._emit = emit
+        self._text: list[str] = []
+        self._calls: list[ToolCall] = []
+        self._open: dict[int, _Block] = {}
+        self._input: dict[str, int] = {}
+        self.output_tokens: int | None = None
+        self.stop_reason: str | None = None
+
+    def feed(self, event: RawMessageStreamEvent) -> None:
+        if event.type == "message_start":
+            self._usage(event.message.usage)
+        elif event.type == "message_delta":
+            self._usage(event.usage)
+            if event.delta.stop_reason is not None:
+                self.stop_reason = event.delta.stop_reason
+        elif event.type == "content_block_start":
+            block = event.content_block
+            self._open[event.index] = _Block(
+                block.type,
+                id=getattr(block, "id", "") or "",
+                name=getattr(block, "name", "") or "",
+            )
+        elif event.type == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                self._text.append(delta.text)
+                self._emit(TextDelta(delta.text))
+            elif delta.type == "input_json_delta":
+                self._open[event.index].json_parts.append(delta.partial_json)
+        elif event.type == "content_block_stop":
+            done = self._open.pop(event.index, None)
+            if done is not None and done.kind == "tool_use":
+                call = self._call(done)
+                self._calls.append(call)
+                self._emit(ToolCallEvent(call))
+
+    def _usage(self, usage: Any) -> None:
+        for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+            value = getattr(usage, key, None)
+            if isinstance(value, int):
+                self._input[key] = value
+        value = getattr(usage, "output_tokens", None)
+        if isinstance(value, int):
+            self.output_tokens = value
+
+    def _call(self, block: _Block) -> ToolCall:
+        raw = "".join(block.json_parts)
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            raise ProviderError(
+                f"the model's input for tool {block.name!r} is not valid JSON: {exc}") from None
+        if not isinstance(args, dict):
+            raise ProviderError(f"the model's input for tool {block.name!r} is not an object")
+        return ToolCall(block.id, block.name, args)
+
+    def result(self) -> StepResult:
+        if any(b.kind == "tool_use" for b in self._open.values()):
+            cut = " (the reply hit max_tokens)" if self.stop_reason == "max_tokens" else ""
+            raise ProviderError(f"the stream ended inside a tool call{cut}")
+        input_tokens = sum(self._input.values()) if self._input else None
+        return StepResult("".join(self._text), tuple(self._calls),
+                          Usage(input_tokens, self.output_tokens))
+
+
+# -- the provider ------------------------------------------------------------------------------
+
+
+class AnthropicProvider(SdkProvider):
+    def __init__(
+        self,
+        model: str,
+        client: Anthropic,
+        *,
+        context_window: int,
+        encoding: str,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        super().__init__(model, context_window=context_window, encoding=encoding, retry=retry)
+        self._client = client
+
+    def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
+        # Translated once: every retry sends the same body.
+        params: dict[str, Any] = {
+            "model": self._name,
+            "max_tokens": output_reserve(self._context_window),
+            "messages": cast("list[MessageParam]", anthropic_messages(request)),
+        }
+        if request.system:
+            params["system"] = request.system
+        if request.tools:
+            params["tools"] = cast("list[ToolParam]", anthropic_tools(request.tools))
+        streamed = False
+
+        def emit(event: TextDelta | ToolCallEvent) -> None:
+            nonlocal streamed
+            streamed = True
+            if on_event is not None:
+                on_event(event)
+
+        return run_with_retries(lambda: self._attempt(params, emit), self.retry,
+                                streamed=lambda: streamed)
+
+    def _attempt(self, params: dict[str, Any], emit: EventSink) -> StepResult:
+        import anthropic
+
+        assembler = MessageStream(emit)
+        try:
+            stream = self._client.messages.create(stream=True, **params)
+            with stream:
+                for event in stream:
+                    assembler.feed(event)
+        except anthropic.APIStatusError as exc:
+            error_type, code, message = error_fields(exc.body)
+            raise classify(
+                ApiFailure("Anthropic", message or exc.message, exc.status_code, error_type,
+                           code, dict(exc.response.headers)),
+                key_env=ANTHROPIC_KEY_ENV,
+            ) from None
+        except anthropic.APIConnectionError as exc:
+            raise classify(ApiFailure("Anthropic", str(exc), connection=True),
+                           key_env=ANTHROPIC_KEY_ENV) from None
+        except anthropic.APIError as exc:
+            error_type, code, message = error_fields(exc.body)
+            raise classify(ApiFailure("Anthropic", message or exc.message, None, error_type,
+                                      code), key_env=ANTHROPIC_KEY_ENV) from None
+        return assembler.result()
+
+
+def build(
+    model: str,
+    *,
+    environ: Mapping[str, str],
+    context_window: int,
+    encoding: str,
+    http_client: object | None = None,
+    retry: RetryPolicy | None = None,
+) -> AnthropicProvider:
+    """An ``anthropic:`` provider; UsageError before any request when ``ANTHROPIC_API_KEY``
+    is missing or the SDK is not installed."""
+    try:
+        import anthropic
+    except ImportError:
+        raise UsageError(f"model {model!r} needs the Anthropic SDK: "
+                         "pip install 'segue[anthropic]'") from None
+    key = environ.get(ANTHROPIC_KEY_ENV, "").strip()
+    if not key:
+        raise UsageError(f"model {model!r} needs an Anthropic API key: "
+                         f"export {ANTHROPIC_KEY_ENV}=sk-ant-…")
+    options: dict[str, Any] = {
+        "api_key": key,
+        "base_url": environ.get(ANTHROPIC_URL_ENV, "").strip() or None,
+        "max_retries": 0,  # retries are counted once, by segue.providers.retry
+    }
+    if http_client is not None:
+        options["http_client"] = http_client
+    client = anthropic.Anthropic(**options)
+    return AnthropicProvider(model, client, context_window=context_window, encoding=encoding,
+                             retry=retry)

@@ -1,0 +1,124 @@
+"""From a model string to a provider.
+
+* ``scripted:PATH`` — the offline provider (:mod:`segue.providers.scripted`).
+* ``openai:`` / ``openai-compatible:`` — :mod:`segue.providers.openai_chat`.
+* ``anthropic:`` — :mod:`segue.providers.anthropic_messages`.
+
+The SDKs are optional extras, imported only when such a model is created; a missing SDK,
+key or base URL is a :class:`~segue.errors.UsageError` raised here, before any request. The
+model's context window comes from :mod:`segue.providers.limits` (settings override first) and
+its encoding from :mod:`segue.tokens.registry`, the one the engine's guards count with.
+
+With the ``fallbackModel`` setting (and a different model), the result is a
+:class:`~segue.providers.fallback.FallbackProvider`; both providers are built up front so a
+misconfigured fallback fails now, not in the middle of an outage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from segue.errors import UnknownModelError
+from segue.providers.base import Provider, RequestCounter
+from segue.providers.fallback import FallbackProvider
+from segue.providers.limits import context_window
+from segue.providers.model_ref import ModelRef, parse_model
+from segue.providers.retry import RetryPolicy
+from segue.providers.scripted import ScriptedProvider
+from segue.settings import ENCODING_PREFIX, Settings
+from segue.tokens.registry import find_family
+
+FALLBACK_SETTING = "fallbackModel"
+
+
+def create_provider(
+    model: str,
+    *,
+    counter: RequestCounter | None = None,
+    state_dir: Path | None = None,
+    cwd: Path | None = None,
+    settings: Settings | None = None,
+    environ: Mapping[str, str] | None = None,
+    http_client: object | None = None,
+    retry: RetryPolicy | None = None,
+) -> Provider:
+    """The provider for ``model`` (``provider:name``).
+
+    ``counter`` measures requests for providers that must report usage themselves (the
+    scripted one). ``state_dir`` makes a scripted provider's position persist across
+    processes (pass e.g. ``SEGUE_HOME/providers``); without it each process starts the script
+    from its first response. A relative ``scripted:`` path is taken from ``cwd`` (default:
+    the current directory).
+
+    ``settings`` supplies ``openai-compatible.baseUrl``, ``contextWindow.<model>`` and
+    ``fallbackModel`` (default: none of them set); ``environ`` the API keys (default:
+    ``os.environ``). ``http_client`` is handed to the SDK client (tests pass one with a mock
+    transport) and ``retry`` sets the retry policy of API providers.
+    """
+    settings = settings if settings is not None else Settings()
+    environ = environ if environ is not None else os.environ
+
+    def make(name: str) -> Provider:
+        return _create_one(parse_model(name), counter=counter, state_dir=state_dir, cwd=cwd,
+                           settings=settings, environ=environ, http_client=http_client,
+                           retry=retry)
+
+    primary = make(model)
+    fallback = settings.get(FALLBACK_SETTING)
+    if isinstance(fallback, str) and fallback != model:
+        return FallbackProvider(primary, make(fallback))
+    return primary
+
+
+def _create_one(
+    ref: ModelRef,
+    *,
+    counter: RequestCounter | None,
+    state_dir: Path | None,
+    cwd: Path | None,
+    settings: Settings,
+    environ: Mapping[str, str],
+    http_client: object | None,
+    retry: RetryPolicy | None,
+) -> Provider:
+    model = str(ref)
+    if ref.provider == "scripted":
+        path = Path(ref.name)
+        if not path.is_absolute():
+            path = (cwd if cwd is not None else Path.cwd()) / path
+        return ScriptedProvider.from_file(path, counter=counter, state_dir=state_dir,
+                                          model=model)
+    window = context_window(ref, settings.values)
+    encoding = model_encoding(ref, settings.values)
+    if ref.provider == "anthropic":
+        from segue.providers import anthropic_messages
+
+        return anthropic_messages.build(model, environ=environ, context_window=window,
+                                        encoding=encoding, http_client=http_client,
+                                        retry=retry)
+    from segue.providers import openai_chat
+
+    return openai_chat.build(model, settings=settings.values, environ=environ,
+                             context_window=window, encoding=encoding,
+                             http_client=http_client, retry=retry)
+
+
+def model_encoding(ref: ModelRef, settings: Mapping[str, Any] | None = None) -> str:
+    """The encoding the engine counts ``ref`` with (R17: never a characters-per-token guess):
+    the ``encoding.<provider:model>`` setting where the user named one, else its family's."""
+    override = (settings or {}).get(f"{ENCODING_PREFIX}{ref}")
+    if isinstance(override, str):
+        return override
+    family = find_family(str(ref))
+    if family is None:
+        raise UnknownModelError(
+            str(ref),
+            "segue knows no tokenizer for this model family, and its size guards count with "
+            "the model's real encoding (SPEC R17); known families: OpenAI, Claude, Gemini, "
+            f"DeepSeek, Qwen, Llama, Mistral. Name one: segue settings set {ENCODING_PREFIX}{ref} "
+            "o200k_base",
+        )
+    return family.encoding

@@ -1,0 +1,160 @@
+"""What a provider step receives, as pure values.
+
+A :class:`ProviderRequest` is exactly what the context engine assembled and counted: the
+system text, the active window's provider-eligible rows, and the advertised tool schemas (in
+:class:`segue.tools.base.ToolRegistry`'s ``{"name", "description", "input_schema"}`` shape).
+Keeping rows, not a translated message list, is deliberate: the engine counts a request with
+``segue.tokens.count_request(system, rows, tools, …)`` before sending it, and the provider
+receives that same object (R21: no second assembly), so the scripted provider's reported
+usage and the engine's own preflight agree to the token.
+
+Adapters for real APIs translate with :func:`to_messages`, a provider-neutral view:
+
+* ``user`` / ``assistant`` / ``system`` messages of :class:`Text`, :class:`Media`,
+  :class:`ToolCall` and :class:`ToolResult` blocks;
+* a tool call and its result live in one segue row (a ``dynamic-tool`` part with ``input`` and
+  ``output``); the view splits it into a ``ToolCall`` in the assistant message and a
+  ``ToolResult`` in the user message right after it (Anthropic's shape; an OpenAI adapter
+  turns those into ``tool`` messages). A row with text after its tools (a multi-step row) is
+  split at each such point, so the order the model produced is kept;
+* reasoning and unknown part types are left out; ``file`` parts become :class:`Media`.
+
+The JSON form (:func:`request_to_obj`) is what the scripted provider writes to its
+``requestLog``: ``{"system": str, "messages": [row objects as on disk], "tools": [...]}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from segue.errors import UsageError
+from segue.messages import Row, row_from_obj, row_to_obj
+
+MessageRole = Literal["user", "assistant", "system"]
+#: ``dynamic-tool`` states whose part carries a result (AI SDK naming).
+_RESULT_STATES = frozenset({"output-available", "output-error"})
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    system: str
+    rows: tuple[Row, ...]
+    tools: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Media:
+    media_type: str
+    url: str
+    filename: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model made: a block of an assistant message, and what a step returns."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    tool_call_id: str
+    name: str
+    #: Any JSON value; adapters serialize it as their API needs.
+    output: Any = field(hash=False)
+    is_error: bool = False
+
+
+Block = Text | Media | ToolCall | ToolResult
+
+
+@dataclass(frozen=True)
+class Message:
+    role: MessageRole
+    content: tuple[Block, ...]
+
+    def __post_init__(self) -> None:
+        for block in self.content:
+            if isinstance(block, ToolCall) and self.role != "assistant":
+                raise UsageError("a tool call can only appear in an assistant message")
+            if isinstance(block, ToolResult) and self.role != "user":
+                raise UsageError("a tool result can only appear in a user message")
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, Text))
+
+
+def to_messages(rows: Sequence[Row]) -> tuple[Message, ...]:
+    """The provider-neutral view of ``rows`` (which the engine has already selected)."""
+    out: list[Message] = []
+    for row in rows:
+        blocks: list[Block] = []
+        results: list[Block] = []
+        for part in row.parts:
+            if part.type == "dynamic-tool" and row.role == "assistant":
+                blocks.append(ToolCall(part.toolCallId or "", part.toolName or "",
+                                       part.input if isinstance(part.input, dict) else {}))
+                if part.state in _RESULT_STATES or part.output is not None:
+                    results.append(ToolResult(part.toolCallId or "", part.toolName or "",
+                                              part.output, part.state == "output-error"))
+                continue
+            block = _content_block(part.type, part.text, part.mediaType, part.url,
+                                   part.filename)
+            if block is None:
+                continue
+            if results:
+                # Content after answered tool calls starts the model's next step.
+                out.append(Message("assistant", tuple(blocks)))
+                out.append(Message("user", tuple(results)))
+                blocks, results = [], []
+            blocks.append(block)
+        if blocks:
+            out.append(Message(row.role, tuple(blocks)))
+        if results:
+            out.append(Message("user", tuple(results)))
+    return tuple(out)
+
+
+def _content_block(
+    kind: str, text: str | None, media_type: str | None, url: str | None, filename: str | None
+) -> Block | None:
+    if kind == "text":
+        return Text(text) if text else None
+    if kind == "file" and media_type is not None and url is not None:
+        return Media(media_type, url, filename)
+    return None  # reasoning, step markers and unknown part types never reach a provider
+
+
+# -- JSON form ---------------------------------------------------------------------------------
+
+
+def request_to_obj(request: ProviderRequest) -> dict[str, Any]:
+    return {
+        "system": request.system,
+        "messages": [row_to_obj(row) for row in request.rows],
+        "tools": [dict(tool) for tool in request.tools],
+    }
+
+
+def request_from_obj(obj: Mapping[str, Any]) -> ProviderRequest:
+    """The inverse of :func:`request_to_obj` (to read a requestLog line back)."""
+    system = obj.get("system", "")
+    messages = obj.get("messages", [])
+    tools = obj.get("tools", [])
+    if not isinstance(system, str):
+        raise UsageError("request: system must be a string")
+    if not isinstance(messages, list) or not isinstance(tools, list):
+        raise UsageError("request: messages and tools must be lists")
+    if not all(isinstance(t, dict) for t in tools):
+        raise UsageError("request: every tool must be an object")
+    return ProviderRequest(system, tuple(row_from_obj(m) for m in messages), tuple(tools))

@@ -1,0 +1,24 @@
+"""``session_history``: bounded, private, stale-proof retrieval over the transcript (R23-R27).
+
+* :mod:`~segue.retrieval.schema` — input schema and argument validation (pure)
+* :mod:`~segue.retrieval.project` — what a row shows; floors, boundaries, items (pure)
+* :mod:`~segue.retrieval.envelope` — the result envelope and its 16 KiB bound (pure)
+* :mod:`~segue.retrieval.cursor` — HMAC-authenticated cursors
+* :mod:`~segue.retrieval.snapshot` — receipt and stamps; when a cursor is stale
+* :mod:`~segue.retrieval.reader` — budgeted, resumable line readers (I/O)
+* :mod:`~segue.retrieval.pages` — one bounded page per action
+* :mod:`~segue.retrieval.tool` — :class:`SessionHistoryTool`, the entry point
+"""
+
+from segue.retrieval.envelope import MAX_RESULT, NOTICE
+from segue.retrieval.schema import TOOL_SCHEMA
+from segue.retrieval.tool import MAX_SCAN_BYTES, MAX_SCAN_ROWS, SessionHistoryTool
+
+__all__ = [
+    "MAX_RESULT",
+    "MAX_SCAN_BYTES",
+    "MAX_SCAN_ROWS",
+    "NOTICE",
+    "TOOL_SCHEMA",
+    "SessionHistoryTool",
+]

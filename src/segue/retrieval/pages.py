@@ -1,0 +1,523 @@
+"""One bounded page of each action. Runs with the store lock held (see tool.py).
+
+Order and privacy, the invariants of this module:
+
+* ``list_windows`` and ``search`` read **newest first** from the end of the history. The
+  newest manual reset is the first floor such a scan meets, so every row it returns before
+  meeting a floor is above the floor by construction, and the scan stops at the floor. Nothing
+  older than a floor is ever classified as an item.
+* ``list_items`` and ``read_item`` first *locate* their target with the same newest-first
+  scan (so the target is known to be above the floor), then page forward from it.
+* A page stops when the byte or row budget (R24) or the entry limit or the 16 KiB result is
+  reached, and returns a cursor that resumes exactly where it stopped: a page that found
+  nothing while history remains returns an empty list, a cursor, and a ``note`` saying so.
+  ``nextCursor`` is null only when nothing visible remains.
+* Continuation pages first scan the bytes appended since the last page for a new floor
+  (R26); a new floor hides everything older, so the query ends there.
+* ``search`` items carry their window id; a window is known only once its boundary (older
+  than the hit) is read. Hits whose boundary lies beyond the page's budget are deferred to the
+  next page (which resumes at the last boundary read); only when a single window is larger
+  than one page's budget are hits returned with ``windowId: null``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from segue.context.boundaries import ROOT_WINDOW_ID
+from segue.retrieval import envelope
+from segue.retrieval.cursor import CursorState
+from segue.retrieval.project import Item, Kind, Prefilter, Seen, classify
+from segue.retrieval.reader import (
+    BackState,
+    BackwardReader,
+    Budget,
+    ForwardReader,
+    FwdState,
+    RawLine,
+    Segment,
+    read_span,
+)
+from segue.retrieval.schema import Request
+from segue.retrieval.snapshot import Snapshot
+from segue.workspace import Layout
+
+PREVIEW_CHARS = 200
+SNIPPET_CHARS = (300, 120, 48)
+NOTE_MORE = (
+    "Nothing to show within this call's scan bounds, but more history remains: "
+    "call again with the same arguments and cursor=nextCursor."
+)
+NOTE_FLOOR = "A newer reset now hides the rest of this query's results."
+
+
+class PageFailure(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Page:
+    entries: list[dict[str, Any]]
+    state: CursorState | None  # None: nothing visible remains
+    note: str | None = None
+
+
+@dataclass
+class Ctx:
+    layout: Layout
+    snap: Snapshot
+    budget: Budget
+    req: Request
+    base: CursorState  # binding and snapshot fields for the next cursor
+    used: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        self.used = envelope.base_size(self.req.action, _key_of(self.req.action))
+
+    @property
+    def archive_size(self) -> int:
+        return self.snap.archive_size
+
+    @property
+    def end(self) -> int:
+        return self.snap.archive_size + self.snap.chat_size
+
+    def segments(self) -> list[Segment]:
+        a = self.archive_size
+        return [
+            Segment(self.layout.archive, 0, a),
+            Segment(self.layout.chat, a, a + self.snap.chat_size),
+        ]
+
+    def fits(self, entry: dict[str, Any]) -> bool:
+        size = envelope.entry_size(entry)
+        if self.used + size > envelope.MAX_RESULT:
+            return False
+        self.used += size
+        return True
+
+    def state(self, **changes: Any) -> CursorState:
+        return msgspec.structs.replace(self.base, **changes)
+
+
+def _key_of(action: str) -> str:
+    return "windows" if action == "list_windows" else "items"
+
+
+def entries_key(action: str) -> str:
+    return _key_of(action)
+
+
+# -- appended bytes ----------------------------------------------------------------------
+
+
+def check_appended(ctx: Ctx, state: CursorState) -> tuple[CursorState, bool, bool]:
+    """Scan chat bytes appended since the last page for a new floor.
+
+    Returns (state with progress, floor found, check complete)."""
+    new_end = ctx.snap.chat_size
+    if state.ce >= new_end:
+        return state, False, True
+    a = ctx.archive_size
+    start = FwdState(a + state.ce, None if state.cs is None else a + state.cs, state.cm)
+    reader = ForwardReader([Segment(ctx.layout.chat, a, a + new_end)], start, ctx.budget)
+    for line in reader:
+        if classify(line).kind is Kind.FLOOR:
+            return state, True, True
+    if reader.exhausted:
+        st = reader.state
+        skip = None if st.skip_start is None else st.skip_start - a
+        return (
+            msgspec.structs.replace(state, ce=st.pos - a, cs=skip, cm=st.skip_marker),
+            False,
+            False,
+        )
+    return msgspec.structs.replace(state, ce=new_end, cs=None, cm=False), False, True
+
+
+# -- list_windows ------------------------------------------------------------------------
+
+
+def _window(
+    wid: str, kind: str | None, first: str | None, last: str | None, count: int
+) -> dict[str, Any]:
+    return {
+        "windowId": wid,
+        "kind": kind,
+        "firstItemId": first,
+        "lastItemId": last,
+        "items": count,
+    }
+
+
+def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
+    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    first, last, count = (
+        (None, None, 0) if state is None else (state.first, state.last, state.count)
+    )
+    reader = BackwardReader(ctx.segments(), start, ctx.budget)
+    windows: list[dict[str, Any]] = []
+    for line in reader:
+        seen = classify(line)
+        if seen.kind is Kind.ITEM and seen.item is not None:
+            last = last if last is not None else seen.item.item_id
+            first = seen.item.item_id
+            count += 1
+        elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
+            entry = _window(seen.window_id, seen.window_kind, first, last, count)
+            if len(windows) >= ctx.req.limit or not ctx.fits(entry):
+                return Page(windows, _back_state(ctx, BackState(line.end), first, last, count))
+            windows.append(entry)
+            first, last, count = None, None, 0
+            if seen.kind is Kind.FLOOR:
+                return Page(windows, None)
+    if reader.exhausted:
+        return _more(windows, _back_state(ctx, reader.state, first, last, count))
+    root = _window(ROOT_WINDOW_ID, "root", first, last, count)
+    if len(windows) >= ctx.req.limit or not ctx.fits(root):
+        return Page(windows, _back_state(ctx, BackState(0), first, last, count))
+    windows.append(root)
+    return Page(windows, None)
+
+
+def _back_state(
+    ctx: Ctx, at: BackState, first: str | None = None, last: str | None = None, count: int = 0
+) -> CursorState:
+    return ctx.state(
+        phase="back", pos=at.pos, skip=at.skip_end, first=first, last=last, count=count
+    )
+
+
+def _more(entries: list[dict[str, Any]], state: CursorState) -> Page:
+    return Page(entries, state, NOTE_MORE if not entries else None)
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+_RISKY = {  # non-ASCII code points that re.IGNORECASE matches to an ASCII letter
+    "k": ("\u212a".encode(),),
+    "s": ("\u017f".encode(),),
+    "i": ("\u0130".encode(), "\u0131".encode()),
+}
+
+
+_PREFILTER_QUERY = re.compile(r"[a-z_-]+")
+_LETTER_RUN = re.compile(r"[a-z]{3,}")
+#: words segue itself adds to projected text (``[tool NAME]``, ``[media omitted]``, ``[error]``)
+#: and words a re-rendered JSON number can spell (``Infinity``, ``NaN``): a key taken from
+#: inside one of them proves nothing about the raw bytes
+_SYNTHETIC_WORDS = ("tool", "media", "omitted", "error", "infinity", "nan")
+
+
+def _prefilter_key(needle: str) -> str | None:
+    """The lower-cased text every hit's raw line must contain, or None when there is none.
+
+    A query of ASCII letters, ``_`` and ``-`` is its own key. Any other query is keyed by its
+    longest run of ASCII letters (at least three): whatever punctuation, spacing or number
+    formatting the projection re-renders around it, those letters stand contiguous in the
+    raw line too.
+    """
+    if _PREFILTER_QUERY.fullmatch(needle):
+        return None if any(needle in w for w in _SYNTHETIC_WORDS) else needle
+    runs = [r for r in _LETTER_RUN.findall(needle) if not any(r in w for w in _SYNTHETIC_WORDS)]
+    return max(runs, key=len) if runs else None
+
+
+def make_prefilter(query: str) -> Prefilter | None:
+    """A byte-level test that proves a line cannot hold a hit, or None when no exact test
+    exists for this query.
+
+    The key (:func:`_prefilter_key`) is part of every hit. Why its absence from the raw line
+    is proof: projected text is made of JSON string values (kept verbatim in the raw line
+    unless written with ``\\u`` escapes, and such lines are never skipped), re-rendered JSON
+    of tool input/output (which can differ from the raw bytes only in whitespace,
+    punctuation and number formatting — none of which a key contains), and segue's own
+    bracketed words, which a key can match only if it lies inside one of them (such keys are
+    not used). Letters that ``re.IGNORECASE`` folds to ASCII from outside ASCII (K, ſ, İ, ı)
+    also keep a line from being skipped. Boundary rows are never skipped.
+    """
+    key = _prefilter_key(query.lower())
+    if key is None:
+        return None
+    raw_key = key.encode("ascii")
+    guards = [b"oundary", b"\\u"]
+    for letter, seqs in _RISKY.items():
+        if letter in key:
+            guards.extend(seqs)
+
+    def cannot_match(raw: bytes) -> bool:
+        if raw_key in raw.lower():
+            return False
+        return not any(g in raw for g in guards)
+
+    return cannot_match
+
+
+def _matcher(query: str) -> Callable[[str], tuple[int, int] | None]:
+    """Literal, case-insensitive: ``re.IGNORECASE`` semantics, with a fast exact path for
+    ASCII text (where that equals comparing lower-cased strings)."""
+    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    lowered = query.lower() if query.isascii() else None
+
+    def find(text: str) -> tuple[int, int] | None:
+        if lowered is not None and text.isascii():
+            at = text.lower().find(lowered)
+            return None if at < 0 else (at, at + len(lowered))
+        m = pattern.search(text)
+        return None if m is None else (m.start(), m.end())
+
+    return find
+
+
+@dataclass
+class _Hit:
+    line: RawLine
+    item: Item
+    start: int
+    end: int
+    window: str | None = None
+
+
+def search(ctx: Ctx, state: CursorState | None) -> Page:
+    query = ctx.req.key
+    find = _matcher(query)
+    prefilter = make_prefilter(query)
+    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    reader = BackwardReader(ctx.segments(), start, ctx.budget)
+    resolved: list[_Hit] = []
+    pending: list[_Hit] = []
+    resume = start
+    resolving = False  # the limit is reached; read on only to learn the pending hits' window
+    last_boundary: RawLine | None = None
+    done = False
+    for line in reader:
+        seen = classify(line, prefilter)
+        if seen.kind is Kind.ITEM and seen.item is not None:
+            if resolving:
+                continue
+            span = find(seen.item.text)
+            if span is not None:
+                pending.append(_Hit(line, seen.item, span[0], span[1]))
+                if len(resolved) + len(pending) >= ctx.req.limit:
+                    resolving = True
+            resume = BackState(line.start)
+        elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
+            for hit in pending:
+                hit.window = seen.window_id
+            resolved.extend(pending)
+            pending = []
+            last_boundary = line
+            if resolving:
+                break
+            if seen.kind is Kind.FLOOR:
+                done = True
+                break
+            resume = BackState(line.start)
+        elif not resolving:
+            resume = BackState(line.start)
+    else:
+        if reader.exhausted:
+            if pending and last_boundary is not None:
+                pending = []  # re-read from the boundary next time, when its window is known
+                resume = BackState(last_boundary.start)
+            elif not resolving:
+                resume = reader.state
+        else:
+            for hit in pending:
+                hit.window = ROOT_WINDOW_ID
+            done = not resolving
+    hits = resolved + pending
+    entries: list[dict[str, Any]] = []
+    for hit in hits:
+        entry = _fit_hit(ctx, hit)
+        if entry is None:
+            return Page(entries, _back_state(ctx, BackState(hit.line.end)))
+        entries.append(entry)
+    if done:
+        return Page(entries, None)
+    if resolving and hits:
+        resume = BackState(hits[-1].line.start)
+    return _more(entries, _back_state(ctx, resume))
+
+
+def _item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
+    return {
+        "itemId": item.item_id,
+        "windowId": window,
+        "role": item.role,
+        "timestamp": item.timestamp,
+        "text": text,
+    }
+
+
+def _fit_hit(ctx: Ctx, hit: _Hit) -> dict[str, Any] | None:
+    for chars in SNIPPET_CHARS:
+        text = envelope.snippet(hit.item.text, hit.start, hit.end, chars)
+        entry = _item_entry(hit.item, hit.window, text)
+        if ctx.fits(entry):
+            return entry
+    return None
+
+
+# -- locate (list_items, read_item) --------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    line: RawLine
+    seen: Seen
+
+
+def _locate(
+    ctx: Ctx, state: CursorState | None, wanted: Callable[[Seen], bool], not_found: PageFailure
+) -> tuple[_Found | None, BackState, bool]:
+    """Newest-first scan for the first line ``wanted`` accepts, stopping at a floor that is not
+    itself wanted. Returns (found, resume state, reached the start of history)."""
+    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    reader = BackwardReader(ctx.segments(), start, ctx.budget)
+    for line in reader:
+        seen = classify(line)
+        if wanted(seen):
+            return _Found(line, seen), BackState(line.start), False
+        if seen.kind is Kind.FLOOR:
+            raise not_found
+    if reader.exhausted:
+        return None, reader.state, False
+    return None, BackState(0), True
+
+
+# -- list_items --------------------------------------------------------------------------
+
+
+def list_items(ctx: Ctx, state: CursorState | None) -> Page:
+    target = ctx.req.key
+    if state is None or state.phase == "back":
+        missing = PageFailure("window_not_found", f"no window {target!r} above the privacy floor")
+
+        def wanted(seen: Seen) -> bool:
+            return seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id == target
+
+        found, at, at_start = _locate(ctx, state, wanted, missing)
+        if found is not None:
+            fwd = FwdState(found.line.end)
+        elif at_start and target == ROOT_WINDOW_ID:
+            fwd = FwdState(0)
+        elif at_start:
+            raise missing
+        else:
+            return _more([], _back_state(ctx, at))
+    else:
+        fwd = FwdState(state.pos, state.skip, state.skip_marker)
+    reader = ForwardReader(ctx.segments(), fwd, ctx.budget)
+    entries: list[dict[str, Any]] = []
+    for line in reader:
+        seen = classify(line)
+        if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
+            return Page(entries, None)
+        if seen.kind is Kind.ITEM and seen.item is not None:
+            end = envelope.fit_prefix(seen.item.text, 0, PREVIEW_CHARS, 6 * PREVIEW_CHARS)
+            text = seen.item.text[:end] + ("…" if end < len(seen.item.text) else "")
+            entry = _item_entry(seen.item, target, text)
+            if len(entries) >= ctx.req.limit or not ctx.fits(entry):
+                return Page(entries, _fwd_state(ctx, FwdState(line.start)))
+            entries.append(entry)
+    if reader.exhausted:
+        return _more(entries, _fwd_state(ctx, reader.state))
+    return Page(entries, None)
+
+
+def _fwd_state(ctx: Ctx, at: FwdState) -> CursorState:
+    return ctx.state(phase="fwd", pos=at.pos, skip=at.skip_start, skip_marker=at.skip_marker)
+
+
+# -- read_item ---------------------------------------------------------------------------
+
+
+def item_matches(item: Item, wanted: str) -> bool:
+    """``N`` names the row with that sequence; ``m:<id>`` names a row by its id, with or
+    without a sequence (the way to reach one of several rows sharing a reused sequence)."""
+    if item.item_id == wanted:
+        return True
+    return wanted.startswith("m:") and item.row_id == wanted[2:]
+
+
+def read_item(ctx: Ctx, state: CursorState | None) -> Page:
+    wanted = ctx.req.key
+    missing = PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
+    if state is not None and state.phase == "item":
+        if ctx.req.offset_chars is not None and ctx.req.offset_chars != state.offset:
+            raise PageFailure("invalid_argument", "offset_chars differs from the cursor's")
+        return _read_located(ctx, state.pos, state.end, window=state.window, offset=state.offset)
+
+    def is_wanted(seen: Seen) -> bool:
+        return seen.kind is Kind.ITEM and seen.item is not None and item_matches(seen.item, wanted)
+
+    found, at, at_start = _locate(ctx, state, is_wanted, missing)
+    if found is None:
+        if at_start:
+            raise missing
+        return _more([], _back_state(ctx, at))
+    window = _window_of(ctx, found.line)
+    offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
+    return _page_text(
+        ctx, found.line.start, found.line.end, found.seen, window=window, offset=offset
+    )
+
+
+def _window_of(ctx: Ctx, line: RawLine) -> str | None:
+    """The window of the row at ``line``: the next boundary below it, within what is left of
+    this call's budget (None when that is not enough)."""
+    reader = BackwardReader(ctx.segments(), BackState(line.start), ctx.budget)
+    for older in reader:
+        seen = classify(older)
+        if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
+            return seen.window_id
+    return None if reader.exhausted else ROOT_WINDOW_ID
+
+
+def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset: int) -> Page:
+    a = ctx.archive_size
+    path, local = (ctx.layout.archive, start) if start < a else (ctx.layout.chat, start - a)
+    data = read_span(path, local, end - start)
+    ctx.budget.bytes += end - start
+    ctx.budget.rows += 1
+    if data is None or not data.endswith(b"\n"):
+        raise PageFailure("history_changed", "the item's bytes changed; read it again")
+    seen = classify(RawLine(start, end, data[:-1], b'"contextBoundaryKind"' in data, True))
+    if seen.kind is not Kind.ITEM or seen.item is None:
+        raise PageFailure("history_changed", "the item's bytes changed; read it again")
+    return _page_text(ctx, start, end, seen, window=window, offset=offset)
+
+
+def _page_text(
+    ctx: Ctx, start: int, end: int, seen: Seen, *, window: str | None, offset: int
+) -> Page:
+    assert seen.item is not None
+    text = seen.item.text
+    if offset > len(text):
+        raise PageFailure(
+            "invalid_argument", f"offset_chars {offset} is past the item's {len(text)} characters"
+        )
+    shell = _item_entry(seen.item, window, "")
+    shell["nextCharOffset"] = len(text)
+    shell["totalChars"] = len(text)
+    room = envelope.MAX_RESULT - ctx.used - envelope.entry_size(shell)
+    stop = envelope.fit_prefix(text, offset, ctx.req.limit_chars, max(room, 0))
+    if stop == offset and offset < len(text):
+        raise PageFailure("invalid_argument", "limit_chars leaves no room for any text")
+    entry = _item_entry(seen.item, window, text[offset:stop])
+    entry["nextCharOffset"] = stop if stop < len(text) else None
+    entry["totalChars"] = len(text)
+    ctx.used += envelope.entry_size(entry)
+    if stop >= len(text):
+        return Page([entry], None)
+    return Page([entry], ctx.state(phase="item", pos=start, end=end, window=window, offset=stop))

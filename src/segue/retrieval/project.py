@@ -1,0 +1,179 @@
+"""What the agent may see of a line (R11, R25). Pure.
+
+Every line read by a ``session_history`` page is classified into exactly one of:
+
+* ``FLOOR`` — a manual reset, or anything that *might* be one: a reset row that does not
+  strictly validate as a rollover, an unparseable line mentioning the reset key, an oversized
+  line or torn tail mentioning it. Damage fails closed (R11): nothing older is ever shown.
+* ``BOUNDARY`` — a strict rollover or a compaction boundary: it starts a window, is not an item.
+* ``ITEM`` — a row the agent may see, already projected.
+* ``SKIP`` — everything else (hidden synthetic rows, quarantined rows, rows whose projection is
+  empty, unparseable lines without the reset key, and rows a search pre-filter proved cannot
+  match).
+
+Projection (R25): text parts as written; reasoning and provider metadata left out; media
+(``file`` parts, media objects in tool output) becomes ``[media omitted]``; earlier
+``session_history`` calls and results are left out entirely; other tool calls show as
+``[tool NAME] <input JSON>`` and their output. Parts are joined with a newline.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from segue.context.boundaries import (
+    boundary_kind,
+    is_boundary,
+    is_manual_reset,
+    item_id,
+    raw_may_be_reset,
+    window_id_of_boundary,
+)
+from segue.history.scan import parse_line
+from segue.messages import Part, Row
+from segue.retrieval.envelope import char_cost
+from segue.retrieval.reader import RawLine
+
+MEDIA_OMITTED = "[media omitted]"
+TOOL_NAME = "session_history"
+#: an item must be addressable by read_item, whose item_id is bounded; longer ids are not items.
+#: The bound is on serialized bytes (which also bounds code points): a cursor carries up to two
+#: ids (a window's first and last item, or a window id), and ids of escaped or multi-byte
+#: characters would otherwise outgrow the cursor's share of the 16 KiB result and MAX_CURSOR.
+MAX_ITEM_ID = 256
+_MEDIA_TYPES = frozenset(
+    {"media", "image", "file", "image-data", "image-url", "file-data", "file-url", "audio"}
+)
+
+
+class Kind(enum.Enum):
+    FLOOR = "floor"
+    BOUNDARY = "boundary"
+    ITEM = "item"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Item:
+    item_id: str
+    row_id: str
+    role: str
+    timestamp: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Seen:
+    kind: Kind
+    #: for FLOOR and BOUNDARY: the id of the window this row starts
+    window_id: str | None = None
+    #: for FLOOR and BOUNDARY: "reset" | "rollover" | "compaction"
+    window_kind: str | None = None
+    item: Item | None = None
+    row: Row | None = None
+
+
+def raw_window_id(line: RawLine) -> str:
+    """Window id for a floor that is not a parseable row: named by its end position, which is
+    stable while any cursor over it is valid (the archive stamp is bound)."""
+    return f"w:raw:{line.end}"
+
+
+def _window_id(row: Row, line: RawLine) -> str:
+    wid = window_id_of_boundary(row)
+    return wid if _id_fits(wid, MAX_ITEM_ID + 2) else raw_window_id(line)
+
+
+def _id_fits(ident: str, limit: int) -> bool:
+    return len(ident) <= limit and sum(map(char_cost, ident)) <= limit
+
+
+#: A pre-filter gets the raw bytes of a line and returns True when the line certainly cannot
+#: produce a search hit *and* cannot be a boundary, so it need not be parsed.
+Prefilter = Callable[[bytes], bool]
+
+
+def classify(line: RawLine, prefilter: Prefilter | None = None) -> Seen:
+    if line.raw is None or not line.complete:
+        if line.marker:
+            return Seen(Kind.FLOOR, raw_window_id(line), "reset")
+        return Seen(Kind.SKIP)
+    raw = line.raw
+    if prefilter is not None and not line.marker and prefilter(raw):
+        return Seen(Kind.SKIP)
+    row = parse_line(raw)
+    if row is None:
+        if raw_may_be_reset(raw):
+            return Seen(Kind.FLOOR, raw_window_id(line), "reset")
+        return Seen(Kind.SKIP)
+    if is_manual_reset(row):
+        return Seen(Kind.FLOOR, _window_id(row, line), "reset", row=row)
+    if is_boundary(row):
+        return Seen(Kind.BOUNDARY, _window_id(row, line), boundary_kind(row), row=row)
+    item = project(row)
+    if item is None:
+        return Seen(Kind.SKIP, row=row)
+    return Seen(Kind.ITEM, item=item, row=row)
+
+
+def is_hidden(row: Row) -> bool:
+    """Not an item: hidden synthetic rows (the lead-in) and quarantined rows (R22, R25)."""
+    if row.flag("contextBudgetRejected") or "contextBudgetRejectedMessage" in row.metadata:
+        return True
+    return row.flag("synthetic") and row.metadata.get("uiVisible") is False
+
+
+def project(row: Row) -> Item | None:
+    """The agent's view of a non-boundary row, or None when it is not an item."""
+    if is_hidden(row) or is_boundary(row):
+        return None
+    pieces: list[str] = []
+    for part in row.parts:
+        pieces.extend(_part_text(part))
+    iid = item_id(row)
+    if not pieces or not _id_fits(iid, MAX_ITEM_ID):
+        return None
+    return Item(iid, row.id, row.role, row.timestamp, "\n".join(pieces))
+
+
+def _part_text(part: Part) -> list[str]:
+    if part.type == "text":
+        return [part.text] if part.text else []
+    if part.type == "file":
+        return [MEDIA_OMITTED]
+    if part.type == "dynamic-tool" or part.type.startswith("tool-"):
+        name = part.toolName or part.type.removeprefix("tool-")
+        if name == TOOL_NAME:
+            return []  # earlier results must not be re-fed to the model (R25)
+        out = [f"[tool {name}] {_json(part.input)}"]
+        if part.output is not None:
+            output = _sanitize(part.output)
+            out.append(output if isinstance(output, str) else _json(output))
+        elif part.state == "output-error":
+            error = part.extra.get("errorText")
+            out.append(f"[error] {error}" if isinstance(error, str) else "[error]")
+        return out
+    # reasoning, step markers, source parts and unknown kinds carry nothing for the agent
+    return []
+
+
+def _sanitize(value: Any) -> Any:
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if isinstance(kind, str) and kind in _MEDIA_TYPES:
+            return MEDIA_OMITTED
+        if "mediaType" in value and ("data" in value or "url" in value):
+            return MEDIA_OMITTED
+        return {k: _sanitize(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sanitize(v) for v in value]
+    return value
+
+
+def _json(value: Any) -> str:
+    # compact and non-ASCII kept, so it reads like the bytes Xum writes
+    return json.dumps(_sanitize(value), ensure_ascii=False, separators=(",", ":"))

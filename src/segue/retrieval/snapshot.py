@@ -1,0 +1,70 @@
+"""What a page knows about the files it reads: the receipt and both stamps (R29, R30).
+
+A **trusted** snapshot has a stable receipt whose stamps equal the files now. Only a trusted
+snapshot can vouch that later growth of ``chat.jsonl`` was a verified append.
+
+Continuation rule (:func:`continuation_ok`), the whole of "stale":
+
+* cursor minted under a trusted snapshot: now trusted, same epoch, archive stamp identical,
+  chat the same file (device, inode) and not smaller. Anything else — rotation (archive
+  changed), truncation or rewrite (new epoch or smaller chat), an untracked append or a
+  deleted/corrupt/pending receipt (not trusted) — is stale.
+* cursor minted under an untrusted snapshot (no receipt, a pending one, a mismatch): both
+  stamps must be exactly as they were. Nobody vouched for growth, so none is accepted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from segue.history.receipt import FileStamp, current_stamps, read_receipt
+from segue.history.visibility import visible_bounds
+from segue.workspace import Layout
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    trusted: bool
+    epoch: str  # "" when not trusted
+    chat: FileStamp | None
+    archive: FileStamp | None
+    #: readable bytes: the files' sizes, or less under an untrusted receipt where the store's
+    #: visibility rule hides a batch or rotation in flight (segue.history.visibility)
+    archive_size: int = 0
+    chat_size: int = 0
+
+
+def take(layout: Layout) -> Snapshot:
+    receipt = read_receipt(layout)
+    chat, archive = current_stamps(layout)
+    trusted = (
+        receipt is not None
+        and receipt.state == "stable"
+        and receipt.chat == chat
+        and receipt.archive == archive
+    )
+    if receipt is not None and trusted:
+        return Snapshot(
+            True,
+            receipt.epoch,
+            chat,
+            archive,
+            archive.size if archive is not None else 0,
+            chat.size if chat is not None else 0,
+        )
+    bounds = visible_bounds(layout)
+    return Snapshot(False, "", chat, archive, bounds.archive_end, bounds.chat_end)
+
+
+def continuation_ok(then: Snapshot, now: Snapshot) -> bool:
+    if not then.trusted:
+        return now == then
+    if not now.trusted or now.epoch != then.epoch or now.archive != then.archive:
+        return False
+    if then.chat is None:
+        return True
+    return (
+        now.chat is not None
+        and (now.chat.dev, now.chat.ino) == (then.chat.dev, then.chat.ino)
+        and now.chat.size >= then.chat.size
+    )

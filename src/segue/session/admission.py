@@ -1,0 +1,159 @@
+"""Rollover admission (R21): prepare, check, clean up, append, then send the same request.
+
+Order of a rollover, each step a named checkpoint so failures can be injected in tests:
+
+0. plugin hooks (R32): the workspace's lazy plugins are loaded and a certified snapshot of
+   the applicable hooks is taken; any applicable unrestricted middleware blocks the rollover
+   here (RolloverBlocked), before anything is prepared or cleaned up.
+1. ``prepare`` — under the store lock, check that no other send rolled this window over
+   (R33: the caller's window lease), build the batch (boundary, lead-in, trigger) and the
+   complete candidate request: pinned system text with a *fresh* memory context, the
+   advertised tool schemas, and exactly the rows the new window will hold; the snapshot's
+   context-only adapters write their system text into it, so it is counted too.
+2. ``fit`` — the candidate must fit the hard ceiling, counted with the real encoding.
+   Failure leaves the current window open and its state untouched.
+3. cancellation is checked, then ``cleanup`` clears context-scoped caches and persisted
+   carryover (the only cleanup allowed before the append), cancellation is checked again.
+4. ``append`` — the batch is appended as one all-or-nothing store batch; the window epoch
+   advances and the caller adopts it (R33), and the snapshot is the one the turn runs.
+5. the caller sends the very request prepared in step 1, once (no second assembly).
+
+A crash anywhere before step 4 leaves the transcript untouched; after it, the new window is
+published with carryover already cleared, so a restart never reopens it with stale state.
+The store lock is held from preparation to the append so the boundary's sequence number (and
+so the new window's id named in the lead-in) cannot be taken by another writer meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from segue.context.budget import Budget
+from segue.context.rollover import RolloverReason, rollover_batch
+from segue.errors import TurnCancelled, TurnPaused
+from segue.history.protocol import TranscriptStore
+from segue.messages import Row
+from segue.plugins.hooks import HookSnapshot
+from segue.providers.request import ProviderRequest
+
+Checkpoint = Callable[[str], None]
+
+
+class Cancellation:
+    """A flag the edge sets (Ctrl-C); the engine checks it at safe points."""
+
+    def __init__(self) -> None:
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def check(self, where: str) -> None:
+        if self._cancelled:
+            raise TurnCancelled(f"cancelled {where}")
+
+
+def no_checkpoint(_phase: str) -> None:
+    """Production default: checkpoints are observation points only."""
+
+
+class RolloverHooks(Protocol):
+    """Plugin hooks and the window lease of the turn that rolls over (R32, R33)."""
+
+    def admit(self, reason: RolloverReason) -> HookSnapshot:
+        """The certified snapshot to run; raises RolloverBlocked."""
+
+    def decorate(
+        self, request: ProviderRequest, snapshot: HookSnapshot, window_id: str
+    ) -> ProviderRequest:
+        """``request`` through ``snapshot``'s hooks."""
+
+    def check_window(self, where: str) -> None:
+        """Raise StaleWindow when another send rolled the window over."""
+
+    def committed(self, snapshot: HookSnapshot) -> None:
+        """The batch is durable: adopt the new window epoch and pin ``snapshot``."""
+
+
+@dataclass(frozen=True)
+class Admitted:
+    #: The prepared request, hooks applied: sent once, as it is.
+    request: ProviderRequest
+    stored: list[Row]
+    window_id: str
+    #: The new window's system text before hooks (what later requests are assembled from).
+    system: str
+    snapshot: HookSnapshot | None
+
+
+@dataclass(frozen=True)
+class RolloverPlan:
+    reason: RolloverReason
+    previous_window_id: str
+    context_tokens: int
+    trigger: Row | None
+    ids: tuple[str, str, str]
+    rollover_id: str
+    now_ms: int
+    pending_request: str | None = None
+
+
+def admit_rollover(
+    plan: RolloverPlan,
+    *,
+    store: TranscriptStore,
+    budget: Budget,
+    build_system: Callable[[], str],
+    tools: tuple[dict[str, object], ...],
+    count: Callable[[ProviderRequest], int],
+    cleanup: Callable[[], None],
+    cancel: Cancellation,
+    checkpoint: Checkpoint = no_checkpoint,
+    hooks: RolloverHooks | None = None,
+) -> Admitted:
+    cancel.check("before the rollover")
+    # Before the lock: loading a plugin may import code and must not hold the store lock.
+    snapshot = hooks.admit(plan.reason) if hooks is not None else None
+    with store.locked():
+        checkpoint("prepare")
+        if hooks is not None:
+            hooks.check_window("before the rollover")
+        new_window_id = f"w:{store.next_sequence()}"
+        batch = rollover_batch(
+            ids=plan.ids,
+            rollover_id=plan.rollover_id,
+            reason=plan.reason,
+            new_window_id=new_window_id,
+            previous_window_id=plan.previous_window_id,
+            context_tokens=plan.context_tokens,
+            max_tokens=budget.limit,
+            trigger=plan.trigger,
+            now_ms=plan.now_ms,
+            pending_request=plan.pending_request,
+        )
+        system = build_system()
+        candidate = ProviderRequest(system, tuple(batch[1:]), tools)
+        if hooks is not None and snapshot is not None:
+            candidate = hooks.decorate(candidate, snapshot, new_window_id)
+        checkpoint("fit")
+        tokens = count(candidate)
+        if not budget.fits(tokens):
+            raise TurnPaused(
+                f"a fresh context window would not fit the next request ({tokens} tokens > "
+                f"{budget.hard_ceiling}); the current window stays open"
+            )
+        cancel.check("before the rollover cleanup")
+        checkpoint("cleanup")
+        cleanup()
+        cancel.check("before the rollover append")
+        checkpoint("append")
+        stored = store.append(batch)
+        if hooks is not None and snapshot is not None:
+            hooks.committed(snapshot)
+    return Admitted(candidate, stored, new_window_id, system, snapshot)

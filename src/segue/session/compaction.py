@@ -1,0 +1,63 @@
+"""Compaction: a summary from the provider stored as a compaction boundary (R1, R4).
+
+Used by ``/compact``, idle compaction, and the ordinary automatic compaction when the
+token-budget experiment is off. Lessons kept: a failed or empty summary is never committed,
+and a compaction request that cannot fit is refused once, never retried in a loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from segue.errors import CompactionFailed
+from segue.messages import Row, make_row
+from segue.providers.base import Provider, StepResult
+from segue.providers.request import ProviderRequest
+
+COMPACT_INSTRUCTION = (
+    "[segue] Summarize this conversation so far for your own later use: the task, what was "
+    "decided, what was done (files changed, commands run, results), and what is left to do. "
+    "Be specific (names, paths, numbers). Reply with the summary only; do not call tools."
+)
+
+
+def compaction_request(
+    system: str, window: Sequence[Row], *, instruction_id: str
+) -> ProviderRequest:
+    instruction = make_row("user", COMPACT_INSTRUCTION, id=instruction_id)
+    return ProviderRequest(system, (*window, instruction), ())
+
+
+def summary_from(result: StepResult) -> str:
+    """The summary text, or CompactionFailed when the reply is not a usable summary."""
+    if result.tool_calls:
+        raise CompactionFailed("the model called tools instead of writing a summary")
+    summary = result.text.strip()
+    if not summary:
+        raise CompactionFailed("the model returned an empty summary")
+    return summary
+
+
+def compaction_row(
+    summary: str,
+    *,
+    row_id: str,
+    now_ms: int,
+    epoch: int,
+    reason: str,
+    provider: Provider,
+    usage: dict[str, int],
+) -> Row:
+    return make_row(
+        "assistant",
+        f"[Summary of the conversation so far]\n{summary}",
+        id=row_id,
+        metadata={
+            "timestamp": now_ms,
+            "compactionBoundary": True,
+            "compactionEpoch": epoch,
+            "compactionReason": reason,
+            "model": provider.model,
+            "usage": usage,
+        },
+    )

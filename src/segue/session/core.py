@@ -1,0 +1,276 @@
+"""The Session: one workspace's conversation, and the commands around turns (send, /clear,
+/clear --soft, /compact). A send runs a :class:`~segue.session.turn.Turn`: preflight →
+(rollover admission) → provider step → tools → settled step → budget check → … until the
+model answers (SPEC.md R1-R7, R13, R14, R16-R18, R21, R22).
+
+Data flows one way: this module asks the pure modules (``context``, ``policy``, ``tokens``)
+what to do and does I/O only through the store, the provider, the tools and memory.
+
+Invariants:
+
+* Every row reaches the transcript through one store batch; an assistant step (its text and
+  all its tool calls with their results) is one row, so a tool call and its result are never
+  split, and a step is "settled" exactly when that row is durable.
+* Budget decisions are taken at a send and after each settled tool step, from the projected
+  size of the next request. A restarted process derives pressure from the persisted history
+  and never resurrects queued work (R7): nothing is queued outside the transcript.
+* Nothing is sent that was not counted with the model's real encoding first (R17).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from segue.context.active import active_rows
+from segue.context.assembly import current_window_id, system_text
+from segue.context.budget import Budget
+from segue.context.rollover import manual_reset_row
+from segue.errors import (
+    CompactionFailed,
+    ContextSignal,
+    ProviderError,
+    TurnCancelled,
+)
+from segue.events import (
+    Compacted,
+    EventSink,
+    Notice,
+    ignore,
+)
+from segue.history.protocol import TranscriptStore
+from segue.memory.hot import select_memory
+from segue.memory.store import load_memories
+from segue.messages import Row
+from segue.plugins import PluginRegistry
+from segue.policy import SESSION_HISTORY_TOOL, Agent, RuleSet, may_use
+from segue.providers.base import Provider
+from segue.providers.request import ProviderRequest
+from segue.session.admission import (
+    Cancellation,
+    Checkpoint,
+    no_checkpoint,
+)
+from segue.session.compaction import compaction_request, compaction_row, summary_from
+from segue.session.epochs import WINDOW_EPOCHS, WindowEpochs
+from segue.session.result import DEFAULT_MAX_STEPS, SessionConfig, Status, TurnResult
+from segue.session.turn import Turn
+from segue.session.turn_hooks import TurnHooks
+from segue.session.window import load_window
+from segue.tokens import count_request, count_text
+from segue.tokens.registry import TokenModel, find_family, resolve
+from segue.tools.base import ToolRegistry
+from segue.tools.carryover import FileState, with_carryover
+from segue.tools.carryover_file import CarryoverFile, Handoff
+from segue.workspace import Layout
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _new_id(kind: str) -> str:
+    return f"{kind}-{uuid.uuid4().hex[:16]}"
+
+
+class Session:
+    """One workspace's conversation with one provider and one agent."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        store: TranscriptStore,
+        provider: Provider,
+        *,
+        agent: Agent,
+        tools: ToolRegistry,
+        config: SessionConfig,
+        restrictions: tuple[RuleSet, ...] = (),
+        on_event: EventSink = ignore,
+        clock: Callable[[], int] = _now_ms,
+        new_id: Callable[[str], str] = _new_id,
+        checkpoint: Checkpoint = no_checkpoint,
+        plugins: PluginRegistry | None = None,
+        epochs: WindowEpochs = WINDOW_EPOCHS,
+    ) -> None:
+        self.layout = layout
+        self.plugins = plugins if plugins is not None else PluginRegistry()  # R31, R32
+        self.epochs = epochs  # R33: shared by every send of the workspace in this process
+        self.store = store
+        self.provider = provider
+        self.agent = agent
+        self.tools = tools
+        self.config = config
+        self.policy = agent.policy(*restrictions)
+        self.budget = Budget(provider.context_window, config.threshold)
+        self.on_event = on_event
+        self.clock = clock
+        self.new_id = new_id
+        self.checkpoint = checkpoint
+        self.cancellation = Cancellation()
+        self._token_model = self._resolve_token_model(provider)
+        #: Context-scoped state (R21: the only thing cleared before a rollover's append).
+        self._context_cache: dict[str, Any] = {}
+        #: The edited-file carryover (R4, R10, R21), shared through its file with the tools.
+        self.carryover = CarryoverFile(layout, store)
+
+    # -- policy and counting ---------------------------------------------------------------------
+
+    @staticmethod
+    def _resolve_token_model(provider: Provider) -> TokenModel:
+        # A known family counts with its encoding and correction factor; a scripted model or
+        # one the user named an encoding for (``encoding.<model>``) counts with that encoding.
+        if provider.model.startswith("scripted:") or find_family(provider.model) is None:
+            return resolve(provider.model, provider.encoding)
+        return resolve(provider.model)
+
+    def allowed(self, tool_name: str) -> bool:
+        """R1: with the experiment off, session_history is not offered at all."""
+        if tool_name == SESSION_HISTORY_TOOL and not self.config.experiment:
+            return False
+        return may_use(self.policy, tool_name)
+
+    def advertised_tools(self) -> tuple[dict[str, Any], ...]:
+        return tuple(self.tools.advertised(self.allowed))
+
+    def count(self, request: ProviderRequest) -> int:
+        return count_request(request.system, request.rows, request.tools, self._token_model).tokens
+
+    def build_system(
+        self, window: Sequence[Row] | None = None, *, carried: Sequence[FileState] | None = None
+    ) -> str:
+        """The agent's prompt, a freshly read memory context (R15) and the edited-file
+        carryover (R4): ``carried`` when given (a rollover's candidate window), else the list
+        the current window (``window``, loaded when omitted) was given when it opened."""
+        # Memory is on for an agent that may use the memory tool; the experiment adds the
+        # notes entry but never turns memory on by itself (R15).
+        entries = (
+            select_memory(
+                load_memories(self.layout),
+                token_budget_mode=self.config.experiment,
+                count=lambda text: count_text(text, self._token_model).tokens,
+            )
+            if self.allowed("memory")
+            else []
+        )
+        if carried is None:
+            carried = self.carryover.carried_into(self.window() if window is None else window)
+        return with_carryover(system_text(self.agent.prompt, entries), carried)
+
+    def _may_use_history(self) -> bool:
+        return self.config.experiment and self.allowed(SESSION_HISTORY_TOOL)
+
+    # -- the transcript --------------------------------------------------------------------------
+
+    def window(self) -> list[Row]:
+        return load_window(self.store)
+
+    def window_id(self) -> str:
+        return current_window_id(self.window())
+
+    def _append(self, rows: list[Row]) -> list[Row]:
+        return self.store.append(rows)
+
+    def _cleanup_context(self, handoff: Handoff | None = None) -> None:
+        """Clear context-scoped caches and the persisted carryover (R10, R21). With a
+        ``handoff`` (a rollover or compaction about to append its boundary) the persisted
+        carryover becomes the snapshot the new window was given and pending edits are
+        cleared, so a crash after the append can never show the new window stale carryover;
+        without one (``/clear``) it is deleted."""
+        self._context_cache.clear()
+        if handoff is None:
+            self.carryover.clear()
+        else:
+            handoff.publish()
+
+    # -- commands ----------------------------------------------------------------------------------
+
+    def clear_soft(self) -> bool:
+        """``/clear --soft`` (R10): a reset boundary with no lead-in; a no-op success when the
+        active window holds nothing provider-eligible. Returns whether a row was written."""
+        self._cleanup_context()
+        return soft_reset(self.store, row_id=self.new_id("reset"), now_ms=self.clock())
+
+    def clear_hard(self) -> None:
+        """``/clear``: destroys the whole transcript (the CLI asks for confirmation)."""
+        self._cleanup_context()
+        self.store.clear_all()
+
+    def compact(self, reason: str = "manual") -> str:
+        """Summarize the active window into a compaction boundary (R4); returns the new
+        window id. Raises CompactionFailed (nothing committed) when no usable summary came."""
+        window = self.window()
+        rows = active_rows(window)
+        if not rows:
+            raise CompactionFailed("nothing to compact: the context window is empty")
+        system = self.build_system(window)
+        request = compaction_request(system, rows, instruction_id=self.new_id("compact"))
+        # Manual and automatic /compact keep live middleware filtering (R32).
+        request = TurnHooks.start(self).apply(request, current_window_id(window))
+        tokens = self.count(request)
+        if not self.budget.fits(tokens):
+            raise CompactionFailed(
+                f"the compaction request itself does not fit ({tokens} tokens > "
+                f"{self.budget.hard_ceiling}); use /clear --soft instead"
+            )
+        try:
+            result = self.provider.step(request)
+        except ProviderError as exc:
+            raise CompactionFailed(f"compaction failed: {exc.message}") from None
+        summary = summary_from(result)
+        epoch = sum(1 for r in window if r.flag("compactionBoundary")) + 1
+        row = compaction_row(
+            summary,
+            row_id=self.new_id("compaction"),
+            now_ms=self.clock(),
+            epoch=epoch,
+            reason=reason,
+            provider=self.provider,
+            usage=result.usage.to_obj(),
+        )
+        # As in a rollover, the carryover is handed to the new window before the append.
+        self._cleanup_context(self.carryover.handoff(window, row.id))
+        stored = self._append([row])
+        window_id = current_window_id(stored)
+        self.on_event(Compacted(reason, window_id))
+        return window_id
+
+    # -- a turn ------------------------------------------------------------------------------------
+
+    def send(self, text: str, *, cancellation: Cancellation | None = None) -> TurnResult:
+        """One user message, run to the end of the turn. ``cancellation`` lets the caller
+        hold the turn's cancel flag before the turn starts (a Ctrl-C handler)."""
+        self.cancellation = cancellation if cancellation is not None else Cancellation()
+        turn = Turn(self)
+        try:
+            return turn.run_send(text)
+        except ContextSignal as exc:
+            status: Status = "paused"
+            self.on_event(Notice(exc.message))
+            return TurnResult(status, exc.message, self.window_id(), turn.rollovers, turn.text)
+        except ProviderError as exc:
+            self.on_event(Notice(exc.message))
+            return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text)
+
+
+def soft_reset(store: TranscriptStore, *, row_id: str, now_ms: int) -> bool:
+    """R10 without a provider: append a manual reset unless the active window holds nothing
+    provider-eligible (then it is a no-op success). Returns whether a row was written."""
+    with store.locked():
+        if not active_rows(load_window(store)):
+            return False
+        store.append([manual_reset_row(row_id=row_id, now_ms=now_ms)])
+    return True
+
+
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "Session",
+    "SessionConfig",
+    "Status",
+    "TurnCancelled",
+    "TurnResult",
+    "soft_reset",
+]

@@ -1,0 +1,69 @@
+"""Building a Session from what a user configured: settings, agent, model, provider, tools.
+
+Model choice, first match wins: the explicit ``model`` argument (``-m``), the agent's own
+``model`` (front matter), the ``model`` setting. None of them is a clear UsageError.
+
+The ``plugins`` setting becomes the session's plugin registry; nothing of a plugin is
+imported until its first use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from segue.errors import UsageError
+from segue.events import EventSink, ignore
+from segue.history import HistoryStore
+from segue.plugins.loading import registry_from_specs
+from segue.policy import DEFAULT_AGENT, resolve_agent
+from segue.providers.registry import create_provider
+from segue.session.core import Session, SessionConfig
+from segue.settings import effective_threshold, load_settings, settings_path
+from segue.tools.builtin import builtin_tools
+from segue.tools.profile import tool_profile
+from segue.workspace import Layout
+
+
+def open_session(
+    layout: Layout,
+    *,
+    workdir: Path,
+    model: str | None = None,
+    agent_name: str | None = None,
+    on_event: EventSink = ignore,
+    durable: bool = True,
+    persist_script_position: bool = True,
+) -> Session:
+    settings = load_settings(settings_path(layout.home))
+    agent = resolve_agent(agent_name or DEFAULT_AGENT, workdir)
+    chosen = model or agent.model or settings.get("model")
+    if not isinstance(chosen, str):
+        raise UsageError(
+            "no model: pass -m provider:name, or set one with `segue settings set model ...`"
+        )
+    provider = create_provider(
+        chosen,
+        state_dir=layout.home / "providers" if persist_script_position else None,
+        cwd=workdir,
+        settings=settings,
+    )
+    config = SessionConfig(
+        experiment=settings.token_budget,
+        threshold=effective_threshold(settings, chosen),
+        idle_compaction_minutes=settings.idle_compaction_minutes,
+    )
+    # The plan agent keeps its `.*` rules (R12) and is narrowed by a caller restriction and a
+    # write scope instead (segue.tools.profile).
+    profile = tool_profile(agent)
+    return Session(
+        layout,
+        HistoryStore(layout, durable=durable),
+        provider,
+        agent=agent,
+        tools=builtin_tools(layout, workdir, write_scope=profile.write_scope),
+        config=config,
+        restrictions=profile.restrictions,
+        on_event=on_event,
+        # Plugins load lazily: building the registry imports nothing (R31).
+        plugins=registry_from_specs(settings.plugins),
+    )

@@ -1,0 +1,374 @@
+"""One running turn: preflight, rollover admission, provider steps, tools, the settled-step
+budget check and the overflow backstop (SPEC.md R3, R5-R7, R13, R14, R16-R18, R21, R22).
+
+The :class:`~segue.session.core.Session` owns what lives across turns (store, provider, policy,
+carryover, plugins); a :class:`Turn` holds what one send needs and is dropped at its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from segue.context.active import active_rows, has_sealable_context
+from segue.context.assembly import current_window_id, last_step_usage, warned_in_window
+from segue.context.budget import Action, Decision, Situation, decide, rollover_label
+from segue.context.rollover import (
+    RolloverReason,
+    compaction_continuation_row,
+    quarantined,
+    warning_row,
+)
+from segue.errors import (
+    CompactionFailed,
+    ContextOverflowError,
+    TurnPaused,
+)
+from segue.events import (
+    AssistantText,
+    Notice,
+    RolledOver,
+    StepUsage,
+    ToolFinished,
+    ToolStarted,
+    Warned,
+)
+from segue.messages import Part, Row, encode_obj, make_row
+from segue.providers.base import StreamEvent
+from segue.providers.base import TextDelta as ProviderTextDelta
+from segue.providers.request import ProviderRequest, ToolCall
+from segue.session.admission import (
+    RolloverPlan,
+    admit_rollover,
+)
+from segue.session.result import TurnResult
+from segue.session.turn_hooks import TurnHooks
+from segue.tokens import calibration_file, count_text
+from segue.tools.base import tool_error
+
+if TYPE_CHECKING:
+    from segue.session.core import Session
+
+
+class Turn:
+    """The state of one running turn."""
+
+    def __init__(self, session: Session) -> None:
+        self.s = session
+        self.rollovers = 0
+        self.text = ""
+        self.emergency_used = False
+        self.hooks = TurnHooks.start(session)
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _request(self, system: str, window: list[Row]) -> ProviderRequest:
+        request = ProviderRequest(system, tuple(active_rows(window)), self.s.advertised_tools())
+        return self.hooks.apply(request, current_window_id(window))
+
+    def _situation(self, projected: int, window: list[Row]) -> Situation:
+        return Situation(
+            projected=projected,
+            experiment=self.s.config.experiment,
+            may_use_history=self.s._may_use_history(),
+            window_has_context=has_sealable_context(window),
+            warned=warned_in_window(window),
+            notes_writable=self.s.allowed("memory"),
+        )
+
+    def _rollover(
+        self,
+        reason: RolloverReason,
+        window: list[Row],
+        context_tokens: int,
+        trigger: Row | None,
+        pending_request: str | None = None,
+    ) -> tuple[ProviderRequest, list[Row], str]:
+        s = self.s
+        plan = RolloverPlan(
+            reason=reason,
+            previous_window_id=current_window_id(window),
+            context_tokens=context_tokens,
+            trigger=trigger,
+            ids=(s.new_id("rollover"), s.new_id("lead-in"), s.new_id("continue")),
+            rollover_id=s.new_id("r"),
+            now_ms=s.clock(),
+            pending_request=pending_request,
+        )
+        # The new window's carryover is snapshotted into the candidate system text at prepare
+        # and published (pending edits cleared) at cleanup, before the append (R21).
+        handoff = s.carryover.handoff(window, plan.ids[0])
+        admitted = admit_rollover(
+            plan,
+            store=s.store,
+            budget=s.budget,
+            build_system=lambda: s.build_system(carried=handoff.snapshot()),
+            tools=s.advertised_tools(),
+            count=s.count,
+            cleanup=lambda: s._cleanup_context(handoff),
+            cancel=s.cancellation,
+            checkpoint=s.checkpoint,
+            hooks=self.hooks,
+        )
+        self.rollovers += 1
+        s.on_event(RolledOver(reason, plan.previous_window_id, admitted.window_id, context_tokens))
+        return admitted.request, admitted.stored, admitted.system
+
+    # -- the send ----------------------------------------------------------------------------------
+
+    def run_send(self, text: str) -> TurnResult:
+        s = self.s
+        now = s.clock()
+        user = make_row("user", text, id=s.new_id("user"), metadata={"timestamp": now})
+        self._maybe_idle_compact(now)
+        window = s.window()
+        system = s.build_system(window)
+        tools = s.advertised_tools()
+
+        # R16: a request that cannot fit even a fresh window is rejected, its input quarantined.
+        fresh = s.count(ProviderRequest(system, (user,), tools)) + _LEAD_IN_ALLOWANCE
+        if not s.budget.fits(fresh):
+            s._append([quarantined(user)])
+            reason = (
+                f"the message does not fit even a fresh context window ({fresh} tokens > "
+                f"{s.budget.hard_ceiling} of {s.budget.limit}); it was kept in the transcript "
+                "but will not be sent"
+            )
+            s.on_event(Notice(reason))
+            return TurnResult("rejected", reason, current_window_id(window), 0)
+
+        assembled = s.count(ProviderRequest(system, (*active_rows(window), user), tools))
+        projected = max(
+            assembled, last_step_usage(window) + s.count(ProviderRequest("", (user,), ()))
+        )
+        decision = decide(s.budget, self._situation(projected, window))
+        request: ProviderRequest
+        if decision.action is Action.ROLLOVER:
+            request, window, system = self._rollover("on-send", window, projected, user)
+        else:
+            if decision.action is Action.COMPACT:
+                self._auto_compact()
+                window = s.window()  # the compaction opened a new window
+                system = s.build_system(window)  # with the carryover it was given
+            elif decision.action in (Action.BLOCK, Action.PAUSE):
+                raise TurnPaused(_reason(decision) + " (the message was not sent)")
+            window = [*window, *s._append([user])]
+            request = self._request(system, window)
+        return self._loop(request, window, system, pending=text)
+
+    def _maybe_idle_compact(self, now: int) -> None:
+        minutes = self.s.config.idle_compaction_minutes
+        if minutes is None:
+            return
+        window = self.s.window()
+        last = next((r.timestamp for r in reversed(window) if r.timestamp is not None), None)
+        if last is None or now - last < minutes * 60_000 or not has_sealable_context(window):
+            return
+        try:
+            self.s.compact(reason="idle")
+        except CompactionFailed as exc:
+            # Idle compaction is opportunistic: the send goes on in the uncompacted window.
+            self.s.on_event(Notice(f"idle compaction skipped: {exc.message}"))
+
+    def _auto_compact(self) -> None:
+        try:
+            self.s.compact(reason="automatic")
+        except CompactionFailed as exc:
+            raise TurnPaused(f"automatic compaction failed: {exc.message}") from None
+
+    # -- provider steps ----------------------------------------------------------------------------
+
+    def _loop(
+        self, request: ProviderRequest, window: list[Row], system: str, *, pending: str
+    ) -> TurnResult:
+        s = self.s
+        for _step in range(s.config.max_steps):
+            s.cancellation.check("before a provider step")
+            self.hooks.check_window("before a provider step")
+            try:
+                result = s.provider.step(request, on_event=self._forward)
+            except ContextOverflowError as exc:
+                request, window, system = self._overflow(exc, window, pending)
+                continue
+            self._calibrate(request, result.usage.input_tokens)
+            outputs = [self._run_tool(call) for call in result.tool_calls]
+            row = self._assistant_row(
+                result.text, result.tool_calls, outputs, result.usage.to_obj()
+            )
+            window = [*window, *s._append([row])]
+            self.text = result.text
+            tokens = (result.usage.input_tokens or 0) + (result.usage.output_tokens or 0)
+            s.on_event(
+                StepUsage(
+                    tokens,
+                    s.budget.limit,
+                    s.budget.percent(tokens),
+                    rollover_label(s.config.threshold),
+                )
+            )
+            if not result.tool_calls:
+                return TurnResult(
+                    "completed", None, current_window_id(window), self.rollovers, self.text
+                )
+            request, window, system = self._settled(request, window, system, result.usage, outputs)
+        raise TurnPaused(f"the turn stopped after {s.config.max_steps} provider steps")
+
+    def _calibrate(self, request: ProviderRequest, reported: int | None) -> None:
+        """Feed provider-reported input usage against our estimate to calibration; a
+        scripted provider reports our own count, so it teaches nothing."""
+        model = self.s._token_model
+        if reported is None or model.family == "scripted":
+            return
+        calibration_file.record(self.s.layout.home, model.family, self.s.count(request), reported)
+
+    def _forward(self, event: StreamEvent) -> None:
+        if isinstance(event, ProviderTextDelta):
+            self.s.on_event(AssistantText(event.text))
+
+    def _settled(
+        self,
+        last: ProviderRequest,
+        window: list[Row],
+        system: str,
+        usage: Any,
+        outputs: list[Any],
+    ) -> tuple[ProviderRequest, list[Row], str]:
+        """The budget check after a settled tool step (R3, R6, R14, R18)."""
+        s = self.s
+        s.cancellation.check("after a settled tool step")
+        request = self._request(system, window)
+        assembled = s.count(request)
+        reported = (usage.input_tokens or 0) + (usage.output_tokens or 0)
+        tool_tokens = sum(_output_tokens(s, o) for o in outputs)
+        projected = max(assembled, reported + tool_tokens)
+        decision = decide(s.budget, self._situation(projected, window))
+        if decision.action is Action.ROLLOVER:
+            return self._rollover("mid-stream", window, projected, None)
+        if decision.action is Action.WARN:
+            percent = s.budget.percent(projected)
+            row = warning_row(
+                row_id=s.new_id("warning"),
+                now_ms=s.clock(),
+                percent=percent,
+                label=rollover_label(s.config.threshold),
+            )
+            window = [*window, *s._append([row])]
+            s.on_event(Warned(percent, row.text))
+            return self._request(system, window), window, system
+        if decision.action is Action.COMPACT:
+            self._auto_compact()
+            # The turn goes on: a user-side continuation follows the summary, so the request
+            # never ends on an assistant row (which a provider would take as a prefill).
+            s._append([compaction_continuation_row(row_id=s.new_id("continue"), now_ms=s.clock())])
+            window = s.window()
+            system = s.build_system(window)  # with the carryover the new window was given
+            return self._request(system, window), window, system
+        if decision.action in (Action.BLOCK, Action.PAUSE):
+            # R18: completed tool results are already durable; nothing else is written.
+            raise TurnPaused(_reason(decision))
+        return request, window, system
+
+    def _overflow(
+        self, exc: ContextOverflowError, window: list[Row], pending: str
+    ) -> tuple[ProviderRequest, list[Row], str]:
+        """The provider said the request does not fit: the handled backstop (R17)."""
+        s = self.s
+        automatic = s.config.experiment and s.budget.automatic
+        if (
+            not automatic
+            or self.emergency_used
+            or not s._may_use_history()
+            or not has_sealable_context(window)
+            # Only the lead-in and the message itself: a fresh window would hold the same.
+            or not any(r.role == "assistant" for r in active_rows(window))
+        ):
+            raise TurnPaused(f"the provider rejected the request as too large: {exc.message}")
+        self.emergency_used = True
+        unanswered = window[-1].role == "user" and not window[-1].flag("synthetic")
+        return self._rollover(
+            "context-exceeded",
+            window,
+            s.budget.limit,
+            None,
+            pending_request=pending if unanswered else None,
+        )
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    def _run_tool(self, call: ToolCall) -> Any:
+        s = self.s
+        s.on_event(ToolStarted(call.id, call.name, call.input))
+        try:
+            output = s.tools.run(
+                call.name, call.input, s.allowed, cancelled=lambda: s.cancellation.cancelled
+            )
+        except Exception as exc:  # noqa: BLE001 - a tool's bug must not lose the settled turn
+            output = tool_error("tool_failed", f"{type(exc).__name__}: {exc}")
+        output = _guard_output(s, output)
+        s.on_event(ToolFinished(call.id, call.name, output))
+        return output
+
+    def _assistant_row(
+        self,
+        text: str,
+        calls: tuple[ToolCall, ...],
+        outputs: list[Any],
+        usage: Mapping[str, int],
+    ) -> Row:
+        s = self.s
+        parts: list[Part] = []
+        if text:
+            parts.append(Part(type="text", text=text, state="done"))
+        for call, output in zip(calls, outputs, strict=True):
+            parts.append(
+                Part(
+                    type="dynamic-tool",
+                    toolCallId=call.id,
+                    toolName=call.name,
+                    input=dict(call.input),
+                    state="output-available",
+                    output=output,
+                )
+            )
+        return make_row(
+            "assistant",
+            id=s.new_id("assistant"),
+            parts=parts,
+            metadata={
+                "timestamp": s.clock(),
+                "model": s.provider.model,
+                "agentId": s.agent.name,
+                "usage": dict(usage),
+            },
+        )
+
+
+#: The lead-in a fresh window starts with, counted generously for the R16 preflight.
+_LEAD_IN_ALLOWANCE = 256
+
+
+def _reason(decision: Decision) -> str:
+    return decision.reason or f"context budget: {decision.action.value}"
+
+
+def _output_tokens(session: Session, output: Any) -> int:
+    return count_text(encode_obj(output).decode("utf-8"), session._token_model).tokens
+
+
+def _guard_output(session: Session, output: Any) -> Any:
+    """The settled-tool-output guard (R17): a result too large to ever fit is replaced by an
+    error that says so, with its head, counted with the real encoding."""
+    limit = max(256, session.budget.hard_ceiling // 4)
+    text = encode_obj(output).decode("utf-8")
+    counted = count_text(text, session._token_model, ceiling=limit)
+    if counted.tokens <= limit:
+        return output
+    head = text[: limit * 2]
+    return {
+        "ok": False,
+        "error": {
+            "code": "output_too_large",
+            "message": f"the tool output exceeds {limit} tokens and was cut; narrow the request",
+        },
+        "head": head,
+    }

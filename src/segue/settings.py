@@ -1,0 +1,328 @@
+"""User settings: ``SEGUE_HOME/settings.json`` (SPEC.md R1, R2, §3).
+
+Keys are dotted names. On disk they are grouped by their first segment, so
+``experiments.tokenBudget`` and ``threshold.openai:gpt-4.1`` are written as::
+
+    {"experiments": {"tokenBudget": true}, "threshold": {"openai:gpt-4.1": 80}}
+
+A file written by hand with flat keys (``{"experiments.tokenBudget": true}``) reads the same;
+a key given both ways with different values is an error. Keys segue does not know are kept on
+every rewrite (a newer segue may have written them) but cannot be set from the command line.
+
+Invariants:
+
+* Reading tolerates a missing file (all defaults) and nothing else: malformed JSON, a
+  non-object, or a known key with a bad value is a :class:`~segue.errors.SettingsError` naming
+  the file and key. There is no silent fall-back to defaults over a broken file.
+* Writing is atomic (temp file in the same directory, fsync, ``os.replace``, fsync of the
+  directory) and a read-modify-write holds a lock file beside it, so two concurrent
+  ``segue settings set`` never lose each other's change.
+* Thresholds are integers 0-100 in steps of 5 (R2); 100 turns automatic handling off.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from filelock import Timeout as FileLockTimeout
+
+from segue.context.budget import DEFAULT_THRESHOLD
+from segue.errors import LockTimeout, SettingsError, UsageError
+from segue.fsutil import atomic_write
+from segue.plugins.config import PluginSpec, parse_plugins
+from segue.providers.model_ref import parse_model
+from segue.tokens.encodings import ENCODING_NAMES
+
+THRESHOLD_OFF = 100
+THRESHOLD_PREFIX = "threshold."
+#: ``contextWindow.<provider:model>``: the model's context limit in tokens, overriding the
+#: table in :mod:`segue.providers.limits` (required for models the table does not know).
+CONTEXT_WINDOW_PREFIX = "contextWindow."
+#: ``encoding.<provider:model>``: the bundled encoding to count a model with that no known
+#: family covers (a local fine-tune behind an OpenAI-compatible server).
+ENCODING_PREFIX = "encoding."
+LOCK_TIMEOUT_SECONDS = 10.0
+
+Validator = Callable[[str, Any], Any]
+
+
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(f"{key} must be true or false, not {value!r}", key=key)
+    return value
+
+
+def _threshold(key: str, value: Any) -> int:
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not 0 <= value <= THRESHOLD_OFF
+        or value % 5
+    ):
+        raise SettingsError(
+            f"{key} must be an integer percent from 0 to 100 in steps of 5 "
+            f"(100 turns automatic rollover off), not {value!r}",
+            key=key,
+        )
+    return value
+
+
+def _minutes(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise SettingsError(f"{key} must be a whole number of minutes >= 1, not {value!r}",
+                            key=key)
+    return value
+
+
+def _tokens(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1024:
+        raise SettingsError(f"{key} must be a number of tokens >= 1024, not {value!r}", key=key)
+    return value
+
+
+def _url(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"https?://\S+", value):
+        raise SettingsError(f"{key} must be an http:// or https:// URL, not {value!r}", key=key)
+    return value
+
+
+def _plugins(key: str, value: Any) -> list[Any]:
+    parse_plugins(key, value)  # SettingsError when malformed; the file keeps the raw list
+    return list(value)
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    validate: Validator
+    default: Any
+    help: str
+
+
+def _encoding(key: str, value: Any) -> str:
+    if value not in ENCODING_NAMES:
+        raise SettingsError(f"{key} must be one of {', '.join(ENCODING_NAMES)}", key=key)
+    return str(value)
+
+
+def _model(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise SettingsError(f"{key} must be a model string provider:name", key=key)
+    try:
+        parse_model(value)
+    except UsageError as exc:
+        raise SettingsError(f"{key}: {exc.message}", key=key) from None
+    return value
+
+
+#: Every settable key except the per-model thresholds (``threshold.<provider:model>``).
+KEYS: dict[str, KeySpec] = {
+    "model": KeySpec(_model, None, "default model (provider:name) for run and chat"),
+    "experiments.tokenBudget": KeySpec(
+        _bool, False, "roll over to fresh context windows instead of compacting"),
+    "threshold.default": KeySpec(
+        _threshold, DEFAULT_THRESHOLD, "context threshold (%) for models without their own"),
+    "idleCompactionMinutes": KeySpec(
+        _minutes, None, "compact a session idle this long (unset: never)"),
+    "approximateCounting": KeySpec(
+        _bool, False, "count usage approximately (the size guards stay exact)"),
+    "openai-compatible.baseUrl": KeySpec(
+        _url, None, "base URL of the OpenAI-compatible server"),
+    "fallbackModel": KeySpec(
+        _model, None, "model (provider:name) tried when the chosen one fails"),
+    "plugins": KeySpec(
+        _plugins, None, "plugins to load on first use: [\"module:setup\" | {entry, name, "
+        "workspace, sandboxed}]"),
+}
+
+
+#: Per-model keys: ``<prefix><provider:model>`` and the validator of their values.
+MODEL_KEYS: dict[str, Validator] = {
+    THRESHOLD_PREFIX: _threshold,
+    CONTEXT_WINDOW_PREFIX: _tokens,
+    ENCODING_PREFIX: _encoding,
+}
+
+
+def _validator(key: str) -> Validator:
+    """The validator of ``key``; SettingsError for a key segue does not know."""
+    spec = KEYS.get(key)
+    if spec is not None:
+        return spec.validate
+    for prefix, check in MODEL_KEYS.items():
+        if key.startswith(prefix):
+            try:
+                parse_model(key.removeprefix(prefix))
+            except UsageError as exc:
+                raise SettingsError(f"{key}: {exc.message}", key=key) from None
+            return check
+    known = ", ".join([*KEYS, *(f"{prefix}<provider:model>" for prefix in MODEL_KEYS)])
+    raise SettingsError(f"unknown setting {key!r}; known settings: {known}", key=key)
+
+
+def is_known(key: str) -> bool:
+    return key in KEYS or key.startswith(tuple(MODEL_KEYS))
+
+
+def validate(key: str, value: Any) -> Any:
+    """The value, checked for ``key``; SettingsError (a UsageError) when it is not valid."""
+    return _validator(key)(key, value)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Flat ``key -> value`` of what the file holds (defaults are not stored)."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        if key in self.values:
+            return self.values[key]
+        spec = KEYS.get(key)
+        return spec.default if spec is not None else None
+
+    @property
+    def token_budget(self) -> bool:
+        return bool(self.get("experiments.tokenBudget"))
+
+    @property
+    def approximate_counting(self) -> bool:
+        return bool(self.get("approximateCounting"))
+
+    @property
+    def idle_compaction_minutes(self) -> int | None:
+        value = self.get("idleCompactionMinutes")
+        return value if isinstance(value, int) else None
+
+    @property
+    def plugins(self) -> tuple[PluginSpec, ...]:
+        value = self.get("plugins")
+        return parse_plugins("plugins", value) if value is not None else ()
+
+    def with_value(self, key: str, value: Any) -> Settings:
+        """A copy with ``key`` set (validated); ``None`` removes it (back to the default)."""
+        values = dict(self.values)
+        if value is None:
+            if key not in values:
+                _validator(key)  # an unknown key is an error even when removing it
+            values.pop(key, None)
+        else:
+            values[key] = validate(key, value)
+        return Settings(values)
+
+    def effective(self) -> dict[str, Any]:
+        """Every known key with its value or default, then everything else in the file."""
+        out: dict[str, Any] = {key: self.get(key) for key in KEYS}
+        out.update(sorted(self.values.items()))
+        return out
+
+
+def effective_threshold(settings: Settings, model: str | None) -> int:
+    """The model's own threshold, else ``threshold.default``, else 70 (R2)."""
+    if model is not None:
+        own = settings.values.get(THRESHOLD_PREFIX + model)
+        if own is not None:
+            return int(own)
+    return int(settings.get("threshold.default"))
+
+
+def parse_cli_value(text: str) -> Any:
+    """A value typed on the command line: JSON where it parses (``true``, ``70``, ``null``),
+    else the text itself (so ``http://localhost:8080/v1`` needs no quotes)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+# -- file form ---------------------------------------------------------------------------------
+
+
+def from_obj(obj: Any, path: Path | None = None) -> Settings:
+    """Settings from the decoded file, flat or grouped keys, validated."""
+    where = f"{path}: " if path is not None else ""
+    if not isinstance(obj, dict):
+        raise SettingsError(f"{where}settings must be a JSON object", path=path)
+    flat: dict[str, Any] = {}
+
+    def put(key: str, value: Any) -> None:
+        if key in flat and flat[key] != value:
+            raise SettingsError(f"{where}{key} is given twice with different values",
+                                path=path, key=key)
+        flat[key] = value
+
+    for key, value in obj.items():
+        # One level of grouping: {"experiments": {"tokenBudget": true}}. An empty object has
+        # nothing to flatten and is kept as it is.
+        if isinstance(value, dict) and value and "." not in key:
+            for sub, sub_value in value.items():
+                put(f"{key}.{sub}", sub_value)
+        else:
+            put(key, value)
+    for key, value in flat.items():
+        if is_known(key):
+            try:
+                validate(key, value)
+            except SettingsError as exc:
+                raise SettingsError(f"{where}{exc.message}", path=path, key=key) from None
+    return Settings(flat)
+
+
+def to_obj(settings: Settings) -> dict[str, Any]:
+    """Grouped by first segment; keys with no dot (and unknown grouped values) stay flat."""
+    out: dict[str, Any] = {}
+    for key, value in sorted(settings.values.items()):
+        group, dot, rest = key.partition(".")
+        if dot and (group not in out or isinstance(out[group], dict)):
+            out.setdefault(group, {})[rest] = value
+        else:
+            out[key] = value
+    return out
+
+
+def settings_path(home: Path) -> Path:
+    return home / "settings.json"
+
+
+def load_settings(path: Path) -> Settings:
+    """Read ``path``; a missing file means all defaults."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror}", path=path) from None
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SettingsError(f"{path} is not valid JSON: {exc}", path=path) from None
+    return from_obj(obj, path)
+
+
+def save_settings(path: Path, settings: Settings) -> None:
+    data = json.dumps(to_obj(settings), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    write_atomic(path, data.encode("utf-8"))
+
+
+def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Settings:
+    """Read, change and write back under the settings lock; returns what was written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
+            updated = change(load_settings(path))
+            save_settings(path, updated)
+            return updated
+    except FileLockTimeout:
+        raise LockTimeout(lock_path, LOCK_TIMEOUT_SECONDS) from None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` atomically and durably, creating its directory first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data)

@@ -1,0 +1,47 @@
+"""The built-in tool set of a workspace (SPEC.md §5): ``file_read``, ``file_write``,
+``file_edit``, ``file_search``, ``bash``, ``memory`` and ``session_history``.
+
+The file and shell tools are pinned to ``workdir`` (the workspace directory); writes and
+edits are recorded in the workspace's edited-file carryover. ``write_scope`` narrows where
+the file tools may write (the ``plan`` agent's profile, :mod:`segue.tools.profile`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from segue.history import HistoryStore
+from segue.memory.store import MemoryTool
+from segue.retrieval.tool import SessionHistoryTool
+from segue.tools.base import ToolRegistry
+from segue.tools.carryover_file import CarryoverFile
+from segue.tools.files import FileEditTool, FileReadTool, FileWriteTool
+from segue.tools.paths import Workspace
+from segue.tools.profile import ANYWHERE, WriteScope
+from segue.tools.search import FileSearchTool
+from segue.tools.shell import BashTool
+from segue.workspace import Layout
+
+
+def builtin_tools(
+    layout: Layout, workdir: Path, *, write_scope: WriteScope = ANYWHERE
+) -> ToolRegistry:
+    workspace = Workspace.at(workdir, private=(layout.home,))
+    # The carryover anchors each edit to the transcript's next sequence number, read under
+    # the workspace lock; a store object of its own reads the same files as the session's.
+    carryover = CarryoverFile(layout, HistoryStore(layout))
+
+    def track(rel: str) -> None:
+        carryover.record_edit(workspace.root, rel)
+
+    return ToolRegistry(
+        [
+            FileReadTool(workspace),
+            FileWriteTool(workspace, track=track, scope=write_scope),
+            FileEditTool(workspace, track=track, scope=write_scope),
+            FileSearchTool(workspace),
+            BashTool(workspace),
+            MemoryTool(layout),
+            SessionHistoryTool(layout),
+        ]
+    )

@@ -1,0 +1,305 @@
+"""The full-screen chat: :class:`segue.chat.ChatLoop` with a Textual view in front of it.
+
+The app is only a view. Everything a chat does — parsing slash commands, running turns with a
+:class:`~segue.session.admission.Cancellation`, /clear's confirmation, rebuilding the Session on
+/agent and /settings set, the meter — is the line chat's own code, run unchanged in one worker
+thread. The view gives that loop its three edges:
+
+* ``read_line``: lines typed into the input, through a queue. The loop's prompt carries the
+  meter, which goes to the status line; any other prompt is a question (/clear's "Destroy it?")
+  asked with a dialog. The end of input (Ctrl-D, quitting) is an EOFError, Ctrl-C at the prompt
+  a KeyboardInterrupt, exactly as the terminal gives them.
+* ``write``: the loop's own ``[segue]`` messages and dividers, shown as machine entries (R9).
+* the engine's events, taken at the Session's sink instead of the loop's text renderer, so the
+  transcript shows structured entries: streamed text, tool lines, the "Context window rollover"
+  divider, notices.
+
+Invariants: the UI thread never waits for the engine (turns, commands and store reads all run
+in the worker); the worker reaches the UI only through ``call_from_thread``; Escape or Ctrl-C
+during a turn only sets the turn's Cancellation, so the engine stops at its next safe point and
+every settled step stays on disk; quitting ends the loop through end of input, so a running
+turn is cancelled and stops cleanly before the app is gone.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, ClassVar, TypeVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Input, Static
+
+from segue.chat import ChatLoop
+from segue.chat.loop import SessionSource
+from segue.events import AssistantText, Event, EventSink, StepUsage
+from segue.session import Session
+from segue.tui.lines import (
+    Line,
+    event_lines,
+    history_lines,
+    machine,
+    output_line,
+    prompt_meter,
+    usage_meter,
+)
+from segue.tui.widgets import Question, Transcript
+
+T = TypeVar("T")
+
+#: How often streamed text is drawn, in seconds.
+STREAM_INTERVAL = 1 / 30
+INTERRUPTING = "interrupting: the turn stops at the next safe point"
+
+
+class _Key(Enum):
+    """What the input queue carries besides typed lines."""
+
+    END_OF_INPUT = "end of input"
+    CTRL_C = "ctrl-c"
+
+
+Typed = str | _Key
+
+
+class _ViewSessions:
+    """The loop's session source, with the view as every Session's event sink.
+
+    The loop hands ``open`` its text renderer; the view renders events itself, so that sink
+    is deliberately not used."""
+
+    def __init__(
+        self, inner: SessionSource, sink: EventSink, opened: Callable[[Session, bool], None]
+    ) -> None:
+        self._inner = inner
+        self._sink = sink
+        self._opened = opened
+
+    def open(
+        self, agent_name: str | None, on_event: EventSink, keep: Session | None = None
+    ) -> Session:
+        session = self._inner.open(agent_name, self._sink, keep=keep)
+        self._opened(session, keep is None)
+        return session
+
+    def agents(self) -> list[str]:
+        return self._inner.agents()
+
+
+class ChatApp(App[int]):
+    """``segue chat --tui``. The return value of :meth:`run` is the chat's exit status."""
+
+    TITLE = "segue chat"
+    CSS = """
+    #prompt { dock: bottom; }
+    #status {
+        dock: bottom; height: 1; padding: 0 1; background: $primary-background; color: $text;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "Stop the turn", priority=True),
+        Binding("escape", "stop_turn", "Stop the turn", show=False),
+        Binding("ctrl+d", "leave", "Leave", priority=True),
+        Binding("ctrl+q", "leave", "Leave", priority=True, show=False),
+    ]
+
+    def __init__(self, sessions: SessionSource, *, agent_name: str | None = None) -> None:
+        super().__init__()
+        self._typed: queue.SimpleQueue[Typed] = queue.SimpleQueue()
+        self._answers: queue.SimpleQueue[bool] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        #: While a turn runs: how to stop it and how to say so (from the loop's guard).
+        self._interrupt: tuple[Callable[[], None], Callable[[str], None]] | None = None
+        self._streamed: list[str] = []  # streamed text not drawn yet (under _lock)
+        self._pending = ""  # the loop's output up to its next newline
+        self._last_said = ""
+        self._closing = False
+        self._ui_thread = threading.get_ident()
+        self._meter = "…"
+        self._who = ""
+        #: How many lines the loop has asked for: each one means the previous line is done.
+        self.prompts = 0
+        self._waiting = False  # the loop is waiting for a line and none has been typed
+        self.loop = ChatLoop(
+            _ViewSessions(sessions, self._on_event, self._on_open),
+            read_line=self._read_line,
+            write=self._write,
+            interactive=True,
+            color=False,
+            agent_name=agent_name,
+            guard=self._guard,
+        )
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+        yield Static("starting…", id="status", markup=False)
+        yield Input(placeholder="Message, or /help for commands", id="prompt")
+
+    def on_mount(self) -> None:
+        self._ui_thread = threading.get_ident()
+        self.query_one("#prompt", Input).focus()
+        self.set_interval(STREAM_INTERVAL, self._draw_streamed)
+        self.run_worker(self._run_loop, name="chat", thread=True, exit_on_error=True)
+
+    def on_unmount(self) -> None:
+        # However the app ends, the loop must too, or its thread would outlive the view.
+        self._closing = True
+        self._cancel_turn()
+        self._typed.put(_Key.END_OF_INPUT)
+        self._answers.put(False)
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def status_text(self) -> str:
+        return str(self.query_one("#status", Static).content)
+
+    # -- the worker ----------------------------------------------------------------------------
+
+    def _run_loop(self) -> None:
+        status = self.loop.run()
+        self._to_app(self.exit, status)
+
+    def _to_app(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn`` on the UI thread (the loop calls from its worker; Ctrl-C's notice
+        comes from the UI thread itself)."""
+        if self._closing:
+            return  # the view is going away: there is nowhere to show anything
+        if threading.get_ident() == self._ui_thread:
+            fn(*args)
+        else:
+            self.call_from_thread(fn, *args)
+
+    def _read_line(self, prompt: str) -> str:
+        meter = prompt_meter(prompt)
+        if meter is None:
+            self._to_app(self._ask, prompt)
+            return "y" if self._answers.get() else "n"
+        self._to_app(self._at_prompt, meter)
+        typed = self._typed.get()
+        if typed is _Key.END_OF_INPUT:
+            raise EOFError
+        if typed is _Key.CTRL_C:
+            raise KeyboardInterrupt
+        self._to_app(self._echo, typed)
+        return typed
+
+    def _write(self, text: str) -> None:
+        self._to_app(self._take_output, text)
+
+    def _guard(
+        self, work: Callable[[], T], on_interrupt: Callable[[], None], notify: Callable[[str], None]
+    ) -> T:
+        with self._lock:
+            self._interrupt = (on_interrupt, notify)
+        try:
+            return work()
+        finally:
+            with self._lock:
+                self._interrupt = None
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, AssistantText):
+            # Streamed text is gathered here and drawn at the view's pace: a reply arrives
+            # in thousands of small pieces, and redrawing a long entry for each one would
+            # make the view, and the turn waiting on it, slow.
+            with self._lock:
+                self._streamed.append(event.text)
+            return
+        self._to_app(self._show_event, event)
+
+    def _on_open(self, session: Session, first: bool) -> None:
+        if first:
+            # The workspace's history so far, read here in the worker (it may be long).
+            self._to_app(self.transcript.add, history_lines(session.store.rows()))
+        self._to_app(self._set_who, session.agent.name, session.provider.model)
+
+    # -- on the UI thread ----------------------------------------------------------------------
+
+    def _draw_streamed(self) -> None:
+        """Show the text streamed so far. Everything else the worker shows calls this first,
+        so streamed text is never drawn after what followed it."""
+        with self._lock:
+            text = "".join(self._streamed)
+            self._streamed.clear()
+        if text:
+            self.transcript.stream(text)
+
+    def _show_event(self, event: Event) -> None:
+        self._draw_streamed()
+        if isinstance(event, StepUsage):
+            self._set_meter(usage_meter(event))
+        else:
+            self.transcript.add(event_lines(event))
+
+    def _take_output(self, text: str) -> None:
+        self._draw_streamed()
+        *complete, self._pending = (self._pending + text).split("\n")
+        lines = [line for raw in complete if (line := output_line(raw)) is not None]
+        if lines:
+            self._last_said = lines[-1].text
+        self.transcript.add(lines)
+
+    def _echo(self, typed: str) -> None:
+        self.transcript.add([Line("user", typed)])
+
+    def _ask(self, prompt: str) -> None:
+        self._draw_streamed()
+        self.push_screen(Question(prompt, self._last_said), self._answer)
+
+    def _answer(self, yes: bool | None) -> None:
+        self._answers.put(bool(yes))
+
+    def _at_prompt(self, meter: str) -> None:
+        self._draw_streamed()
+        self._waiting = True
+        self.prompts += 1
+        self._set_meter(meter)
+
+    def _set_meter(self, meter: str) -> None:
+        self._meter = meter
+        self._show_status()
+
+    def _set_who(self, agent: str, model: str) -> None:
+        self._who = f"agent {agent} · model {model}"
+        self._show_status()
+
+    def _show_status(self) -> None:
+        self.query_one("#status", Static).update(f"{self._meter} · {self._who}")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not self._waiting:
+            # Typed ahead, as in a terminal: the line runs when the loop next asks for one.
+            self.transcript.add([machine("queued: runs when the current one is done")])
+        self._waiting = False
+        self._typed.put(event.value)
+        event.input.clear()
+
+    def _cancel_turn(self) -> bool:
+        with self._lock:
+            running = self._interrupt
+        if running is None:
+            return False
+        cancel, notify = running
+        cancel()
+        notify(INTERRUPTING)
+        return True
+
+    def action_stop_turn(self) -> None:
+        self._cancel_turn()
+
+    def action_interrupt(self) -> None:
+        # At the prompt, Ctrl-C means what it means in the line chat (twice leaves).
+        if not self._cancel_turn():
+            self._typed.put(_Key.CTRL_C)
+
+    def action_leave(self) -> None:
+        self._cancel_turn()
+        self._typed.put(_Key.END_OF_INPUT)

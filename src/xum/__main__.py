@@ -1,7 +1,0 @@
-"""``python -m xum`` runs the command line."""
-
-import sys
-
-from xum.cli.main import main
-
-sys.exit(main())
