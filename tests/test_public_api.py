@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -37,6 +38,7 @@ EXPECTED = {
     "open_session",
     "resolve_agent",
     "resolve_model",
+    "__version__",
 }
 
 
@@ -56,3 +58,16 @@ def test_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[] ()"
+
+
+def test_one_version_everywhere() -> None:
+    """The version is written once: the installed metadata, ``segue.__version__`` and
+    ``segue --version`` agree, and it looks like a release number."""
+    from importlib.metadata import version
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+", segue.__version__)
+    assert version("segue") == segue.__version__
+    out = subprocess.run(
+        [sys.executable, "-m", "segue", "--version"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == f"segue {segue.__version__}"

@@ -5,6 +5,7 @@ session (turn loop) and what builds it, the session_history tool, policy and set
 Everything else is internal and may change.
 """
 
+from segue._version import __version__
 from segue.errors import (
     ContextSignal,
     RuntimeFailure,
@@ -44,6 +45,7 @@ __all__ = [
     "TurnResult",
     "Usage",
     "UsageError",
+    "__version__",
     "count_request",
     "count_text",
     "create_provider",

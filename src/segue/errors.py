@@ -21,7 +21,8 @@ command line can turn it into one clear line and an exit code.
         ├── StoreError              transcript store failures
         │   ├── LockTimeout         names the lock path
         │   ├── RowDecodeError      a line that is not a row
-        │   └── ReceiptError
+        │   ├── ReceiptError
+        │   └── StreamInProgress    a Xum stream may be writing this session: segue stays out
         ├── EncodingError           a tokenizer file missing/tampered, or encode failed
         ├── DemoFailed              `segue demo` could not show what it demonstrates
         └── ProviderError
@@ -179,6 +180,21 @@ class RowDecodeError(StoreError):
 
 class ReceiptError(StoreError):
     code = "bad_receipt"
+
+
+class StreamInProgress(StoreError):
+    """The session directory holds a ``partial.json`` newer than its transcript: Xum may be
+    streaming a reply into it right now, so segue refuses to change anything there."""
+
+    code = "stream_in_progress"
+
+    def __init__(self, session_dir: Path) -> None:
+        super().__init__(
+            f"{session_dir} has a partial.json newer than its transcript (a Xum stream may be "
+            "in progress); segue will not change this session. Read it with `segue history`, "
+            "or wait until Xum has finished",
+            path=session_dir,
+        )
 
 
 class EncodingError(RuntimeFailure):

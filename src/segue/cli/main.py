@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from segue._version import __version__
 from segue.cli.chat import chat
 from segue.cli.context import CliContext
 from segue.cli.demo import demo
@@ -19,6 +20,7 @@ from segue.cli.history_tool import history_tool
 from segue.cli.run import clear, compact, run
 from segue.cli.settings import settings_group
 from segue.cli.tokens import tokens
+from segue.cli.workspaces import workspaces
 from segue.errors import ContextSignal, SegueError, UsageError
 from segue.workspace import default_home, derive_workspace_id, validate_workspace_id
 
@@ -52,7 +54,7 @@ class SegueGroup(click.Group):
     default=None,
     help="Workspace id (default: derived from the current directory).",
 )
-@click.version_option(package_name="segue")
+@click.version_option(version=__version__, prog_name="segue", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, workspace_id: str | None) -> None:
     """segue: an agent harness whose context engine never loses a conversation."""
@@ -73,6 +75,7 @@ cli.add_command(clear)
 cli.add_command(compact)
 cli.add_command(chat)
 cli.add_command(demo)
+cli.add_command(workspaces)
 
 
 def main(argv: list[str] | None = None) -> int:

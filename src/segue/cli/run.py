@@ -15,6 +15,7 @@ from segue.cli.render import Renderer
 from segue.errors import RuntimeFailure, SegueError, UsageError
 from segue.events import Event, RolledOver
 from segue.history import HistoryStore
+from segue.history.inflight import refuse_if_streaming
 from segue.session.core import soft_reset
 from segue.session.factory import open_session
 from segue.tools.carryover_file import CarryoverFile
@@ -82,6 +83,7 @@ def run(
 def clear(obj: CliContext, soft: bool, yes: bool) -> None:
     """Clear the context. --soft appends a reset (the privacy floor for session_history);
     without it the whole transcript of this workspace is destroyed."""
+    refuse_if_streaming(obj.layout)
     store = HistoryStore(obj.layout)
     carryover = CarryoverFile(obj.layout, store)
     if soft:

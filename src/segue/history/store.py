@@ -32,6 +32,7 @@ from segue.errors import ReceiptError, StoreError
 from segue.fsutil import fsync_dir, write_all
 from segue.history import lock as _lock
 from segue.history.batch import encode_batch, matches_item, parse_import, stamp
+from segue.history.inflight import refuse_if_streaming
 from segue.history.marker import Marker, remove_marker, write_marker
 from segue.history.paths import paths
 from segue.history.quarantine import quarantined, rewrite_line
@@ -90,8 +91,14 @@ class HistoryStore:
     def locked(self) -> AbstractContextManager[None]:
         return _lock.hold(paths(self.layout).lock, self.lock_timeout)
 
+    def mutating(self) -> AbstractContextManager[None]:
+        """The lock for a change to the session directory, refused before anything is
+        written (the lock file included) while a Xum stream may be in progress."""
+        refuse_if_streaming(self.layout)
+        return self.locked()
+
     def recover(self) -> RecoveryReport:
-        with self.locked():
+        with self.mutating():
             return self._recover()
 
     def _recover(self) -> RecoveryReport:
@@ -150,7 +157,7 @@ class HistoryStore:
     def append(self, rows: Sequence[Row]) -> list[Row]:
         if not rows:
             return []
-        with self.locked():
+        with self.mutating():
             receipt, matched = self._prepare()
             if matched:
                 assert receipt is not None
@@ -225,7 +232,7 @@ class HistoryStore:
     # -- rewrites ------------------------------------------------------------------------------
 
     def quarantine(self, item_id: str) -> Row:
-        with self.locked():
+        with self.mutating():
             self._prepare()
             found: tuple[Source, StoredLine] | None = None
             p = paths(self.layout)
@@ -256,7 +263,7 @@ class HistoryStore:
             return new
 
     def clear_all(self) -> None:
-        with self.locked():
+        with self.mutating():
             self._prepare()
             floor = self._next_locked(read_receipt(self.layout))
             epoch = new_epoch()

@@ -14,6 +14,7 @@ from pathlib import Path
 from segue.errors import UsageError
 from segue.events import EventSink, ignore
 from segue.history import HistoryStore
+from segue.history.inflight import refuse_if_streaming
 from segue.plugins.loading import registry_from_specs
 from segue.policy import DEFAULT_AGENT, resolve_agent
 from segue.providers.registry import create_provider
@@ -22,6 +23,7 @@ from segue.settings import effective_threshold, load_settings, settings_path
 from segue.tools.builtin import builtin_tools
 from segue.tools.profile import tool_profile
 from segue.workspace import Layout
+from segue.workspaces import record_workdir
 
 
 def open_session(
@@ -34,6 +36,9 @@ def open_session(
     durable: bool = True,
     persist_script_position: bool = True,
 ) -> Session:
+    # Before anything is read or written: a session Xum is streaming into is not ours to run.
+    refuse_if_streaming(layout)
+    record_workdir(layout, workdir)
     settings = load_settings(settings_path(layout.home))
     agent = resolve_agent(agent_name or DEFAULT_AGENT, workdir)
     chosen = model or agent.model or settings.get("model")

@@ -1,0 +1,132 @@
+"""The workspaces under a home (``segue workspaces``), and where each one's working
+directory is recorded.
+
+Listing only reads: it creates no file or folder, takes no lock and never runs recovery, so it
+is safe on a read-only home and on a Xum home. Row counts are newline counts over the
+transcript files (a torn tail that recovery has not removed yet is not counted as a row).
+
+A session records its working directory in ``segue-workspace.json`` next to its transcript
+the first time it runs from a directory (and again if it moves); a session segue never ran
+(a Xum session, an imported one) has none and lists ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from segue.errors import InvalidWorkspaceId
+from segue.fsutil import atomic_write
+from segue.workspace import Layout, validate_workspace_id
+
+WORKDIR_FILE = "segue-workspace.json"
+_MAX_WORKDIR_FILE = 64 * 1024
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class WorkspaceInfo:
+    workspace_id: str
+    workdir: str | None
+    rows: int
+    size: int
+    #: newest modification time of the transcript files, in ms since the epoch (None: empty)
+    last_activity_ms: int | None
+
+    def to_obj(self) -> dict[str, object]:
+        return {
+            "workspaceId": self.workspace_id,
+            "workdir": self.workdir,
+            "rows": self.rows,
+            "size": self.size,
+            "lastActivity": self.last_activity_ms,
+        }
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    try:
+        if not _regular(fd):
+            return 0
+        n = 0
+        while chunk := os.read(fd, _CHUNK):
+            n += chunk.count(b"\n")
+        return n
+    finally:
+        os.close(fd)
+
+
+def _regular(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+def read_workdir(layout: Layout) -> str | None:
+    path = layout.session_dir / WORKDIR_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not _regular(fd):
+            return None
+        data = os.read(fd, _MAX_WORKDIR_FILE + 1)
+    finally:
+        os.close(fd)
+    if len(data) > _MAX_WORKDIR_FILE:
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    workdir = value.get("workdir") if isinstance(value, dict) else None
+    return workdir if isinstance(workdir, str) else None
+
+
+def record_workdir(layout: Layout, workdir: Path) -> None:
+    """Remember where this workspace runs; a no-op when it is already recorded."""
+    text = str(workdir.resolve())
+    if read_workdir(layout) == text:
+        return
+    layout.session_dir.mkdir(parents=True, exist_ok=True)
+    data = json.dumps({"workdir": text}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    atomic_write(layout.session_dir / WORKDIR_FILE, data + b"\n")
+
+
+def describe(layout: Layout) -> WorkspaceInfo:
+    rows = size = 0
+    newest: int | None = None
+    for path in (layout.archive, layout.chat):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        size += st.st_size
+        rows += _count_lines(path)
+        ms = st.st_mtime_ns // 1_000_000
+        newest = ms if newest is None else max(newest, ms)
+    return WorkspaceInfo(layout.workspace_id, read_workdir(layout), rows, size, newest)
+
+
+def list_workspaces(home: Path) -> Iterator[WorkspaceInfo]:
+    """Every session directory under ``home/sessions`` whose name is a valid workspace id,
+    in name order. A missing home or sessions folder lists nothing."""
+    try:
+        names = sorted(os.listdir(home / "sessions"))
+    except OSError:
+        return
+    for name in names:
+        try:
+            validate_workspace_id(name)
+        except InvalidWorkspaceId:
+            continue  # not a workspace folder
+        if (home / "sessions" / name).is_dir():
+            yield describe(Layout(home, name))
