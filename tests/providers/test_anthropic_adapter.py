@@ -71,7 +71,8 @@ def test_streamed_text_usage_counts_cached_input_and_the_request_shape() -> None
     assert body["max_tokens"] == 8192  # R3's output reserve for a 200k window
     assert made.context_window == 200_000
     assert body["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "What is the capital of France?"}]}]
+        {"type": "text", "text": "What is the capital of France?",
+         "cache_control": {"type": "ephemeral"}}]}]
     assert body["tools"] == [ECHO]
 
 
