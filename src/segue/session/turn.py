@@ -215,6 +215,8 @@ class Turn:
                     s.budget.limit,
                     s.budget.percent(tokens),
                     rollover_label(s.config.threshold),
+                    result.usage.cache_read_tokens,
+                    result.usage.cache_write_tokens,
                 )
             )
             if not result.tool_calls:
