@@ -95,7 +95,7 @@ def _cassette(response: dict[str, Any]) -> Recorded:
     if "parsed_body" in response:
         body = json.dumps(response["parsed_body"]).encode("utf-8")
     else:
-        raw = response["body"]["string"]
+        raw: bytes | str = response["body"]["string"]
         body = raw if isinstance(raw, bytes) else raw.encode("utf-8")
         if body[:2] == b"\x1f\x8b":
             body = gzip.decompress(body)
