@@ -56,8 +56,8 @@ def interactions(name: str) -> list[Recorded]:
     if name.endswith(".chunks.txt"):
         lines = [ln for ln in path.read_text("utf-8").splitlines()
                  if ln.strip() and not ln.startswith("#")]
-        body = "".join(f"data: {ln}\n\n" for ln in lines) + "data: [DONE]\n\n"
-        return [_stream(body.encode("utf-8"))]
+        framed = "".join(f"data: {ln}\n\n" for ln in lines) + "data: [DONE]\n\n"
+        return [_stream(framed.encode("utf-8"))]
     cassette = yaml.safe_load(path.read_text("utf-8"))
     return [_cassette(i["response"]) for i in cassette["interactions"]]
 
