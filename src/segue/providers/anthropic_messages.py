@@ -57,6 +57,7 @@ from segue.providers.request import (
     Block,
     Media,
     ProviderRequest,
+    Reasoning,
     Text,
     ToolCall,
     ToolResult,
@@ -93,7 +94,9 @@ def anthropic_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     for pending in complete_tool_pairs(to_messages(request.rows)):
         message = inline_text_media(pending)
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = [_block(b) for b in message.content]
+        blocks = [_block(b) for b in message.content if not isinstance(b, Reasoning)]
+        if not blocks:
+            continue
         if out and out[-1]["role"] == role:
             merged = [*out[-1]["content"], *blocks]
             # tool_result blocks must open a user turn.
@@ -190,6 +193,8 @@ def _block(block: Block) -> dict[str, Any]:
         if block.is_error:
             out["is_error"] = True
         return out
+    if isinstance(block, Reasoning):
+        raise UsageError("an OpenAI reasoning item cannot be sent to the Messages API")
     return _media(block)
 
 

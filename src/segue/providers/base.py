@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from segue.providers.request import ProviderRequest, ToolCall
+from segue.providers.request import ProviderRequest, Reasoning, ToolCall
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,8 @@ class StepResult:
     usage: Usage = Usage()
     finish_reason: FinishReason | None = None
     truncated_call: str | None = None
+    #: Opaque reasoning items to store and send back on later requests (Responses API).
+    reasoning: tuple[Reasoning, ...] = ()
 
 
 @dataclass(frozen=True)

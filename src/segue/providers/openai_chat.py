@@ -59,6 +59,7 @@ from segue.providers.request import (
     Media,
     Message,
     ProviderRequest,
+    Reasoning,
     Text,
     ToolCall,
     ToolResult,
@@ -89,7 +90,9 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     if request.system:
         out.append({"role": "system", "content": request.system})
     for pending in complete_tool_pairs(to_messages(request.rows)):
-        message = inline_text_media(pending)
+        message = without_reasoning(inline_text_media(pending))
+        if message is None:
+            continue
         if message.role == "assistant":
             out.append(_assistant(message))
         elif message.role == "system":
@@ -97,6 +100,15 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
         else:
             out.extend(_user(message))
     return out
+
+
+def without_reasoning(message: Message) -> Message | None:
+    """``message`` without :class:`Reasoning` blocks (only the Responses API takes them
+    back), or None when nothing else is left."""
+    if not any(isinstance(b, Reasoning) for b in message.content):
+        return message
+    rest = tuple(b for b in message.content if not isinstance(b, Reasoning))
+    return Message(message.role, rest) if rest else None
 
 
 def chat_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from segue.events import (
 from segue.messages import Part, Row, encode_obj, make_row
 from segue.providers.base import StreamEvent
 from segue.providers.base import TextDelta as ProviderTextDelta
-from segue.providers.request import ProviderRequest, ToolCall
+from segue.providers.request import ProviderRequest, Reasoning, ToolCall, reasoning_part
 from segue.session.admission import (
     RolloverPlan,
     admit_rollover,
@@ -198,13 +198,13 @@ class Turn:
                 # Never run a call the output limit cut off (nor its siblings: the turn stops).
                 if result.text:
                     s._append([self._assistant_row(result.text, (), [], result.usage.to_obj(),
-                                                   result.finish_reason)])
+                                                   finish_reason=result.finish_reason)])
                     self.text = result.text
                 raise TurnPaused(self.length.cut_call(result.truncated_call, result.tool_calls))
             outputs = [self._run_tool(call) for call in result.tool_calls]
             row = self._assistant_row(
                 result.text, result.tool_calls, outputs, result.usage.to_obj(),
-                result.finish_reason,
+                finish_reason=result.finish_reason, reasoning=result.reasoning,
             )
             window = [*window, *s._append([row])]
             self.text = result.text
@@ -338,10 +338,12 @@ class Turn:
         calls: tuple[ToolCall, ...],
         outputs: list[Any],
         usage: Mapping[str, int],
+        *,
         finish_reason: str | None = None,
+        reasoning: tuple[Reasoning, ...] = (),
     ) -> Row:
         s = self.s
-        parts: list[Part] = []
+        parts: list[Part] = [reasoning_part(item) for item in reasoning]
         if text:
             parts.append(Part(type="text", text=text, state="done"))
         for call, output in zip(calls, outputs, strict=True):
