@@ -137,3 +137,34 @@ def test_a_stream_without_response_completed_is_an_error() -> None:
     replay = Replay(*(cut.response() for _ in range(3)))
     with pytest.raises(TransientProviderError, match=r"response\.completed"):
         make(replay).step(REQUEST)
+
+
+def _incomplete_after(marker: bytes, reason: str) -> Recorded:
+    """The recorded tool-call stream cut before ``marker``, ended the way the API ends a
+    reply at a limit: its own ``response.completed`` line turned into
+    ``response.incomplete`` (status and reason changed, nothing else)."""
+    source = recorded(TOOL_CALL)
+    body = source.body
+    done = body[body.index(b'data: {"type":"response.completed"'):]
+    ended = (done.replace(b'"type":"response.completed"', b'"type":"response.incomplete"', 1)
+             .replace(b'"status":"completed","background"',
+                      b'"status":"incomplete","background"', 1)
+             .replace(b'"incomplete_details":null',
+                      b'"incomplete_details":{"reason":"' + reason.encode() + b'"}', 1))
+    return Recorded(source.status, source.headers, body[:body.index(marker)] + ended)
+
+
+def test_a_reply_cut_at_max_output_tokens_inside_a_call_never_yields_the_call() -> None:
+    cut = _incomplete_after(b'data: {"type":"response.function_call_arguments.done"',
+                            "max_output_tokens")
+    result = make(Replay(cut.response())).step(REQUEST)
+    assert result.finish_reason == "length"
+    assert result.truncated_call == "get_weather"
+    assert result.tool_calls == ()
+
+
+def test_a_content_filter_stop_is_reported_as_such() -> None:
+    cut = _incomplete_after(b'data: {"type":"response.output_item.added"', "content_filter")
+    result = make(Replay(cut.response())).step(REQUEST)
+    assert (result.finish_reason, result.truncated_call, result.text) == (
+        "content-filter", None, "")

@@ -261,3 +261,15 @@ def test_the_overflow_that_arrives_as_http_500_is_not_retried_as_a_server_error(
         make(replay, COMPAT).step(REQUEST)
     assert isinstance(caught.value, ContextOverflowError)
     assert "does not fit" in caught.value.message
+
+
+def test_openrouters_recorded_429s_are_retried_then_reported() -> None:
+    name = "openrouter__gemini-2.0-flash__429s.yaml"
+    sleeps: list[float] = []
+    replay = Replay(*(recorded(name, i).response() for i in range(3)))
+    with pytest.raises(TransientProviderError) as caught:
+        make(replay, COMPAT, sleeps).step(REQUEST)
+    assert "gave up after 3 attempts" in caught.value.message
+    assert "HTTP 429" in caught.value.message
+    assert sleeps == [1.0, 2.0]
+    replay.assert_done()
