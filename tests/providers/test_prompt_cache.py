@@ -17,6 +17,7 @@ from segue.providers.openai_chat import prompt_cache_key
 from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
 from segue.settings import Settings
+from segue.tui.lines import usage_meter
 
 from .recordings import recorded
 from .replay import Replay, no_wait, sse
@@ -151,3 +152,9 @@ def test_the_turns_usage_sums_cache_tokens_for_run_json(tmp_path: Path) -> None:
     assert result.to_json()["usage"] == {
         "inputTokens": 1945, "outputTokens": 15, "cacheReadTokens": 1800,
         "cachedInputTokens": 1800, "cacheWriteTokens": 120}
+
+
+def test_the_full_screen_meter_shows_the_cache_too() -> None:
+    assert usage_meter(StepUsage(1945, 200_000, 1, "Rolls over by 75%", 1800, 120)) == (
+        "1% · rolls over by 75% · cache 1800 read, 120 written")
+    assert usage_meter(StepUsage(50, 200_000, 0, "Rolls over by 75%")) == "0% · rolls over by 75%"
