@@ -331,7 +331,8 @@ class OpenAIChatProvider(SdkProvider):
             extra["tools"] = chat_tools(request.tools)
         key = prompt_cache_key(request) if self.cache_key else None
         if key is not None:
-            extra["prompt_cache_key"] = key
+            # As extra body: SDK releases older than the parameter still send it.
+            extra["extra_body"] = {"prompt_cache_key": key}
         streamed = False
 
         def emit(event: TextDelta | ToolCallEvent) -> None:

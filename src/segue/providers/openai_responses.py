@@ -297,7 +297,8 @@ class OpenAIResponsesProvider(SdkProvider):
             params["include"] = ["reasoning.encrypted_content"]
         key = prompt_cache_key(request)
         if key is not None:
-            params["prompt_cache_key"] = key
+            # As extra body: SDK releases older than the parameter still send it.
+            params["extra_body"] = {"prompt_cache_key": key}
         return params
 
     def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
