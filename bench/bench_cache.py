@@ -157,20 +157,24 @@ def session_rows(offset: int) -> list[list[Row]]:
 
 
 def bills(offset: int, system: str, tools: tuple[dict[str, Any], ...], cache: Cache,
-          bare: Cache) -> tuple[Bill, Bill]:
+          bare: Cache, per_turn: list[tuple[Bill, Bill]] | None = None) -> tuple[Bill, Bill]:
     with_bp, without = Bill(), Bill()
     for rows in session_rows(offset):
         request = ProviderRequest(system, tuple(rows), tools)
+        turn: list[Bill] = []
         for on, total, model in ((True, with_bp, cache), (False, without, bare)):
             blocks, marks = flatten(request_params(request, "claude-sonnet-4-5", 8192, cache=on))
             one = model.bill(blocks, marks)
+            turn.append(one)
             total.uncached += one.uncached
             total.written += one.written
             total.read += one.read
+        if per_turn is not None:
+            per_turn.append((turn[0], turn[1]))
     return with_bp, without
 
 
-def run() -> list[Result]:
+def _setup() -> tuple[Any, str, tuple[dict[str, Any], ...]]:
     token_model = resolve_model(MODEL)
 
     def count(text: str) -> int:
@@ -182,7 +186,11 @@ def run() -> list[Result]:
         layout = Layout(Path(tmp) / "home", "bench")
         agent = resolve_agent("exec", work)
         tools = tuple(builtin_tools(layout, work).advertised(lambda _name: True))
-        system = agent.prompt
+    return count, agent.prompt, tools
+
+
+def run() -> list[Result]:
+    count, system, tools = _setup()
     ratios: list[float] = []
     cost_ratios: list[float] = []
     last: tuple[Bill, Bill] | None = None
@@ -208,3 +216,21 @@ def run() -> list[Result]:
               f"max {max(cost_ratios):.1f}x); last session: {with_bp.read} read, "
               f"{with_bp.written} written, {with_bp.uncached} base; rule: {RULES}"),
     )]
+
+
+def main() -> None:
+    """Per turn, one session: ``python -m bench.bench_cache``."""
+    count, system, tools = _setup()
+    per_turn: list[tuple[Bill, Bill]] = []
+    bills(0, system, tools, Cache(count), Cache(count), per_turn)
+    print(RULES)
+    print(f"{'turn':>4} {'input':>8} {'read':>8} {'written':>8} {'base':>8} {'cost':>9} "
+          f"{'no-cache cost':>13}")
+    for n, (with_bp, without) in enumerate(per_turn, 1):
+        total = with_bp.read + with_bp.written + with_bp.uncached
+        print(f"{n:>4} {total:>8} {with_bp.read:>8} {with_bp.written:>8} {with_bp.uncached:>8} "
+              f"{with_bp.cost:>9.0f} {without.cost:>13.0f}")
+
+
+if __name__ == "__main__":
+    main()
