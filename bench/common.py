@@ -24,6 +24,9 @@ class Result:
     #: "higher" when segue/baseline should be large (a speed-up), "lower" when it should be small
     ratio_meaning: str = "segue / baseline time"
     note: str = ""
+    #: What ``segue_seconds`` and ``baseline_seconds`` hold: seconds, or another quantity
+    #: (``"tokens"``) for benchmarks that model a cost rather than time it.
+    unit: str = "s"
 
     @property
     def ratio(self) -> float:

@@ -22,7 +22,9 @@ def _modules(filters: list[str]) -> list[str]:
     return [n for n in names if not filters or any(f in n for f in filters)]
 
 
-def _fmt_time(seconds: float) -> str:
+def _fmt_time(seconds: float, unit: str = "s") -> str:
+    if unit != "s":
+        return f"{seconds:.0f} {unit}"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} µs"
     if seconds < 1:
@@ -41,7 +43,8 @@ def main(argv: list[str]) -> int:
     print("-" * len(header))
     for r in results:
         print(
-            f"{r.name:<46} {_fmt_time(r.segue_seconds):>10} {_fmt_time(r.baseline_seconds):>10} "
+            f"{r.name:<46} {_fmt_time(r.segue_seconds, r.unit):>10} "
+            f"{_fmt_time(r.baseline_seconds, r.unit):>10} "
             f"{r.ratio:>8.3g}x  {r.goal}  [baseline: {r.baseline}]"
             + (f"  ({r.note})" if r.note else "")
         )

@@ -39,6 +39,15 @@ class StepUsage:
     limit: int
     percent: int
     label: str
+    #: Prompt-cache reads and writes of the step, where the provider reported them.
+    cache_read: int | None = None
+    cache_write: int | None = None
+
+    def cache_note(self) -> str:
+        """`` · cache 1800 read, 120 written`` (empty when the provider said nothing)."""
+        if not self.cache_read and not self.cache_write:
+            return ""
+        return f" · cache {self.cache_read or 0} read, {self.cache_write or 0} written"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from segue.workspace import Layout
 from tests.scripted_cli import script
 
 WS = "runs"
-CLOSING_KEYS = {"status", "reason", "windowId", "rollovers"}
+CLOSING_KEYS = {"status", "reason", "windowId", "rollovers", "text", "usage"}
 
 
 def segue(home: Path, *args: str, workspace: str = WS) -> Result:
@@ -61,11 +61,15 @@ def test_completed_run_exits_0_with_the_closing_object(
     model = script(tmp_path, [{"text": "Hello from the script."}])
     result = segue(segue_home, "run", "-m", model, "--json", "hi")
     assert result.exit_code == 0, result.output
-    assert closing(result) == {
+    obj = closing(result)
+    usage = obj.pop("usage")  # the scripted provider reports the real count of its request
+    assert set(usage) == {"inputTokens", "outputTokens"} and usage["inputTokens"] > 0
+    assert obj == {
         "status": "completed",
         "reason": None,
         "windowId": "w:0",
         "rollovers": 0,
+        "text": "Hello from the script.",
     }
     assert "Hello from the script." in result.stderr  # with --json the transcript goes to stderr
     assert [r.role for r in rows(segue_home)] == ["user", "assistant"]
@@ -92,11 +96,13 @@ def test_rollover_is_counted_and_names_the_new_window(
     assert result.exit_code == 0, result.output
     obj = closing(result)
     (boundary,) = [r for r in rows(segue_home) if is_strict_rollover(r)]
-    assert obj == {
+    assert obj["usage"]["inputTokens"] > 0
+    assert {k: v for k, v in obj.items() if k != "usage"} == {
         "status": "completed",
         "reason": None,
         "windowId": f"w:{boundary.sequence}",
         "rollovers": 1,
+        "text": obj["text"],
     }
 
 

@@ -86,11 +86,13 @@ def test_a_turn_with_tool_calls_through_the_openai_adapter(
     assert "The capital of France is Paris." in streamed
 
     assistant = [r for r in session.window() if r.role == "assistant"]
-    assert assistant[0].metadata["usage"] == {"inputTokens": 152, "outputTokens": 61}
+    assert assistant[0].metadata["usage"] == {"inputTokens": 152, "outputTokens": 61,
+                                                 "cacheReadTokens": 0, "cachedInputTokens": 0}
     assert assistant[0].metadata["model"] == "openai:gpt-4o"
     tool_parts = [p for p in assistant[0].parts if p.type == "dynamic-tool"]
     assert [p.toolName for p in tool_parts] == ["echo", "file_read"]
     assert tool_parts[0].output == {"ok": True, "text": "café café café"}
-    assert assistant[-1].metadata["usage"] == {"inputTokens": 19, "outputTokens": 8}
+    assert assistant[-1].metadata["usage"] == {"inputTokens": 19, "outputTokens": 8,
+                                                  "cacheReadTokens": 0, "cachedInputTokens": 0}
     # Provider-reported input usage feeds calibration for the OpenAI family.
     assert calibration_file.path_for(layout.home).exists()

@@ -54,7 +54,9 @@ def test_streamed_text_usage_counts_cached_input_and_the_request_shape() -> None
         "Hello", "! The capital", " of France is Paris."]
     assert result.text == "Hello! The capital of France is Paris."
     # input_tokens + cache_read + cache_creation: all of it was prompt the model read.
-    assert result.usage.to_obj() == {"inputTokens": 25 + 1800 + 120, "outputTokens": 15}
+    assert result.usage.to_obj() == {
+        "inputTokens": 25 + 1800 + 120, "outputTokens": 15,
+        "cacheReadTokens": 1800, "cachedInputTokens": 1800, "cacheWriteTokens": 120}
     (sent,) = replay.requests
     assert sent.url.path == "/v1/messages"
     # The SDK sends the key as x-api-key (or, in newer releases, as a bearer token).
@@ -63,11 +65,14 @@ def test_streamed_text_usage_counts_cached_input_and_the_request_shape() -> None
     body = json.loads(sent.content)
     assert body["model"] == "claude-sonnet-4-6"
     assert body["stream"] is True
-    assert body["system"] == "Be brief."
+    # The system text is one block carrying a cache breakpoint (the tools + system prefix).
+    assert body["system"] == [{"type": "text", "text": "Be brief.",
+                               "cache_control": {"type": "ephemeral"}}]
     assert body["max_tokens"] == 8192  # R3's output reserve for a 200k window
     assert made.context_window == 200_000
     assert body["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "What is the capital of France?"}]}]
+        {"type": "text", "text": "What is the capital of France?",
+         "cache_control": {"type": "ephemeral"}}]}]
     assert body["tools"] == [ECHO]
 
 
@@ -79,7 +84,8 @@ def test_streamed_tool_use_input_is_assembled_from_json_deltas() -> None:
     assert result.tool_calls == (
         ToolCall("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "echo", {"word": "café", "times": 3}),)
     assert [e.call for e in events if isinstance(e, ToolCallEvent)] == list(result.tool_calls)
-    assert result.usage.to_obj() == {"inputTokens": 472, "outputTokens": 89}
+    assert result.usage.to_obj() == {"inputTokens": 472, "outputTokens": 89, "cacheReadTokens": 0,
+                                      "cachedInputTokens": 0, "cacheWriteTokens": 0}
 
 
 def test_tool_history_is_replayed_as_tool_use_and_tool_result_blocks() -> None:

@@ -16,7 +16,7 @@ from segue.errors import (
 from segue.providers import parse_model
 from segue.providers.failures import ApiFailure, classify
 from segue.providers.limits import CONTEXT_WINDOW_PREFIX, context_window, table_limit
-from segue.providers.retry import RetryPolicy, retry_after_seconds
+from segue.providers.retry import RetryPolicy, describe_wait, retry_after_seconds
 from segue.settings import Settings
 
 
@@ -75,8 +75,10 @@ def test_retry_after_forms() -> None:
     assert retry_after_seconds({"retry-after": "soon"}) is None
     assert retry_after_seconds({}) is None
     policy = RetryPolicy(base_delay=1.0, max_delay=30.0)
+    assert describe_wait(45) == "45 s" and describe_wait(900) == "15 min"
+    assert describe_wait(86_400) == "24.0 h"
     assert [policy.delay(n, None) for n in (1, 2, 3, 6)] == [1.0, 2.0, 4.0, 30.0]
-    assert policy.delay(1, 600.0) == 30.0  # a server cannot stall a turn for minutes
+    assert policy.delay(1, 12.5) == 12.5  # exactly what the server asked for
 
 
 @pytest.mark.parametrize(("failure", "kind"), [
@@ -94,6 +96,16 @@ def test_retry_after_forms() -> None:
     (ApiFailure("X", "refused", connection=True), TransientProviderError),
     (ApiFailure("X", "no such model", 404, "not_found_error"), ProviderError),
     (ApiFailure("X", "messages.0: bad role", 400, "invalid_request_error"), ProviderError),
+    # A per-minute token limit is a rate limit, whatever its words.
+    (ApiFailure("X", "Request too large for gpt-4o: Limit 30000, Requested 45000 tokens per "
+                     "min (TPM); too many tokens", 429, "tokens", "rate_limit_exceeded"),
+     TransientProviderError),
+    # A 500 that is an overflow (llama.cpp) is not a server error to retry.
+    (ApiFailure("X", "Context size has been exceeded.", 500, "server_error", "500"),
+     ContextOverflowError),
+    (ApiFailure("X", "Internal server error", 500, "api_error"), TransientProviderError),
+    # "context window" alone is an overflow only when the request was refused as bad.
+    (ApiFailure("X", "context window service unavailable", 503), TransientProviderError),
 ])
 def test_classify(failure: ApiFailure, kind: type[ProviderError]) -> None:
     assert type(classify(failure, key_env="K")) is kind

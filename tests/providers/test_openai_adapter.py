@@ -53,7 +53,8 @@ def test_plain_text_and_usage() -> None:
     result = provider(replay).step(request("Hi"))
     assert result.text == "Hello! How can I help you today?"
     assert result.tool_calls == ()
-    assert result.usage.to_obj() == {"inputTokens": 9, "outputTokens": 10}
+    assert result.usage.to_obj() == {"inputTokens": 9, "outputTokens": 10,
+                                      "cacheReadTokens": 0, "cachedInputTokens": 0}
     replay.assert_done()
 
 
@@ -92,7 +93,8 @@ def test_streamed_tool_call_arguments_are_assembled_across_chunks() -> None:
         ToolCall("call_ABTdSOMVJdo5q7AXyS3L3mUi", "file_read", {"path": "README.md"}),
     )
     assert [e.call for e in events if isinstance(e, ToolCallEvent)] == list(result.tool_calls)
-    assert result.usage.to_obj() == {"inputTokens": 152, "outputTokens": 61}
+    assert result.usage.to_obj() == {"inputTokens": 152, "outputTokens": 61,
+                                      "cacheReadTokens": 0, "cachedInputTokens": 0}
 
 
 def test_tool_history_is_replayed_as_tool_messages() -> None:

@@ -29,7 +29,10 @@ def test_plain_turn_completes_and_persists(tmp_path: Path) -> None:
         "reason": None,
         "windowId": "w:0",
         "rollovers": 0,
+        "text": "Hello there.",
+        "usage": result.usage,
     }
+    assert result.usage is not None and result.usage["outputTokens"] > 0
     rows = h.rows()
     assert [r.role for r in rows] == ["user", "assistant"]
     assert [r.sequence for r in rows] == [0, 1]

@@ -25,6 +25,8 @@ from segue.events import (
 )
 
 ROLLOVER_DIVIDER = "Context window rollover"
+#: A new window is a new request prefix: the provider's prompt cache starts over.
+NEW_PREFIX_NOTE = "a new prompt-cache prefix starts"
 
 
 def brief(value: Any, limit: int = 120) -> str:
@@ -79,12 +81,14 @@ class Renderer:
             self._machine(f"    → {brief(event.output, 100)}", dim=True)
         elif isinstance(event, StepUsage):
             if self._show_usage:
-                self._machine(f"  [{event.percent}% · {event.label.lower()}]", fg="cyan")
+                self._machine(f"  [{event.percent}% · {event.label.lower()}{event.cache_note()}]",
+                              fg="cyan")
         elif isinstance(event, RolledOver):
             self._machine(divider(ROLLOVER_DIVIDER), fg="yellow", bold=True)
             self._machine(
                 f"[segue] {event.previous_window_id} → {event.window_id} ({event.reason}, "
-                f"{event.context_tokens} tokens sealed; earlier windows stay on disk)",
+                f"{event.context_tokens} tokens sealed; earlier windows stay on disk; "
+                f"{NEW_PREFIX_NOTE})",
                 fg="yellow",
             )
         elif isinstance(event, Warned):

@@ -65,7 +65,7 @@ def run(
             except SegueError:
                 raise exc from None  # the store itself failed: no window id to report
             closing = {"status": "error", "reason": exc.message, "windowId": window_id,
-                       "rollovers": len(rollovers)}
+                       "rollovers": len(rollovers), "text": None, "usage": None}
             click.echo(json.dumps(closing))
         raise
     renderer.finish()

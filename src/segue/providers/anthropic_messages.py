@@ -1,5 +1,6 @@
 """``anthropic:`` models through the official SDK's Messages API, streamed. Needs the
-optional extra: ``pip install 'segue[anthropic]'``.
+optional ``anthropic`` extra (from a checkout: ``pip install -e '.[anthropic]'``; from a
+release: ``pip install 'segue[anthropic]'``).
 
 Translation (from :func:`~segue.providers.request.to_messages`, after
 :func:`~segue.providers.wire.complete_tool_pairs`):
@@ -22,7 +23,12 @@ Streaming (raw events): ``text_delta`` goes to ``on_event`` as it arrives;
 ``content_block_stop``, then announced. Usage: input is ``input_tokens`` +
 ``cache_read_input_tokens`` + ``cache_creation_input_tokens`` (all three are prompt the model
 read; Anthropic reports them apart), from ``message_start`` and updated by ``message_delta``;
-output is the last ``output_tokens`` (cumulative).
+output is the last ``output_tokens`` (cumulative); cache reads and writes are kept apart too.
+A stream without ``message_stop`` was cut off and is an error; ``stop_reason`` is kept as
+the result's finish reason.
+
+Prompt caching: :func:`cache_breakpoints` marks the tools + system prefix and the newest
+message prefix, so a long session pays full price for each prefix once.
 
 Reasoning: segue does not ask for extended thinking, so the API sends no ``thinking`` blocks.
 Should one arrive (a server-side default), its text is neither shown nor stored: the step
@@ -37,20 +43,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from segue.errors import ProviderError, UsageError
-from segue.providers.base import EventSink, StepResult, TextDelta, ToolCallEvent, Usage
+from segue.errors import ProviderError, TransientProviderError, UsageError
+from segue.providers.base import (
+    EventSink,
+    FinishReason,
+    StepResult,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
 from segue.providers.failures import ApiFailure, classify, error_fields
 from segue.providers.request import (
     Block,
     Media,
     ProviderRequest,
+    Reasoning,
     Text,
     ToolCall,
     ToolResult,
     to_messages,
 )
 from segue.providers.retry import RetryPolicy, run_with_retries
-from segue.providers.sdk_base import SdkProvider
+from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
 from segue.providers.wire import (
     complete_tool_pairs,
     data_url,
@@ -80,7 +94,9 @@ def anthropic_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     for pending in complete_tool_pairs(to_messages(request.rows)):
         message = inline_text_media(pending)
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = [_block(b) for b in message.content]
+        blocks = [_block(b) for b in message.content if not isinstance(b, Reasoning)]
+        if not blocks:
+            continue
         if out and out[-1]["role"] == role:
             merged = [*out[-1]["content"], *blocks]
             # tool_result blocks must open a user turn.
@@ -89,6 +105,69 @@ def anthropic_messages(request: ProviderRequest) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "content": blocks})
     return out
+
+
+def request_params(
+    request: ProviderRequest, name: str, max_tokens: int, *, cache: bool
+) -> dict[str, Any]:
+    """The ``messages.create`` parameters of ``request`` (without ``stream``)."""
+    params: dict[str, Any] = {
+        "model": name,
+        "max_tokens": max_tokens,
+        "messages": cast("list[MessageParam]", anthropic_messages(request)),
+    }
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system}] if cache else request.system
+    if request.tools:
+        params["tools"] = cast("list[ToolParam]", anthropic_tools(request.tools))
+    if cache:
+        cache_breakpoints(params)
+    return params
+
+
+#: Anthropic accepts at most this many ``cache_control`` breakpoints per request.
+MAX_BREAKPOINTS = 4
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def cache_breakpoints(params: dict[str, Any]) -> int:
+    """Mark prompt-cache breakpoints in ``params`` in place; returns how many (at most 3 of
+    Anthropic's 4).
+
+    The cache is a prefix in the order tools → system → messages; a breakpoint caches
+    everything up to and including its block, and a later request reads the longest cached
+    prefix it repeats (looking back at most 20 blocks from each of its breakpoints).
+
+    1. the end of the system text (else the last tool): the tools + system prefix, which a
+       window repeats on every request;
+    2. the last block of the last message: the next step of the turn, and the next turn of
+       the window, append after it, so they read all of it from the cache;
+    3. the last block of the message before the newest assistant reply: where the previous
+       request ended, so this request reads what that one wrote even when more than 20
+       blocks (many parallel tool calls) came since.
+
+    A rollover changes the system text (new carryover) and starts the messages afresh: the
+    new window starts a new prefix, written once at its first request."""
+    marks: list[dict[str, Any]] = []
+    system = params.get("system")
+    if isinstance(system, list) and system:
+        marks.append(system[-1])
+    elif params.get("tools"):
+        marks.append(params["tools"][-1])
+    messages: list[dict[str, Any]] = params["messages"]
+    if messages and messages[-1]["content"]:
+        marks.append(messages[-1]["content"][-1])
+    replies = [i for i, m in enumerate(messages[:-1]) if m["role"] == "assistant"]
+    if replies and replies[-1] > 0:
+        previous = messages[replies[-1] - 1]
+        if previous["content"]:
+            marks.append(previous["content"][-1])
+    placed = 0
+    for block in marks[:MAX_BREAKPOINTS]:
+        if "cache_control" not in block:
+            block["cache_control"] = dict(EPHEMERAL)
+            placed += 1
+    return placed
 
 
 def anthropic_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -114,6 +193,8 @@ def _block(block: Block) -> dict[str, Any]:
         if block.is_error:
             out["is_error"] = True
         return out
+    if isinstance(block, Reasoning):
+        raise UsageError("an OpenAI reasoning item cannot be sent to the Messages API")
     return _media(block)
 
 
@@ -142,19 +223,28 @@ class _Block:
     id: str = ""
     name: str = ""
     json_parts: list[str] = field(default_factory=list)
+    closed: bool = False
 
 
 class MessageStream:
-    """Folds raw Messages stream events into a :class:`StepResult`, emitting as it goes."""
+    """Folds raw Messages stream events into a :class:`StepResult`, emitting as it goes.
+
+    ``message_stop`` is the stream's terminator: a stream that ends without it was cut off
+    and is a :class:`~segue.errors.TransientProviderError`, never a finished reply. With
+    ``stop_reason: "max_tokens"`` a ``tool_use`` block that was the last block streamed was
+    cut off by the output limit (its JSON may even parse): it is reported as
+    ``truncated_call`` and never becomes a call to run."""
 
     def __init__(self, emit: EventSink) -> None:
         self._emit = emit
         self._text: list[str] = []
         self._calls: list[ToolCall] = []
         self._open: dict[int, _Block] = {}
+        self._blocks: list[_Block] = []
         self._input: dict[str, int] = {}
         self.output_tokens: int | None = None
         self.stop_reason: str | None = None
+        self.stopped = False
 
     def feed(self, event: RawMessageStreamEvent) -> None:
         if event.type == "message_start":
@@ -163,6 +253,8 @@ class MessageStream:
             self._usage(event.usage)
             if event.delta.stop_reason is not None:
                 self.stop_reason = event.delta.stop_reason
+        elif event.type == "message_stop":
+            self.stopped = True
         elif event.type == "content_block_start":
             block = event.content_block
             self._open[event.index] = _Block(
@@ -170,6 +262,7 @@ class MessageStream:
                 id=getattr(block, "id", "") or "",
                 name=getattr(block, "name", "") or "",
             )
+            self._blocks.append(self._open[event.index])
         elif event.type == "content_block_delta":
             delta = event.delta
             if delta.type == "text_delta":
@@ -180,9 +273,7 @@ class MessageStream:
         elif event.type == "content_block_stop":
             done = self._open.pop(event.index, None)
             if done is not None and done.kind == "tool_use":
-                call = self._call(done)
-                self._calls.append(call)
-                self._emit(ToolCallEvent(call))
+                done.closed = True
 
     def _usage(self, usage: Any) -> None:
         for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
@@ -205,12 +296,44 @@ class MessageStream:
         return ToolCall(block.id, block.name, args)
 
     def result(self) -> StepResult:
-        if any(b.kind == "tool_use" for b in self._open.values()):
-            cut = " (the reply hit max_tokens)" if self.stop_reason == "max_tokens" else ""
-            raise ProviderError(f"the stream ended inside a tool call{cut}")
+        if not self.stopped:
+            raise TransientProviderError(
+                "the reply stream ended before message_stop: the connection was cut")
+        uses = [b for b in self._blocks if b.kind == "tool_use"]
+        truncated: str | None = None
+        if (self.stop_reason == "max_tokens" and uses and self._blocks
+                and self._blocks[-1] is uses[-1]):
+            truncated = uses.pop().name or "(unnamed)"
+        if any(not b.closed for b in uses):
+            raise ProviderError("the stream ended inside a tool call")
+        for block in uses:
+            call = self._call(block)
+            self._calls.append(call)
+            self._emit(ToolCallEvent(call))
+        return StepResult("".join(self._text), tuple(self._calls), self.usage(),
+                          finish_reason=anthropic_finish_reason(self.stop_reason),
+                          truncated_call=truncated)
+
+    def usage(self) -> Usage:
+        """Input is everything the model read: uncached, cache reads and cache writes
+        (Anthropic reports the three apart)."""
         input_tokens = sum(self._input.values()) if self._input else None
-        return StepResult("".join(self._text), tuple(self._calls),
-                          Usage(input_tokens, self.output_tokens))
+        return Usage(input_tokens, self.output_tokens,
+                     cache_read_tokens=self._input.get("cache_read_input_tokens"),
+                     cache_write_tokens=self._input.get("cache_creation_input_tokens"))
+
+
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
+    "model_context_window_exceeded": "length", "tool_use": "tool-calls",
+    "refusal": "content-filter",
+}
+
+
+def anthropic_finish_reason(raw: str | None) -> FinishReason | None:
+    if raw is None:
+        return None
+    return _FINISH.get(raw, "other")
 
 
 # -- the provider ------------------------------------------------------------------------------
@@ -225,21 +348,17 @@ class AnthropicProvider(SdkProvider):
         context_window: int,
         encoding: str,
         retry: RetryPolicy | None = None,
+        cache: bool = True,
     ) -> None:
         super().__init__(model, context_window=context_window, encoding=encoding, retry=retry)
         self._client = client
+        #: Mark prompt-cache breakpoints (:func:`cache_breakpoints`).
+        self.cache = cache
 
     def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
         # Translated once: every retry sends the same body.
-        params: dict[str, Any] = {
-            "model": self._name,
-            "max_tokens": output_reserve(self._context_window),
-            "messages": cast("list[MessageParam]", anthropic_messages(request)),
-        }
-        if request.system:
-            params["system"] = request.system
-        if request.tools:
-            params["tools"] = cast("list[ToolParam]", anthropic_tools(request.tools))
+        params = request_params(request, self._name, output_reserve(self._context_window),
+                                cache=self.cache)
         streamed = False
 
         def emit(event: TextDelta | ToolCallEvent) -> None:
@@ -262,9 +381,14 @@ class AnthropicProvider(SdkProvider):
                     assembler.feed(event)
         except anthropic.APIStatusError as exc:
             error_type, code, message = error_fields(exc.body)
+            # An ``event: error`` inside a 200 stream arrives as a status error with the
+            # stream's 200: the status says nothing about the failure.
+            in_stream = exc.status_code == 200
             raise classify(
-                ApiFailure("Anthropic", message or exc.message, exc.status_code, error_type,
-                           code, dict(exc.response.headers)),
+                ApiFailure("Anthropic", message or exc.message,
+                           None if in_stream else exc.status_code, error_type, code,
+                           {} if in_stream else dict(exc.response.headers),
+                           in_stream=in_stream),
                 key_env=ANTHROPIC_KEY_ENV,
             ) from None
         except anthropic.APIConnectionError as exc:
@@ -273,7 +397,12 @@ class AnthropicProvider(SdkProvider):
         except anthropic.APIError as exc:
             error_type, code, message = error_fields(exc.body)
             raise classify(ApiFailure("Anthropic", message or exc.message, None, error_type,
-                                      code), key_env=ANTHROPIC_KEY_ENV) from None
+                                      code, in_stream=True), key_env=ANTHROPIC_KEY_ENV) from None
+        except transport_errors() as exc:
+            # The SDK does not wrap read errors while streaming: a dropped connection
+            # arrives as the HTTP client's own exception.
+            raise classify(ApiFailure("Anthropic", f"{type(exc).__name__}: {exc}",
+                                      connection=True), key_env=ANTHROPIC_KEY_ENV) from None
         return assembler.result()
 
 
@@ -291,8 +420,7 @@ def build(
     try:
         import anthropic
     except ImportError:
-        raise UsageError(f"model {model!r} needs the Anthropic SDK: "
-                         "pip install 'segue[anthropic]'") from None
+        raise missing_sdk(model, "Anthropic", "anthropic") from None
     key = environ.get(ANTHROPIC_KEY_ENV, "").strip()
     if not key:
         raise UsageError(f"model {model!r} needs an Anthropic API key: "

@@ -17,33 +17,60 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
-from segue.providers.request import ProviderRequest, ToolCall
+from segue.providers.request import ProviderRequest, Reasoning, ToolCall
 
 
 @dataclass(frozen=True)
 class Usage:
-    """Token usage of one step; ``None`` where the provider did not say."""
+    """Token usage of one step; ``None`` where the provider did not say.
+
+    ``input_tokens`` is the whole prompt the model read, cached or not; ``cache_read_tokens``
+    and ``cache_write_tokens`` say how much of it was read from / written to the provider's
+    prompt cache (both included in ``input_tokens``)."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
     def to_obj(self) -> dict[str, int]:
-        """The ``metadata.usage`` shape of segue rows (absent fields left out)."""
+        """The ``metadata.usage`` shape of segue rows (absent fields left out).
+
+        Cache reads are also written as ``cachedInputTokens``, the key Xum's rows use."""
         out: dict[str, int] = {}
         if self.input_tokens is not None:
             out["inputTokens"] = self.input_tokens
         if self.output_tokens is not None:
             out["outputTokens"] = self.output_tokens
+        if self.cache_read_tokens is not None:
+            out["cacheReadTokens"] = self.cache_read_tokens
+            out["cachedInputTokens"] = self.cache_read_tokens
+        if self.cache_write_tokens is not None:
+            out["cacheWriteTokens"] = self.cache_write_tokens
         return out
+
+
+#: Why a reply ended, in the AI SDK's words (what Xum stores as ``finishReason``).
+FinishReason = Literal["stop", "length", "tool-calls", "content-filter", "error", "other"]
 
 
 @dataclass(frozen=True)
 class StepResult:
+    """One step's reply.
+
+    ``finish_reason`` is None when the server did not say (some compatible servers never do).
+    ``truncated_call`` names the tool whose call the output limit cut off (``finish_reason``
+    is then ``"length"``); that call is *not* in ``tool_calls`` and must never run."""
+
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = Usage()
+    finish_reason: FinishReason | None = None
+    truncated_call: str | None = None
+    #: Opaque reasoning items to store and send back on later requests (Responses API).
+    reasoning: tuple[Reasoning, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,15 @@ Both SDKs raise their own exception types; the adapters pull out the few facts t
 (HTTP status, error ``type`` and ``code``, message, headers) and :func:`classify` decides:
 
 * **context overflow** → :class:`~segue.errors.ContextOverflowError`, the engine's handled
-  backstop (R17): OpenAI's ``context_length_exceeded`` code or a 400 saying the context
-  length was exceeded (vLLM and llama.cpp servers word it the same way); Anthropic's 400
-  ``prompt is too long``; a 413 ``request_too_large`` from either.
+  backstop (R17), never retried and never sent to the fallback model. Recognised from every
+  body the servers really send: OpenAI's ``context_length_exceeded`` code; llama.cpp's
+  ``exceed_context_size_error`` (in ``type``, with an integer ``code`` and HTTP 400 or 500)
+  and its ``Context size has been exceeded.`` (HTTP 500); vLLM's ``The decoder prompt
+  (length N) is longer than the maximum model length of M`` and ``maximum context length``
+  (DeepSeek words it the same way, with a generic code); Anthropic's ``prompt is too long``
+  and ``input length and `max_tokens` exceed context limit``; a 413 from anyone. Those
+  phrases count whatever the status (llama.cpp says 500); looser ones ("context window",
+  "too many tokens") only on a 400, and never on a 429 (a tokens-per-minute limit).
 * **auth** (401) → :class:`~segue.errors.ProviderAuthError` naming the env var to fix.
 * **transient** (408, 409, 429 except an exhausted quota, 5xx, Anthropic ``overloaded_error``
   even inside a 200 stream, a lost connection) → :class:`~segue.errors.TransientProviderError`,
@@ -30,11 +36,16 @@ from segue.providers.retry import retry_after_seconds
 
 _OVERFLOW_CODES = frozenset({"context_length_exceeded", "string_above_max_length",
                              "exceed_context_size_error", "request_too_large"})
+#: Phrases only an overflow reply uses: they count at any status (llama.cpp answers 500).
 _OVERFLOW_TEXT = re.compile(
     r"prompt is too long|maximum context length|context[_ ]length[_ ]exceeded"
-    r"|exceeds? the (available )?context( size| window)?|too many tokens|context window",
+    r"|exceeds? the (available )?context( size| window)?|exceed context limit"
+    r"|context size has been exceeded|longer than the maximum model length"
+    r"|maximum model length",
     re.IGNORECASE,
 )
+#: Looser phrases: an overflow only when the server also says the request was bad (400).
+_OVERFLOW_TEXT_400 = re.compile(r"too many tokens|context window", re.IGNORECASE)
 _TRANSIENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error",
                               "server_error", "timeout_error"})
 #: OpenAI answers 429 for a spent quota too; waiting does not refill it.
@@ -52,6 +63,8 @@ class ApiFailure:
     code: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     connection: bool = False  # no response at all (refused, reset, timed out)
+    #: The error arrived as an event inside a 200 stream (its status says nothing).
+    in_stream: bool = False
 
 
 def classify(failure: ApiFailure, *, key_env: str | None) -> ProviderError:
@@ -67,24 +80,28 @@ def classify(failure: ApiFailure, *, key_env: str | None) -> ProviderError:
         return ProviderAuthError(f"{f.label} rejected the API key (401){fix}", env_var=key_env)
     if f.code in _NOT_TRANSIENT_CODES:
         return ProviderError(f"{said} (quota exhausted; check the account's plan and billing)")
+    where = ("sent inside the reply stream" if f.in_stream
+             else f"HTTP {f.status}" if f.status else None)
     if (f.status in (408, 409, 429) or (f.status is not None and f.status >= 500)
             or f.error_type in _TRANSIENT_TYPES):
         return TransientProviderError(
-            f"{said} (HTTP {f.status})" if f.status else said,
+            f"{said} ({where})" if where else said,
             status=f.status,
             retry_after=retry_after_seconds(f.headers),
         )
     if f.status == 404:
         return ProviderError(f"{said} (HTTP 404: check the model name)")
-    return ProviderError(f"{said} (HTTP {f.status})" if f.status else said)
+    return ProviderError(f"{said} ({where})" if where else said)
 
 
 def _is_overflow(f: ApiFailure) -> bool:
-    if f.code in _OVERFLOW_CODES or f.error_type in ("request_too_large",):
+    if f.status == 429:
+        return False  # "too many tokens per minute" is a rate limit, not a size
+    if f.code in _OVERFLOW_CODES or f.error_type in _OVERFLOW_CODES:
         return True
-    if f.status == 413:
+    if f.status == 413 or _OVERFLOW_TEXT.search(f.message) is not None:
         return True
-    return f.status == 400 and _OVERFLOW_TEXT.search(f.message) is not None
+    return f.status == 400 and _OVERFLOW_TEXT_400.search(f.message) is not None
 
 
 def error_fields(body: object) -> tuple[str | None, str | None, str | None]:
@@ -97,6 +114,8 @@ def error_fields(body: object) -> tuple[str | None, str | None, str | None]:
 
     def text(key: str) -> str | None:
         value = obj.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)  # llama.cpp and vLLM put the HTTP status in ``code``
         return value if isinstance(value, str) and value else None
 
     return text("type"), text("code"), text("message")

@@ -61,7 +61,7 @@ def table_limit(provider: str, name: str) -> int | None:
 
     ``openai-compatible`` names are looked up as OpenAI names (a proxy serving ``gpt-4o``)
     and by their last ``/`` segment (``openai/gpt-4o`` on a router)."""
-    family = "openai" if provider == "openai-compatible" else provider
+    family = "openai" if provider in ("openai-compatible", "openai-responses") else provider
     key = name.lower().rsplit("/", 1)[-1]
     for table_provider, pattern, limit in TABLE:
         if table_provider == family and pattern.fullmatch(key):

@@ -1,7 +1,8 @@
 """Model strings: ``provider:name`` (SPEC.md §5). Pure.
 
-Providers: ``openai``, ``anthropic``, ``openai-compatible`` (a local or third-party server
-with a base URL) and ``scripted`` (the name is the path of a JSON script). The name is kept as
+Providers: ``openai``, ``openai-responses`` (OpenAI's Responses API), ``anthropic``,
+``openai-compatible`` (a local or third-party server with a base URL) and ``scripted`` (the
+name is the path of a JSON script). The name is kept as
 written, colons included (``scripted:C:/x.json``, ``openai-compatible:org/model:tag``).
 """
 
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 
 from segue.errors import UnknownModelError
 
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted")
+PROVIDERS: tuple[str, ...] = (
+    "openai", "openai-responses", "anthropic", "openai-compatible", "scripted")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """``openai:`` and ``openai-compatible:`` models through the official SDK's Chat Completions
-API, streamed. Needs the optional extra: ``pip install 'segue[openai]'``.
+API, streamed. Needs the optional ``openai`` extra (from a checkout:
+``pip install -e '.[openai]'``; from a release: ``pip install 'segue[openai]'``).
 
 Translation (from :func:`~segue.providers.request.to_messages`, after
 :func:`~segue.providers.wire.complete_tool_pairs`):
@@ -17,8 +18,13 @@ Translation (from :func:`~segue.providers.request.to_messages`, after
 
 Streaming: text deltas go to ``on_event`` as they arrive; tool-call arguments arrive as
 fragments keyed by the call's ``index`` and are joined, parsed and announced once the stream
-ends. Usage comes from the final chunk (``stream_options.include_usage``): ``prompt_tokens``
-(cached tokens included) in, ``completion_tokens`` (reasoning included) out.
+ends. Usage comes from the final chunk (``stream_options.include_usage``): see
+:func:`chat_usage`. A stream with neither ``finish_reason`` nor usage was cut off and is an
+error (retried when nothing was shown yet); ``finish_reason`` is kept in the result.
+
+Prompt caching: OpenAI caches long prefixes by itself; ``prompt_cache_key`` (one per
+workspace and window, :func:`prompt_cache_key`) keeps a window's requests on one cache. It is
+sent to ``openai:`` only: compatible servers may refuse unknown parameters.
 
 Reasoning: Chat Completions never returns OpenAI's reasoning; compatible servers that stream
 ``reasoning_content`` (DeepSeek-R1 style) document that it must not be sent back, so it is not
@@ -33,25 +39,34 @@ ignore. ``OPENAI_API_KEY`` is never sent to a compatible server.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from segue.errors import ProviderError, UsageError
-from segue.providers.base import EventSink, StepResult, TextDelta, ToolCallEvent, Usage
+from segue.errors import ProviderError, TransientProviderError, UsageError
+from segue.providers.base import (
+    EventSink,
+    FinishReason,
+    StepResult,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
 from segue.providers.failures import ApiFailure, classify, error_fields
 from segue.providers.request import (
     Media,
     Message,
     ProviderRequest,
+    Reasoning,
     Text,
     ToolCall,
     ToolResult,
     to_messages,
 )
 from segue.providers.retry import RetryPolicy, run_with_retries
-from segue.providers.sdk_base import SdkProvider
+from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
 from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
 
 if TYPE_CHECKING:
@@ -75,7 +90,9 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
     if request.system:
         out.append({"role": "system", "content": request.system})
     for pending in complete_tool_pairs(to_messages(request.rows)):
-        message = inline_text_media(pending)
+        message = without_reasoning(inline_text_media(pending))
+        if message is None:
+            continue
         if message.role == "assistant":
             out.append(_assistant(message))
         elif message.role == "system":
@@ -83,6 +100,15 @@ def chat_messages(request: ProviderRequest) -> list[dict[str, Any]]:
         else:
             out.extend(_user(message))
     return out
+
+
+def without_reasoning(message: Message) -> Message | None:
+    """``message`` without :class:`Reasoning` blocks (only the Responses API takes them
+    back), or None when nothing else is left."""
+    if not any(isinstance(b, Reasoning) for b in message.content):
+        return message
+    rest = tuple(b for b in message.content if not isinstance(b, Reasoning))
+    return Message(message.role, rest) if rest else None
 
 
 def chat_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -166,20 +192,24 @@ class _PartialCall:
 
 
 class ChatStream:
-    """Folds ``ChatCompletionChunk`` values into a :class:`StepResult`, emitting text."""
+    """Folds ``ChatCompletionChunk`` values into a :class:`StepResult`, emitting text.
+
+    The end of a reply is the ``finish_reason`` or the usage chunk (``include_usage``); a
+    stream that stops with neither was cut off (a proxy or server dropped it) and is a
+    :class:`~segue.errors.TransientProviderError`, never a finished reply. With
+    ``finish_reason: "length"`` the call being streamed last was cut off by the output limit:
+    it is reported as ``truncated_call`` and never parsed into a call to run."""
 
     def __init__(self, emit: EventSink) -> None:
         self._emit = emit
         self._text: list[str] = []
         self._calls: dict[int, _PartialCall] = {}
-        self.input_tokens: int | None = None
-        self.output_tokens: int | None = None
+        self._usage: Usage | None = None
         self.finish_reason: str | None = None
 
     def feed(self, chunk: ChatCompletionChunk) -> None:
         if chunk.usage is not None:
-            self.input_tokens = chunk.usage.prompt_tokens
-            self.output_tokens = chunk.usage.completion_tokens
+            self._usage = chat_usage(chunk.usage)
         for choice in chunk.choices:
             if choice.index != 0:
                 continue  # n=1 is what we ask for; other choices would be a server bug
@@ -202,11 +232,20 @@ class ChatStream:
                         partial.arguments.append(piece.function.arguments)
 
     def result(self) -> StepResult:
-        calls = tuple(self._call(n, self._calls[i]) for n, i in enumerate(sorted(self._calls)))
+        if self.finish_reason is None and self._usage is None:
+            raise TransientProviderError(
+                "the reply stream ended before the server said it was done (no finish_reason "
+                "and no usage): the connection was cut")
+        order = sorted(self._calls)
+        truncated: str | None = None
+        if self.finish_reason == "length" and order:
+            truncated = self._calls[order.pop()].name or "(unnamed)"
+        calls = tuple(self._call(n, self._calls[i]) for n, i in enumerate(order))
         for call in calls:
             self._emit(ToolCallEvent(call))
-        return StepResult("".join(self._text), calls,
-                          Usage(self.input_tokens, self.output_tokens))
+        return StepResult("".join(self._text), calls, self._usage or Usage(),
+                          finish_reason=chat_finish_reason(self.finish_reason),
+                          truncated_call=truncated)
 
     def _call(self, number: int, partial: _PartialCall) -> ToolCall:
         raw = "".join(partial.arguments)
@@ -215,14 +254,50 @@ class ChatStream:
         try:
             args = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
-            cut = " (the reply hit its length limit)" if self.finish_reason == "length" else ""
             raise ProviderError(
-                f"the model's arguments for tool {partial.name!r} are not valid JSON{cut}: {exc}"
+                f"the model's arguments for tool {partial.name!r} are not valid JSON: {exc}"
             ) from None
         if not isinstance(args, dict):
             raise ProviderError(f"the model's arguments for tool {partial.name!r} are not an "
                                 "object")
         return ToolCall(partial.id or f"call_{number + 1}", partial.name, args)
+
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop", "length": "length", "tool_calls": "tool-calls", "function_call": "tool-calls",
+    "content_filter": "content-filter",
+}
+
+
+def chat_finish_reason(raw: str | None) -> FinishReason | None:
+    if raw is None:
+        return None
+    return _FINISH.get(raw, "other")
+
+
+def chat_usage(usage: Any) -> Usage:
+    """segue's usage from a Chat Completions ``usage`` object.
+
+    ``prompt_tokens`` includes cached tokens (``prompt_tokens_details.cached_tokens``, the
+    cache read). ``completion_tokens`` includes reasoning by OpenAI's definition; xAI reports
+    reasoning apart (its ``total_tokens`` is prompt + completion + reasoning), so there the
+    reasoning tokens are added back: both bill them as output."""
+    prompt = _int(getattr(usage, "prompt_tokens", None))
+    completion = _int(getattr(usage, "completion_tokens", None))
+    total = _int(getattr(usage, "total_tokens", None))
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = _int(getattr(details, "reasoning_tokens", None)) if details is not None else None
+    if (prompt is not None and completion is not None and total is not None and reasoning
+            and total == prompt + completion + reasoning):
+        completion += reasoning
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    cached = (_int(getattr(prompt_details, "cached_tokens", None))
+              if prompt_details is not None else None)
+    return Usage(prompt, completion, cache_read_tokens=cached)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # -- the provider ------------------------------------------------------------------------------
@@ -239,16 +314,25 @@ class OpenAIChatProvider(SdkProvider):
         label: str,
         key_env: str | None,
         retry: RetryPolicy | None = None,
+        cache_key: bool = False,
     ) -> None:
         super().__init__(model, context_window=context_window, encoding=encoding, retry=retry)
         self._client = client
         self.label = label
         self.key_env = key_env
+        #: Send ``prompt_cache_key`` (OpenAI's own API; compatible servers may refuse it).
+        self.cache_key = cache_key
 
     def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
         # Translated once: every retry sends the same body.
         messages = chat_messages(request)
-        tools = chat_tools(request.tools)
+        extra: dict[str, Any] = {}
+        if request.tools:
+            extra["tools"] = chat_tools(request.tools)
+        key = prompt_cache_key(request) if self.cache_key else None
+        if key is not None:
+            # As extra body: SDK releases older than the parameter still send it.
+            extra["extra_body"] = {"prompt_cache_key": key}
         streamed = False
 
         def emit(event: TextDelta | ToolCallEvent) -> None:
@@ -257,15 +341,14 @@ class OpenAIChatProvider(SdkProvider):
             if on_event is not None:
                 on_event(event)
 
-        return run_with_retries(lambda: self._attempt(messages, tools, emit), self.retry,
+        return run_with_retries(lambda: self._attempt(messages, extra, emit), self.retry,
                                 streamed=lambda: streamed)
 
     def _attempt(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: EventSink
+        self, messages: list[dict[str, Any]], extra: dict[str, Any], emit: EventSink
     ) -> StepResult:
         import openai
 
-        extra: dict[str, Any] = {"tools": tools} if tools else {}
         assembler = ChatStream(emit)
         try:
             stream = self._client.chat.completions.create(
@@ -279,23 +362,41 @@ class OpenAIChatProvider(SdkProvider):
                 for chunk in stream:
                     assembler.feed(chunk)
         except openai.APIStatusError as exc:
-            raise self._failure(exc, exc.status_code, dict(exc.response.headers)) from None
+            in_stream = exc.status_code == 200
+            raise self._failure(exc, None if in_stream else exc.status_code,
+                                dict(exc.response.headers), in_stream=in_stream) from None
         except openai.APIConnectionError as exc:
             raise classify(ApiFailure(self.label, str(exc), connection=True),
                            key_env=self.key_env) from None
         except openai.APIError as exc:  # an error event inside a 200 stream
-            raise self._failure(exc, None, {}) from None
+            raise self._failure(exc, None, {}, in_stream=True) from None
+        except transport_errors() as exc:  # the connection dropped while reading
+            raise classify(ApiFailure(self.label, f"{type(exc).__name__}: {exc}",
+                                      connection=True), key_env=self.key_env) from None
         return assembler.result()
 
-    def _failure(self, exc: Any, status: int | None, headers: Mapping[str, str]) -> ProviderError:
+    def _failure(self, exc: Any, status: int | None, headers: Mapping[str, str], *,
+                 in_stream: bool = False) -> ProviderError:
         error_type, code, message = error_fields(exc.body)
         if code is None and isinstance(getattr(exc, "code", None), str):
             code = exc.code
         return classify(
             ApiFailure(self.label, message or str(exc.message), status, error_type, code,
-                       headers),
+                       headers, in_stream=in_stream),
             key_env=self.key_env,
         )
+
+
+def prompt_cache_key(request: ProviderRequest) -> str | None:
+    """OpenAI's ``prompt_cache_key``: one per workspace and context window, so requests that
+    share a prefix are routed to the same cache. A window is named by its first row (the
+    lead-in of a rolled-over window, else the window's first message), which every later
+    request of that window repeats and a new window never has."""
+    if not request.rows:
+        return None
+    first = request.rows[0]
+    seed = f"{first.workspaceId or ''}\x00{first.id}"
+    return "segue-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:32]
 
 
 def build(
@@ -315,8 +416,7 @@ def build(
     try:
         import openai
     except ImportError:
-        raise UsageError(f"model {model!r} needs the OpenAI SDK: pip install 'segue[openai]'"
-                         ) from None
+        raise missing_sdk(model, "OpenAI", "openai") from None
     provider = model.partition(":")[0]
     if provider == "openai":
         key = environ.get(OPENAI_KEY_ENV, "").strip()
@@ -340,4 +440,5 @@ def build(
         options["http_client"] = http_client
     client = openai.OpenAI(**options)
     return OpenAIChatProvider(model, client, context_window=context_window, encoding=encoding,
-                              label=label, key_env=key_env, retry=retry)
+                              label=label, key_env=key_env, retry=retry,
+                              cache_key=provider == "openai")

@@ -1,7 +1,9 @@
 """From a model string to a provider.
 
 * ``scripted:PATH`` — the offline provider (:mod:`segue.providers.scripted`).
-* ``openai:`` / ``openai-compatible:`` — :mod:`segue.providers.openai_chat`.
+* ``openai:`` / ``openai-compatible:`` — :mod:`segue.providers.openai_chat` (Chat
+  Completions), except OpenAI models served only by the Responses API.
+* ``openai-responses:`` (and those models) — :mod:`segue.providers.openai_responses`.
 * ``anthropic:`` — :mod:`segue.providers.anthropic_messages`.
 
 The SDKs are optional extras, imported only when such a model is created; a missing SDK,
@@ -93,6 +95,12 @@ def _create_one(
                                           model=model)
     window = context_window(ref, settings.values)
     encoding = model_encoding(ref, settings.values)
+    if ref.provider == "openai-responses" or (
+            ref.provider == "openai" and _responses_only(ref.name)):
+        from segue.providers import openai_responses
+
+        return openai_responses.build(model, environ=environ, context_window=window,
+                                      encoding=encoding, http_client=http_client, retry=retry)
     if ref.provider == "anthropic":
         from segue.providers import anthropic_messages
 
@@ -104,6 +112,12 @@ def _create_one(
     return openai_chat.build(model, settings=settings.values, environ=environ,
                              context_window=window, encoding=encoding,
                              http_client=http_client, retry=retry)
+
+
+def _responses_only(name: str) -> bool:
+    from segue.providers.openai_responses import responses_only
+
+    return responses_only(name)
 
 
 def model_encoding(ref: ModelRef, settings: Mapping[str, Any] | None = None) -> str:

@@ -17,7 +17,9 @@ Adapters for real APIs translate with :func:`to_messages`, a provider-neutral vi
   ``ToolResult`` in the user message right after it (Anthropic's shape; an OpenAI adapter
   turns those into ``tool`` messages). A row with text after its tools (a multi-step row) is
   split at each such point, so the order the model produced is kept;
-* reasoning and unknown part types are left out; ``file`` parts become :class:`Media`.
+* reasoning is left out, except OpenAI reasoning items with encrypted content (a
+  :class:`Reasoning` block, which only the Responses adapter sends back); unknown part types
+  are left out; ``file`` parts become :class:`Media`.
 
 The JSON form (:func:`request_to_obj`) is what the scripted provider writes to its
 ``requestLog``: ``{"system": str, "messages": [row objects as on disk], "tools": [...]}``.
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from segue.errors import UsageError
-from segue.messages import Row, row_from_obj, row_to_obj
+from segue.messages import Part, Row, row_from_obj, row_to_obj
 
 MessageRole = Literal["user", "assistant", "system"]
 #: ``dynamic-tool`` states whose part carries a result (AI SDK naming).
@@ -74,7 +76,22 @@ class ToolResult:
     is_error: bool = False
 
 
-Block = Text | Media | ToolCall | ToolResult
+@dataclass(frozen=True)
+class Reasoning:
+    """A reasoning item a provider returned opaque (OpenAI's encrypted content, with
+    ``store: false``), to be sent back on later requests so the model keeps its train of
+    thought across tool calls. Only the adapter that made it sends it; others skip it."""
+
+    provider: str
+    item_id: str
+    encrypted_content: str
+    summary: str = ""
+
+
+Block = Text | Media | ToolCall | ToolResult | Reasoning
+
+#: Where a reasoning part keeps what its provider needs to replay it (the AI SDK's shape).
+REASONING_METADATA = "providerMetadata"
 
 
 @dataclass(frozen=True)
@@ -108,8 +125,9 @@ def to_messages(rows: Sequence[Row]) -> tuple[Message, ...]:
                     results.append(ToolResult(part.toolCallId or "", part.toolName or "",
                                               part.output, part.state == "output-error"))
                 continue
-            block = _content_block(part.type, part.text, part.mediaType, part.url,
-                                   part.filename)
+            block = (_reasoning_block(part.extra, part.text) if part.type == "reasoning"
+                     else _content_block(part.type, part.text, part.mediaType, part.url,
+                                         part.filename))
             if block is None:
                 continue
             if results:
@@ -123,6 +141,26 @@ def to_messages(rows: Sequence[Row]) -> tuple[Message, ...]:
         if results:
             out.append(Message("user", tuple(results)))
     return tuple(out)
+
+
+def reasoning_part(item: Reasoning) -> Part:
+    """The row part that stores ``item`` (and that :func:`to_messages` reads back)."""
+    return Part(type="reasoning", text=item.summary, state="done", extra={
+        REASONING_METADATA: {item.provider: {"itemId": item.item_id,
+                                             "reasoningEncryptedContent": item.encrypted_content}}})
+
+
+def _reasoning_block(extra: Mapping[str, Any], text: str | None) -> Block | None:
+    """A reasoning part with OpenAI's encrypted content becomes a :class:`Reasoning` block;
+    any other reasoning (plain text, which no API accepts back) is left out."""
+    meta = extra.get(REASONING_METADATA)
+    openai = meta.get("openai") if isinstance(meta, dict) else None
+    if not isinstance(openai, dict):
+        return None
+    item_id, encrypted = openai.get("itemId"), openai.get("reasoningEncryptedContent")
+    if not isinstance(item_id, str) or not isinstance(encrypted, str):
+        return None
+    return Reasoning("openai", item_id, encrypted, text or "")
 
 
 def _content_block(

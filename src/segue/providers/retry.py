@@ -9,9 +9,11 @@ Invariants:
   every try is counted here and nowhere else.
 * A try that already streamed output to the caller is never repeated: the caller has shown
   those deltas, and a second try would show them twice. The error is raised instead.
-* The wait is ``base * 2**(n-1)`` capped at ``max_delay``, or the provider's own
-  ``Retry-After`` when it sent one (also capped, so a server cannot stall a turn for minutes).
-  ``sleep`` is injectable so tests never wait.
+* The wait is ``base * 2**(n-1)`` capped at ``max_delay``, or exactly the provider's own
+  ``Retry-After`` when it sent one no longer than ``max_delay`` (retrying earlier than asked
+  only earns another refusal). A longer ask (a daily quota, a long outage) fails at once with
+  the wait in the message: a turn does not stall for minutes, and the fallback model, if
+  any, gets its chance. ``sleep`` is injectable so tests never wait.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait after failed try number ``attempt`` (1-based)."""
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_delay)
+            return max(retry_after, 0.0)
         return min(math.ldexp(self.base_delay, attempt - 1), self.max_delay)
 
 
@@ -56,12 +58,26 @@ def run_with_retries(
                 raise TransientProviderError(
                     f"{exc.message} (the reply had already started streaming, so it was not "
                     "retried)", status=exc.status, retry_after=exc.retry_after) from exc
+            if exc.retry_after is not None and exc.retry_after > policy.max_delay:
+                raise TransientProviderError(
+                    f"{exc.message} (the server asks to wait {describe_wait(exc.retry_after)} "
+                    "before trying again; not retried)",
+                    status=exc.status, retry_after=exc.retry_after) from exc
             if number == policy.attempts:
                 raise TransientProviderError(
                     f"{exc.message} (gave up after {policy.attempts} attempts)",
                     status=exc.status, retry_after=exc.retry_after) from exc
             policy.sleep(policy.delay(number, exc.retry_after))
     raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+
+def describe_wait(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.5 h`` (what a person reads in an error line)."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:

@@ -1,9 +1,42 @@
-"""What the SDK-backed providers share: the model they were made for, its limits, and the
-bounded retry policy (the SDKs' own retries are off)."""
+"""What the SDK-backed providers share: the model they were made for, its limits, the
+bounded retry policy (the SDKs' own retries are off), how to install a missing SDK, and the
+transport errors an SDK lets through while a stream is read."""
 
 from __future__ import annotations
 
+import importlib
+
+from segue.errors import UsageError
 from segue.providers.retry import RetryPolicy
+
+
+def install_hint(extra: str) -> str:
+    """How to install this project with the optional dependency ``extra``: from a source
+    checkout (editable) and from a release. Never a bare package name, which could be a
+    stranger's."""
+    return (f"install segue with its {extra!r} extra — from a checkout: "
+            f"pip install -e '.[{extra}]'; from a release: pip install 'segue[{extra}]'")
+
+
+def missing_sdk(model: str, sdk: str, extra: str) -> UsageError:
+    return UsageError(f"model {model!r} needs the {sdk} SDK: {install_hint(extra)}")
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP client's transport errors (a dropped connection, a read timeout). The SDKs
+    wrap these when a request is sent, but the Anthropic SDK lets them escape while a stream
+    is being read, so every adapter catches them too. Which client the SDK uses is found at
+    run time (``httpx2`` in current releases, ``httpx`` before)."""
+    found: list[type[BaseException]] = []
+    for name in ("httpx2", "httpx"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        error = getattr(module, "TransportError", None)
+        if isinstance(error, type) and issubclass(error, BaseException):
+            found.append(error)
+    return tuple(found)
 
 
 class SdkProvider:

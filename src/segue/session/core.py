@@ -249,10 +249,12 @@ class Session:
         except ContextSignal as exc:
             status: Status = "paused"
             self.on_event(Notice(exc.message))
-            return TurnResult(status, exc.message, self.window_id(), turn.rollovers, turn.text)
+            return TurnResult(status, exc.message, self.window_id(), turn.rollovers, turn.text,
+                              turn.usage.to_obj())
         except ProviderError as exc:
             self.on_event(Notice(exc.message))
-            return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text)
+            return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text,
+                              turn.usage.to_obj())
 
 
 def soft_reset(store: TranscriptStore, *, row_id: str, now_ms: int) -> bool:

@@ -36,12 +36,12 @@ from segue.events import (
 from segue.messages import Part, Row, encode_obj, make_row
 from segue.providers.base import StreamEvent
 from segue.providers.base import TextDelta as ProviderTextDelta
-from segue.providers.request import ProviderRequest, ToolCall
+from segue.providers.request import ProviderRequest, Reasoning, ToolCall, reasoning_part
 from segue.session.admission import (
     RolloverPlan,
     admit_rollover,
 )
-from segue.session.result import TurnResult
+from segue.session.result import OutputLimit, TurnResult, UsageTotal
 from segue.session.turn_hooks import TurnHooks
 from segue.tokens import calibration_file, count_text
 from segue.tools.base import tool_error
@@ -59,6 +59,8 @@ class Turn:
         self.text = ""
         self.emergency_used = False
         self.hooks = TurnHooks.start(session)
+        self.length = OutputLimit()
+        self.usage = UsageTotal()
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -191,9 +193,18 @@ class Turn:
                 request, window, system = self._overflow(exc, window, pending)
                 continue
             self._calibrate(request, result.usage.input_tokens)
+            self.usage.add(result.usage)
+            if result.truncated_call is not None:
+                # Never run a call the output limit cut off (nor its siblings: the turn stops).
+                if result.text:
+                    s._append([self._assistant_row(result.text, (), [], result.usage.to_obj(),
+                                                   finish_reason=result.finish_reason)])
+                    self.text = result.text
+                raise TurnPaused(self.length.cut_call(result.truncated_call, result.tool_calls))
             outputs = [self._run_tool(call) for call in result.tool_calls]
             row = self._assistant_row(
-                result.text, result.tool_calls, outputs, result.usage.to_obj()
+                result.text, result.tool_calls, outputs, result.usage.to_obj(),
+                finish_reason=result.finish_reason, reasoning=result.reasoning,
             )
             window = [*window, *s._append([row])]
             self.text = result.text
@@ -204,11 +215,24 @@ class Turn:
                     s.budget.limit,
                     s.budget.percent(tokens),
                     rollover_label(s.config.threshold),
+                    result.usage.cache_read_tokens,
+                    result.usage.cache_write_tokens,
                 )
             )
             if not result.tool_calls:
+                if result.finish_reason == "length":
+                    # The text was cut at the output limit: continue it once (R3's reserve
+                    # was all the reply could have), after the same budget check as a tool step.
+                    self.length.continue_text()
+                    request, window, system = self._settled(request, window, system,
+                                                            result.usage, [])
+                    if window[-1].role == "assistant":
+                        window = [*window, *s._append([self._continuation()])]
+                        request = self._request(system, window)
+                    continue
                 return TurnResult(
-                    "completed", None, current_window_id(window), self.rollovers, self.text
+                    "completed", None, current_window_id(window), self.rollovers, self.text,
+                    self.usage.to_obj(),
                 )
             request, window, system = self._settled(request, window, system, result.usage, outputs)
         raise TurnPaused(f"the turn stopped after {s.config.max_steps} provider steps")
@@ -314,9 +338,12 @@ class Turn:
         calls: tuple[ToolCall, ...],
         outputs: list[Any],
         usage: Mapping[str, int],
+        *,
+        finish_reason: str | None = None,
+        reasoning: tuple[Reasoning, ...] = (),
     ) -> Row:
         s = self.s
-        parts: list[Part] = []
+        parts: list[Part] = [reasoning_part(item) for item in reasoning]
         if text:
             parts.append(Part(type="text", text=text, state="done"))
         for call, output in zip(calls, outputs, strict=True):
@@ -330,17 +357,20 @@ class Turn:
                     output=output,
                 )
             )
-        return make_row(
-            "assistant",
-            id=s.new_id("assistant"),
-            parts=parts,
-            metadata={
-                "timestamp": s.clock(),
-                "model": s.provider.model,
-                "agentId": s.agent.name,
-                "usage": dict(usage),
-            },
-        )
+        metadata: dict[str, Any] = {
+            "timestamp": s.clock(),
+            "model": s.provider.model,
+            "agentId": s.agent.name,
+            "usage": dict(usage),
+        }
+        if finish_reason is not None:
+            metadata["finishReason"] = finish_reason  # Xum's key, the AI SDK's values
+        return make_row("assistant", id=s.new_id("assistant"), parts=parts, metadata=metadata)
+
+    def _continuation(self) -> Row:
+        """The synthetic user row after a reply cut at the output limit (the same row a
+        mid-turn compaction continues with)."""
+        return compaction_continuation_row(row_id=self.s.new_id("continue"), now_ms=self.s.clock())
 
 
 #: The lead-in a fresh window starts with, counted generously for the R16 preflight.

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from segue.errors import UnknownModelError
 from segue.tokens.encodings import ENCODING_NAMES, spec
 
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted")
+PROVIDERS: tuple[str, ...] = (
+    "openai", "openai-responses", "anthropic", "openai-compatible", "scripted")
 
 #: The model `segue tokens count` uses when none is named: a common OpenAI model with an
 #: exact, bundled encoding.
@@ -143,7 +144,7 @@ def _match(families: tuple[Family, ...], name: str) -> Family | None:
 def find_family(model: str) -> Family | None:
     """The family of a ``provider:name`` model, or None when it is not known."""
     provider, name = split_model(model)
-    if provider == "openai":
+    if provider in ("openai", "openai-responses"):
         return _match(OPENAI_FAMILIES, name)
     if provider == "anthropic":
         family = _match(OTHER_FAMILIES, name)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from segue.cli.render import ROLLOVER_DIVIDER, brief
+from segue.cli.render import NEW_PREFIX_NOTE, ROLLOVER_DIVIDER, brief
 from segue.events import (
     AssistantText,
     Compacted,
@@ -124,7 +124,8 @@ def event_lines(event: Event) -> list[Line]:
             Line("divider", ROLLOVER_DIVIDER),
             machine(
                 f"{event.previous_window_id} → {event.window_id} ({event.reason}, "
-                f"{event.context_tokens} tokens sealed; earlier windows stay on disk)"
+                f"{event.context_tokens} tokens sealed; earlier windows stay on disk; "
+                f"{NEW_PREFIX_NOTE})"
             ),
         ]
     if isinstance(event, Warned):
@@ -156,4 +157,4 @@ def output_line(text: str) -> Line | None:
 
 def usage_meter(event: StepUsage) -> str:
     """The meter after a provider step, in the line chat's words."""
-    return f"{event.percent}% · {event.label.lower()}"
+    return f"{event.percent}% · {event.label.lower()}{event.cache_note()}"
