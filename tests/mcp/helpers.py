@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -56,3 +57,12 @@ def write_history(home: Path, workspace: str, texts: list[str], *, floor_after: 
             make_row(role, text, id=f"r{index}", metadata={"timestamp": 1_700_000_000_000 + index})
         )
     store.append(rows)
+
+
+def run_segue(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``segue`` command, in its own process, workspace ``w``."""
+    return subprocess.run(
+        [sys.executable, "-m", "segue.cli.main", "-w", "w", *args],
+        cwd=cwd, env=subprocess_env(home), capture_output=True, text=True, timeout=120,
+        check=False,
+    )
