@@ -28,7 +28,7 @@ def _spec(markers: Path, fillers: int = 0, **extra: Any) -> dict[str, Any]:
 def _setup(tmp: Path, responses: list[dict[str, Any]], *, fillers: int = 0,
            percent: int | None = None, servers: dict[str, Any] | None = None) -> dict[str, Any]:
     markers = tmp / "markers"
-    markers.mkdir(exist_ok=True)
+    markers.mkdir(parents=True, exist_ok=True)
     home = tmp / "home"
     home.mkdir(exist_ok=True)
     settings: dict[str, Any] = {
@@ -210,3 +210,27 @@ def test_a_good_setting_parses() -> None:
         ServerSpec("a", command="x", args=("1",), env={"K": "v"}),
         ServerSpec("b", url="https://h/mcp", timeout=5.0),
     )
+
+
+def test_preflight_counts_only_the_advertised_schemas(tmp_path: Path) -> None:
+    # 250 filler schemas alone exceed the window's hard ceiling: counted in full, the first
+    # message could not fit even a fresh window (R16 would reject it before any provider
+    # call); deferred, only what is advertised is counted and the send goes out.
+    from segue.tokens import count_request
+    from segue.tools.base import ToolRegistry
+
+    env = _setup(tmp_path, [DONE], fillers=250)
+    source = McpTools(parse_servers("mcp.servers", {"toy": _spec(env["markers"], 250)}),
+                      workdir=tmp_path)
+    registry = ToolRegistry()
+    registry.add_source(source)
+    try:
+        every = registry.advertised(lambda _n: True)
+    finally:
+        registry.close()
+    assert count_request("", (), every, "openai:gpt-4o").tokens > 64000 - 8192
+    out = run_segue(env["home"], tmp_path, "run", "-m", env["model"], "go")
+    assert out.returncode == 0, out.stderr
+    sent = _requests(env["log"])[0]
+    assert "tool_search" in _tool_names(sent)
+    assert not any(name.startswith("mcp__") for name in _tool_names(sent))
