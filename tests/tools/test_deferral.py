@@ -54,8 +54,9 @@ def _names(schemas: list[dict[str, Any]]) -> list[str]:
     return [s["name"] for s in schemas]
 
 
-def never(_schemas: list[dict[str, Any]]) -> bool:
-    return False
+def never(schemas: list[dict[str, Any]]) -> bool:
+    """Too many for the share as a whole; a couple of activated ones fit."""
+    return len(schemas) <= 2
 
 
 def test_sources_load_once_lazily_and_close() -> None:
@@ -100,3 +101,17 @@ def test_select_and_bad_arguments() -> None:
         assert registry.run("tool_search", bad, lambda _n: True)["ok"] is False
     none = registry.run("tool_search", {"query": "spreadsheet"}, lambda _n: True)
     assert none["tools"] == []
+
+
+def test_activation_stays_within_the_share() -> None:
+    registry, _ = _registry()
+
+    def one_schema(schemas: list[dict[str, Any]]) -> bool:
+        return len(schemas) <= 1
+
+    registry.advertised(lambda _n: True, fits=one_schema)  # 4 schemas: deferred
+    found = registry.run("tool_search", {"query": "weather"}, lambda _n: True)
+    assert [t["name"] for t in found["tools"]] == ["mcp__w__forecast"]
+    assert [t["name"] for t in found["notActivated"]] == ["mcp__db__drop"]
+    shown = registry.advertised(lambda _n: True, fits=one_schema)
+    assert _names(shown) == ["file_read", "mcp__w__forecast", "tool_search"]

@@ -91,6 +91,7 @@ def _schema(tool: Tool) -> dict[str, Any]:
 
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = (), *, defer_percent: int | None = None) -> None:
+        # Imported here: segue.tools.deferral builds on this module's Tool and tool_error.
         from segue.tools.deferral import DEFAULT_PERCENT, ToolSearch
 
         self._tools: dict[str, Tool] = {}
@@ -152,10 +153,11 @@ class ToolRegistry:
         every = [_schema(t) for t in tools]
         deferrable = [t for t in tools if is_deferrable(t)]
         self.deferring = bool(deferrable) and fits is not None and not fits(every)
-        if not self.deferring:
+        if fits is None or not self.deferring:
             self.search.candidates = []
             return every
         active = self.search.active
+        self.search.fits = fits
         self.search.candidates = [t for t in deferrable if t.name not in active]
         shown = [t for t in tools if not is_deferrable(t) or t.name in active]
         return [*(_schema(t) for t in shown), _schema(self.search)]

@@ -14,12 +14,15 @@ Invariants:
   names without searching still runs (it was allowed all along);
 * ``tool_search`` finds only tools the policy allows (it searches the allowed, deferred set
   computed at the last advertisement), so it never widens R12; activation lasts for the
-  registry's life (one session).
+  registry's life (one session);
+* the activated schemas together stay within the same share (a found tool that would push
+  them past it is listed but not activated), so activation cannot by itself make every later
+  step too large; each step is still counted again with what it advertises (R20).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from segue.tools.base import Tool, tool_error
@@ -60,6 +63,9 @@ class ToolSearch:
     def __init__(self) -> None:
         self.active: set[str] = set()
         self.candidates: list[Tool] = []
+        #: Whether a list of schemas fits the share (set at each advertisement).
+        self.fits: Callable[[list[dict[str, Any]]], bool] = lambda _schemas: True
+        self._schemas: dict[str, dict[str, Any]] = {}
 
     @property
     def schema(self) -> Mapping[str, Any]:
@@ -75,15 +81,28 @@ class ToolSearch:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
             return tool_error("invalid_argument", f"limit must be 1 to {MAX_RESULTS}")
         found = _match(self.candidates, query)[:limit]
-        self.active.update(t.name for t in found)
-        return {
+        activated, full = [], []
+        for tool in found:
+            schema = {"name": tool.name, "description": tool.description,
+                      "input_schema": dict(tool.schema)}
+            if self.fits([*self._schemas.values(), schema]):
+                self._schemas[tool.name] = schema
+                self.active.add(tool.name)
+                activated.append(tool)
+            else:
+                full.append(tool)
+        out: dict[str, Any] = {
             "ok": True,
-            "tools": [{"name": t.name, "description": t.description} for t in found],
+            "tools": [{"name": t.name, "description": t.description} for t in activated],
             "note": (
-                "these tools are callable from your next step" if found
-                else "no deferred tool matches; try other words"
+                "these tools are callable from your next step" if activated
+                else "no deferred tool matches; try other words" if not full
+                else "found, but the share of the context for tool schemas is used up"
             ),
         }
+        if full:
+            out["notActivated"] = [{"name": t.name, "description": t.description} for t in full]
+        return out
 
 
 def _match(tools: Sequence[Tool], query: str) -> list[Tool]:
