@@ -207,3 +207,19 @@ def test_codex_new_session_and_compaction(tmp_path: Path) -> None:
     assert [r.text for r in rows if r.text] == ["alpha words", "beta words", "summary of beta"]
     assert rows[1].metadata["contextBoundaryKind"] == "reset"
     assert rows[-1].metadata["compactionBoundary"] is True
+
+
+def test_a_resumed_session_copying_earlier_lines_imports_them_once(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    first = _cc("user", "u1", "original question")
+    _write(project / "a.jsonl", [first])
+    # `claude --resume` writes a new session file that repeats the earlier lines.
+    _write(project / "b.jsonl", [
+        _cc("user", "u1", "original question", session="s2"),
+        _cc("user", "u2", "follow-up", session="s2", timestamp="2026-03-02T10:00:00.000Z"),
+    ])
+    out = _run(tmp_path, "history", "import", "--from", "claude-code", str(project))
+    assert out.exit_code == 0, out.output
+    rows = _rows(tmp_path)
+    assert [r.text for r in rows] == ["original question", "follow-up"]  # no floor: resumed

@@ -46,29 +46,32 @@ _ITEMS = ("message", "reasoning", *_CALLS, *_OUTPUTS, "web_search_call")
 def parse(data: bytes, source: str) -> list[Entry]:
     entries: list[Entry] = []
     model: str | None = None
+    session = "session"  # line numbers are unique within one session's rollout
     for number, obj in json_lines(data, source):
         ts = iso_ms(obj.get("timestamp"))
         kind = obj.get("type")
         payload = obj.get("payload")
         if isinstance(kind, str) and isinstance(payload, dict):
             if kind == "session_meta":
-                entries.append(SessionStart(_session_id(payload, number), ts))
+                session = _session_id(payload, number)
+                entries.append(SessionStart(session, ts))
             elif kind == "turn_context":
                 found = payload.get("model")
                 model = found if isinstance(found, str) else model
             elif kind == "compacted":
                 text = payload.get("message")
                 if isinstance(text, str) and text:
-                    entries.append(Summary(f"line{number}", text, ts))
+                    entries.append(Summary(f"{session}:line{number}", text, ts))
             elif kind == "response_item":
-                entries += _item(payload, number, ts, model, source)
+                entries += _item(payload, f"{session}:line{number}", ts, model, source)
             continue
         if "record_type" in obj:
             continue
         if isinstance(kind, str) and kind in _ITEMS:
-            entries += _item(obj, number, ts, model, source)
+            entries += _item(obj, f"{session}:line{number}", ts, model, source)
         elif kind is None and isinstance(obj.get("id"), str) and not entries:
-            entries.append(SessionStart(obj["id"], ts))
+            session = obj["id"]
+            entries.append(SessionStart(session, ts))
         else:
             raise refuse(source, number, "neither a rollout line {timestamp, type, payload} "
                          "nor a response item")
@@ -81,10 +84,10 @@ def _session_id(payload: dict[str, Any], number: int) -> str:
 
 
 def _item(
-    item: dict[str, Any], number: int, ts: int | None, model: str | None, source: str
+    item: dict[str, Any], ident: str, ts: int | None, model: str | None, source: str
 ) -> list[Entry]:
+    number = int(ident.rpartition(":line")[2])
     itype = item.get("type")
-    ident = f"line{number}"
     if itype == "message":
         role = item.get("role")
         content = item.get("content")

@@ -5,13 +5,14 @@ A source parser turns its lines into a flat list of entries (a session starts, t
 cleared, a message, a tool call, a tool result, a compaction summary). :func:`build_rows`
 turns them into rows:
 
-* every row's id is derived from where it came from (``<format>:<session>:<source id>``), so a
-  re-import can tell what it already has;
+* every row's id is derived from where it came from (``<format>:<source id>``, unique across
+  sessions), so a re-import can tell what it already has;
 * a tool result is put into the call it answers (a ``dynamic-tool`` part, ``output-available``
   or ``output-error``); a call whose result never came stays ``input-available`` — kept on disk,
   never sent to a provider (SPEC.md §3);
 * a clear inside a session becomes a manual reset row; a session start becomes one too when
-  anything precedes it (R11: the floor means what the user did);
+  anything precedes it and it is not a resumed session that opens by repeating lines the
+  workspace has (R11: the floor means what the user did);
 * a compaction summary becomes a compaction boundary, as a segue ``/compact`` would write;
 * reasoning never reaches an entry (R25); text and tool output longer than
   :data:`MAX_TEXT_CHARS` are cut with a marker, so no row outgrows what look-back reads
@@ -142,22 +143,35 @@ def build_rows(fmt: str, entries: Sequence[Entry], known: Known) -> list[Row]:
     calls: dict[str, tuple[int, int]] = {}
     session = ""
     any_rows = known.any_rows
+    #: The reset a new session opens with, written before its first new row — unless its
+    #: first line is one the workspace already has (a resumed session repeating its past
+    #: continues that conversation: no floor).
+    opening: Row | None = None
+    first_of_session = False
     for entry in entries:
         if isinstance(entry, SessionStart):
             session = entry.session
             rid = f"{fmt}:{session}:session"
             fresh = session not in known.sessions and rid not in known.ids
-            if fresh and any_rows:
-                rows.append(_reset(rid, fmt, session, entry.ts))
+            opening = _reset(rid, fmt, session, entry.ts) if fresh and any_rows else None
+            first_of_session = True
             known.sessions.add(session)
             continue
         if isinstance(entry, ToolResult):
             _attach(rows, calls, entry)
             continue
-        rid = f"{fmt}:{session}:{entry.source_id}"
+        # Source ids are unique across sessions (Claude Code's uuids survive a resumed
+        # session's copy of earlier lines, which then imports once).
+        rid = f"{fmt}:{entry.source_id}"
+        if first_of_session and rid in known.ids:
+            opening = None
+        first_of_session = False
         if rid in known.ids:
             continue
         known.ids.add(rid)
+        if opening is not None:
+            rows.append(opening)
+            opening = None
         if isinstance(entry, Clear):
             if any_rows:
                 rows.append(_reset(rid, fmt, session, entry.ts))
