@@ -116,6 +116,12 @@ async def _look_back_mcp(client: Any) -> tuple[int, str]:
 
 
 def run() -> list[Result]:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        print("bench_mcp: skipped, the mcp extra is not installed (pip install 'segue[mcp]')",
+              file=sys.stderr)
+        return []
     import anyio
 
     import segue

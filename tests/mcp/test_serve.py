@@ -178,3 +178,21 @@ def test_a_bad_workspace_id_is_one_line_before_serving(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--home", str(tmp_path), "mcp", "serve", "-w", "bad id!"])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def test_without_the_mcp_extra_serve_says_how_to_install_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.mcp.helpers import subprocess_env
+
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "from segue.cli.main import main\n"
+        "sys.exit(main(['mcp', 'serve', '-w', 'demo']))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=subprocess_env(tmp_path),
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 2
+    hint = "the MCP support is an extra: pip install 'segue[mcp]'"
+    assert out.stderr.strip() == f"segue: error: {hint}"
