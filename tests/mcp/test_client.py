@@ -234,3 +234,29 @@ def test_preflight_counts_only_the_advertised_schemas(tmp_path: Path) -> None:
     sent = _requests(env["log"])[0]
     assert "tool_search" in _tool_names(sent)
     assert not any(name.startswith("mcp__") for name in _tool_names(sent))
+
+
+def test_a_url_server_over_streamable_http(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.mcp.helpers import subprocess_env
+
+    markers = tmp_path / "http-markers"
+    markers.mkdir()
+    server = subprocess.Popen(
+        [sys.executable, TOY, str(markers), "0", "http"],
+        stdout=subprocess.PIPE, text=True, env=subprocess_env(tmp_path),
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())  # the server is listening once it prints
+        env = _setup(tmp_path, [_call("mcp__web__echo", {"text": "over http"}), DONE],
+                     servers={"web": {"url": f"http://127.0.0.1:{port}/mcp"}})
+        out = run_segue(env["home"], tmp_path, "run", "-m", env["model"], "go")
+        assert out.returncode == 0, out.stderr
+        assert _outputs(env["home"]) == [{"ok": True, "content": "echo: over http"}]
+    finally:
+        server.kill()
+        server.wait()
+        if server.stdout is not None:
+            server.stdout.close()

@@ -1,10 +1,13 @@
 """A small MCP server (the ``mcp`` SDK's own low-level server) for the client tests.
 
-Run as ``python toy_server.py MARKER_DIR [FILLERS]``. Tools: ``echo`` (read-only by its
-annotations), ``write_note`` (no annotations: not read-only), ``crash`` (the process dies in
-the middle of the call), ``slow`` (writes ``MARKER_DIR/slow-started`` and never answers), and
-FILLERS ``filler_<i>`` tools with long schemas, so the advertised schemas can outgrow a share
-of the window. The server writes its pid to ``MARKER_DIR/pid`` when it starts.
+Run as ``python toy_server.py MARKER_DIR [FILLERS] [http]``: on stdio, or with ``http`` as
+streamable HTTP on a free port of 127.0.0.1, printed as the first line of its output.
+
+Tools: ``echo`` (read-only by its annotations), ``write_note`` (no annotations: not
+read-only), ``crash`` (the process dies in the middle of the call), ``slow`` (writes
+``MARKER_DIR/slow-started`` and never answers), and FILLERS ``filler_<i>`` tools with long
+schemas, so the advertised schemas can outgrow a share of the window. The server writes its
+pid to ``MARKER_DIR/pid`` when it starts.
 """
 
 from __future__ import annotations
@@ -69,8 +72,24 @@ async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.Cal
 async def main() -> None:
     (MARKERS / "pid").write_text(str(os.getpid()))
     server = Server("toy", on_list_tools=list_tools, on_call_tool=call_tool)
+    if len(sys.argv) > 3 and sys.argv[3] == "http":
+        await _http(server)
+        return
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
+
+
+async def _http(server: Server[Any]) -> None:
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="error", lifespan="on")
+    await uvicorn.Server(config).serve(sockets=[sock])
 
 
 if __name__ == "__main__":
