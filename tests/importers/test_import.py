@@ -223,3 +223,26 @@ def test_a_resumed_session_copying_earlier_lines_imports_them_once(tmp_path: Pat
     assert out.exit_code == 0, out.output
     rows = _rows(tmp_path)
     assert [r.text for r in rows] == ["original question", "follow-up"]  # no floor: resumed
+
+
+def test_codex_legacy_rollout_with_bare_items(tmp_path: Path) -> None:
+    file = _write(tmp_path / "rollout-old.jsonl", [
+        json.dumps({"id": "old-1", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}),
+        json.dumps({"record_type": "state"}),
+        json.dumps({"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "run the tests"}]}),
+        json.dumps({"type": "local_shell_call", "call_id": "c1", "status": "completed",
+                    "action": {"type": "exec", "command": ["pytest", "-q"]}}),
+        json.dumps({"type": "function_call_output", "call_id": "c1",
+                    "output": {"content": "3 failed", "success": False}}),
+        json.dumps({"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Three tests fail."}]}),
+    ])
+    out = _run(tmp_path, "history", "import", "--from", "codex", str(file))
+    assert out.exit_code == 0, out.output
+    rows = _rows(tmp_path)
+    assert rows[0].text == "run the tests"
+    call = rows[1].parts[0]
+    assert (call.toolName, call.state, call.output) == ("local_shell", "output-error", "3 failed")
+    assert call.input == {"type": "exec", "command": ["pytest", "-q"]}
+    assert rows[2].text == "Three tests fail."
