@@ -196,3 +196,22 @@ def test_without_the_mcp_extra_serve_says_how_to_install_it(tmp_path: Path) -> N
     assert out.returncode == 2
     hint = "the MCP support is an extra: pip install 'segue[mcp]'"
     assert out.stderr.strip() == f"segue: error: {hint}"
+
+
+def test_concurrent_calls_all_answer(home: Path) -> None:
+    import anyio
+
+    async def body(client: Any) -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = []
+
+        async def one() -> None:
+            results.append(_obj(await client.call_tool("session_history", NOTE)))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(8):
+                group.start_soon(one)
+        return results
+
+    results = run_client(home, ["mcp", "serve", "-w", "demo"], body)
+    assert len(results) == 8
+    assert all(r["ok"] and len(r["items"]) == 7 for r in results)

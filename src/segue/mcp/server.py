@@ -62,6 +62,9 @@ def build_server(layout: Layout) -> Any:
         ),
     )
 
+    # The tool is thread-compatible, not thread-safe: concurrent requests take turns.
+    one_at_a_time = anyio.Lock()
+
     async def list_tools(_ctx: Any, _params: Any) -> Any:
         return types.ListToolsResult(tools=[listed])
 
@@ -74,7 +77,8 @@ def build_server(layout: Layout) -> Any:
         else:
             args = params.arguments if params.arguments is not None else {}
             # The page reads files under the store lock: off the event loop.
-            result = await anyio.to_thread.run_sync(tool.call, args)
+            async with one_at_a_time:
+                result = await anyio.to_thread.run_sync(tool.call, args)
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,
