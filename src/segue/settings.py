@@ -97,6 +97,20 @@ def _plugins(key: str, value: Any) -> list[Any]:
     return list(value)
 
 
+def _mcp_servers(key: str, value: Any) -> dict[str, Any]:
+    from segue.mcp.config import parse_servers
+
+    parse_servers(key, value)  # SettingsError when malformed; the file keeps the raw object
+    return dict(value)
+
+
+def _percent(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100:
+        raise SettingsError(f"{key} must be an integer percent from 1 to 100, not {value!r}",
+                            key=key)
+    return value
+
+
 @dataclass(frozen=True)
 class KeySpec:
     validate: Validator
@@ -138,6 +152,12 @@ KEYS: dict[str, KeySpec] = {
     "plugins": KeySpec(
         _plugins, None, "plugins to load on first use: [\"module:setup\" | {entry, name, "
         "workspace, sandboxed}]"),
+    "mcp.servers": KeySpec(
+        _mcp_servers, None, "MCP servers whose tools agents get as mcp__<server>__<tool>: "
+        "{name: {command, args, env, cwd, timeout} | {url, timeout}}"),
+    "mcp.toolSearchPercent": KeySpec(
+        _percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
+        "deferred behind tool_search"),
 }
 
 

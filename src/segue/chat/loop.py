@@ -168,6 +168,8 @@ class ChatLoop:
                 self._step()
         except _Leave as leave:
             return leave.status
+        finally:
+            self.session.close()  # MCP servers end with the chat
 
     def _step(self) -> None:
         try:

@@ -43,6 +43,7 @@ class SessionMaker:
         if keep is None:
             return fresh
         same_model = fresh.provider.model == keep.provider.model
+        keep.close()  # its MCP servers: the new session brings its own tools
         return Session(
             self.layout,
             keep.store,

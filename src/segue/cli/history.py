@@ -242,18 +242,38 @@ def _lines(kind: str, entries: Iterable[str]) -> None:
 
 
 @history.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(["claude-code", "codex"]),
+    default=None,
+    help="Another agent's transcripts: a Claude Code session file or project directory, "
+    "a Codex rollout file or sessions directory.",
+)
 @click.pass_context
-def import_cmd(ctx: click.Context, file: Path) -> None:
+def import_cmd(ctx: click.Context, file: Path, source: str | None) -> None:
     """Append the rows of a Xum session file (JSONL) as one batch.
 
     Rows keep everything but historySequence (reassigned) and workspaceId (this workspace).
     A file with any line that is not a row is refused whole: nothing is appended.
+
+    With --from, FILE is another agent's transcript (or a directory of them): text, tool
+    calls and their results become rows, reasoning is left out, and each clear or new
+    session becomes a manual reset. Importing again appends only what is new.
     """
-    rows = _store(ctx).import_rows(file.read_bytes())
     ws = _ctx(ctx).workspace_id
+    if source is None:
+        if file.is_dir():
+            raise click.UsageError(f"{file} is a directory; a Xum session is one file")
+        rows = _store(ctx).import_rows(file.read_bytes())
+    else:
+        from segue.importers import import_path
+
+        rows = import_path(_store(ctx), source, file)
     if not rows:
-        _write(f"{file}: no rows; nothing imported into workspace {ws}\n")
+        what = "nothing new" if source is not None else "no rows"
+        _write(f"{file}: {what}; nothing imported into workspace {ws}\n")
         return
     first, last = rows[0].sequence, rows[-1].sequence
     _write(f"Imported {len(rows)} row(s) into workspace {ws} (sequences {first}–{last})\n")

@@ -17,6 +17,7 @@ from segue.cli.context import CliContext
 from segue.cli.demo import demo
 from segue.cli.history import history
 from segue.cli.history_tool import history_tool
+from segue.cli.mcp import mcp_group
 from segue.cli.run import clear, compact, run
 from segue.cli.settings import settings_group
 from segue.cli.tokens import tokens
@@ -76,6 +77,7 @@ cli.add_command(compact)
 cli.add_command(chat)
 cli.add_command(demo)
 cli.add_command(workspaces)
+cli.add_command(mcp_group)
 
 
 def main(argv: list[str] | None = None) -> int:

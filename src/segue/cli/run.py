@@ -55,6 +55,7 @@ def run(
     try:
         result = session.send(prompt)
     except RuntimeFailure as exc:
+        session.close()
         # §5: the closing object reports "error" for any runtime failure of the turn (a
         # tampered tokenizer, a store error), not only provider errors; the root group then
         # prints the error line and exits 1.
@@ -68,6 +69,7 @@ def run(
                        "rollovers": len(rollovers), "text": None, "usage": None}
             click.echo(json.dumps(closing))
         raise
+    session.close()  # stops the MCP servers the turn started
     renderer.finish()
     if as_json:
         click.echo(json.dumps(result.to_json()))

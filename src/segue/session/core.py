@@ -133,7 +133,19 @@ class Session:
         return may_use(self.policy, tool_name)
 
     def advertised_tools(self) -> tuple[dict[str, Any], ...]:
-        return tuple(self.tools.advertised(self.allowed))
+        """What the provider is offered: with tool search (R20), deferrable schemas wait
+        behind ``tool_search`` when the allowed ones would pass the registry's share of the
+        window; preflight counts exactly this list."""
+        share = self.budget.limit * self.tools.defer_percent // 100
+
+        def fits(schemas: list[dict[str, Any]]) -> bool:
+            return count_request("", (), schemas, self._token_model).tokens <= share
+
+        return tuple(self.tools.advertised(self.allowed, fits=fits))
+
+    def close(self) -> None:
+        """Stop what the session started (MCP servers); the transcript needs nothing."""
+        self.tools.close()
 
     def count(self, request: ProviderRequest) -> int:
         return count_request(request.system, request.rows, request.tools, self._token_model).tokens

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from segue.errors import UsageError
-from segue.events import EventSink, ignore
+from segue.events import EventSink, Notice, ignore
 from segue.history import HistoryStore
 from segue.history.inflight import refuse_if_streaming
 from segue.plugins.loading import registry_from_specs
@@ -60,12 +60,27 @@ def open_session(
     # The plan agent keeps its `.*` rules (R12) and is narrowed by a caller restriction and a
     # write scope instead (segue.tools.profile).
     profile = tool_profile(agent)
+    tools = builtin_tools(layout, workdir, write_scope=profile.write_scope)
+    tools.defer_percent = int(settings.get("mcp.toolSearchPercent"))
+    servers = settings.get("mcp.servers")
+    if servers:
+        # Nothing of the mcp SDK is imported here: servers start when the tools are needed.
+        from segue.mcp.client import McpTools
+        from segue.mcp.config import parse_servers
+
+        tools.add_source(
+            McpTools(
+                parse_servers("mcp.servers", servers),
+                workdir=workdir,
+                on_problem=lambda message: on_event(Notice(message)),
+            )
+        )
     return Session(
         layout,
         HistoryStore(layout, durable=durable),
         provider,
         agent=agent,
-        tools=builtin_tools(layout, workdir, write_scope=profile.write_scope),
+        tools=tools,
         config=config,
         restrictions=profile.restrictions,
         on_event=on_event,

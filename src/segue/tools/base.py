@@ -4,6 +4,11 @@ A tool takes a JSON object and returns a JSON-serializable value. A tool that fa
 reason the model should see (bad arguments, a file that does not exist) returns an error
 object rather than raising; only an unexpected bug raises. The registry keeps the full tool
 map for execution; which schemas are advertised is the policy's business (R12, R20).
+
+Tools may also come from a lazy :class:`ToolSource` (MCP servers): loaded the first time the
+registry is asked about its tools, closed with :meth:`ToolRegistry.close`. When the
+advertised schemas would not fit the caller's share (``fits``), deferrable tools wait behind
+``tool_search`` (:mod:`segue.tools.deferral`).
 """
 
 from __future__ import annotations
@@ -71,11 +76,53 @@ class ToolRefusal(Exception):
         return tool_error(self.code, self.message)
 
 
+@runtime_checkable
+class ToolSource(Protocol):
+    """Tools that are expensive to get (a server to start): loaded once, on first use."""
+
+    def load(self) -> list[Tool]: ...
+
+    def close(self) -> None: ...
+
+
+def _schema(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": dict(tool.schema)}
+
+
 class ToolRegistry:
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, defer_percent: int | None = None) -> None:
+        # Imported here: segue.tools.deferral builds on this module's Tool and tool_error.
+        from segue.tools.deferral import DEFAULT_PERCENT, ToolSearch
+
         self._tools: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = []
+        self._pending: list[ToolSource] = []
+        #: R20: share of the window (percent) the advertised schemas may take before
+        #: deferrable schemas wait behind ``tool_search``.
+        self.defer_percent = DEFAULT_PERCENT if defer_percent is None else defer_percent
+        self.search = ToolSearch()
+        self.deferring = False
         for tool in tools:
             self.add(tool)
+
+    def add_source(self, source: ToolSource) -> None:
+        self._sources.append(source)
+        self._pending.append(source)
+
+    def _load(self) -> None:
+        while self._pending:
+            source = self._pending.pop(0)
+            for tool in source.load():
+                if tool.name in self._tools:
+                    continue  # a built-in keeps its name; the later tool is not offered
+                self._tools[tool.name] = tool
+
+    def close(self) -> None:
+        """Stop every loaded source (an MCP server's process); the registry stays usable for
+        built-ins."""
+        for source in self._sources:
+            source.close()
+        self._pending.clear()
 
     def add(self, tool: Tool) -> None:
         if tool.name in self._tools:
@@ -83,18 +130,37 @@ class ToolRegistry:
         self._tools[tool.name] = tool
 
     def names(self) -> list[str]:
+        self._load()
         return list(self._tools)
 
     def get(self, name: str) -> Tool | None:
+        self._load()
         return self._tools.get(name)
 
-    def advertised(self, allowed: Callable[[str], bool]) -> list[dict[str, Any]]:
-        """Schemas of the tools the policy allows, in registration order."""
-        return [
-            {"name": t.name, "description": t.description, "input_schema": dict(t.schema)}
-            for t in self._tools.values()
-            if allowed(t.name)
-        ]
+    def advertised(
+        self,
+        allowed: Callable[[str], bool],
+        *,
+        fits: Callable[[list[dict[str, Any]]], bool] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Schemas of the tools the policy allows, in registration order. With ``fits`` (does
+        this list of schemas fit the share of the window?) and deferrable tools that do not
+        fit, those wait behind ``tool_search`` except the ones it already activated (R20)."""
+        self._load()
+        from segue.tools.deferral import is_deferrable
+
+        tools = [t for t in self._tools.values() if allowed(t.name)]
+        every = [_schema(t) for t in tools]
+        deferrable = [t for t in tools if is_deferrable(t)]
+        self.deferring = bool(deferrable) and fits is not None and not fits(every)
+        if fits is None or not self.deferring:
+            self.search.candidates = []
+            return every
+        active = self.search.active
+        self.search.fits = fits
+        self.search.candidates = [t for t in deferrable if t.name not in active]
+        shown = [t for t in tools if not is_deferrable(t) or t.name in active]
+        return [*(_schema(t) for t in shown), _schema(self.search)]
 
     def run(
         self,
@@ -105,6 +171,12 @@ class ToolRegistry:
     ) -> Any:
         """Run a tool call; unknown or disallowed tools answer with an error object. A tool
         that can stop early (:class:`Cancellable`) is told how to see a cancelled turn."""
+        self._load()
+        if name == self.search.name and self.deferring and name not in self._tools:
+            # Offered only while schemas are deferred; it reveals only allowed tools.
+            return self.search.run(args) if isinstance(args, Mapping) else tool_error(
+                "invalid_argument", "tool input must be a JSON object"
+            )
         tool = self._tools.get(name)
         if tool is None:
             return tool_error("unknown_tool", f"no tool named {name!r}")

@@ -1,0 +1,47 @@
+"""``segue mcp serve [-w ID]``: session_history for any MCP client, on stdio (SPEC.md §9).
+
+Standard output belongs to the protocol: nothing else is printed there. Errors before the
+server starts (the ``mcp`` extra missing, a bad workspace id) are one line on stderr.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from segue.errors import UsageError
+from segue.workspace import Layout, validate_workspace_id
+
+if TYPE_CHECKING:
+    from segue.cli.context import CliContext
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Speak the Model Context Protocol (needs the extra: pip install 'segue[mcp]')."""
+
+
+@mcp_group.command("serve")
+@click.option(
+    "-w",
+    "--workspace",
+    "workspace_id",
+    default=None,
+    help="Workspace to serve (default: the global -w, or the current directory's).",
+)
+@click.pass_context
+def serve_cmd(ctx: click.Context, workspace_id: str | None) -> None:
+    """Serve session_history over a workspace on stdin/stdout until the client disconnects.
+
+    Register it with Claude Code: claude mcp add segue -- segue mcp serve -w ID
+    """
+    root: CliContext = ctx.find_root().obj
+    wid = root.workspace_id if workspace_id is None else workspace_id
+    try:
+        validate_workspace_id(wid)
+    except UsageError as exc:
+        raise click.UsageError(exc.message) from None
+    from segue.mcp.server import serve
+
+    serve(Layout(root.home, wid))
