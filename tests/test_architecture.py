@@ -83,3 +83,24 @@ def test_modules_stay_small() -> None:
         if (n := len(p.read_text().splitlines())) > 600
     }
     assert not big, big
+
+
+def test_every_install_hint_installs_this_project() -> None:
+    """``pip install NAME`` in a message must name segue's own extra (a bare name could be a
+    stranger's package): only ``pip install -e '.[X]'`` and ``pip install 'segue[X]'``."""
+    import re
+
+    from segue.extras import install_hint
+
+    assert install_hint("openai") == (
+        "install segue with its 'openai' extra — from a checkout: pip install -e '.[openai]'; "
+        "from a release: pip install 'segue[openai]'"
+    )
+    allowed = re.compile(r"pip install (-e '\.\[[\w,{}-]+\]'|'segue\[[\w,{}-]+\]')")
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            for m in re.finditer(r"pip install [^\s`\"]+(?: [^\s`\"]+)?", line):
+                if not allowed.match(line, m.start()):
+                    offenders.append(f"{path.relative_to(SRC)}:{n}: {m.group(0)}")
+    assert offenders == []

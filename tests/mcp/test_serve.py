@@ -194,7 +194,10 @@ def test_without_the_mcp_extra_serve_says_how_to_install_it(tmp_path: Path) -> N
     out = subprocess.run([sys.executable, "-c", code], env=subprocess_env(tmp_path),
                          capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 2
-    hint = "the MCP support is an extra: pip install 'segue[mcp]'"
+    hint = (
+        "the MCP support is optional: install segue with its 'mcp' extra — from a checkout: "
+        "pip install -e '.[mcp]'; from a release: pip install 'segue[mcp]'"
+    )
     assert out.stderr.strip() == f"segue: error: {hint}"
 
 

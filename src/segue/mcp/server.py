@@ -21,11 +21,12 @@ import json
 from typing import Any
 
 from segue.errors import UsageError
+from segue.extras import install_hint
 from segue.retrieval.tool import SessionHistoryTool
 from segue.workspace import Layout
 
 SERVER_NAME = "segue"
-INSTALL_HINT = "the MCP support is an extra: pip install 'segue[mcp]'"
+INSTALL_HINT = f"the MCP support is optional: {install_hint('mcp')}"
 
 
 def require_sdk() -> None:

@@ -7,15 +7,8 @@ from __future__ import annotations
 import importlib
 
 from segue.errors import UsageError
+from segue.extras import install_hint
 from segue.providers.retry import RetryPolicy
-
-
-def install_hint(extra: str) -> str:
-    """How to install this project with the optional dependency ``extra``: from a source
-    checkout (editable) and from a release. Never a bare package name, which could be a
-    stranger's."""
-    return (f"install segue with its {extra!r} extra — from a checkout: "
-            f"pip install -e '.[{extra}]'; from a release: pip install 'segue[{extra}]'")
 
 
 def missing_sdk(model: str, sdk: str, extra: str) -> UsageError:

@@ -15,6 +15,7 @@ import sys
 
 from segue.chat.loop import SessionSource
 from segue.errors import UsageError
+from segue.extras import install_hint
 
 
 def run_tui(sessions: SessionSource, *, agent_name: str | None = None) -> int:
@@ -25,7 +26,7 @@ def run_tui(sessions: SessionSource, *, agent_name: str | None = None) -> int:
         from segue.tui.app import ChatApp
     except ImportError as exc:
         raise UsageError(
-            f"segue chat --tui needs Textual ({exc}): pip install 'segue[tui]'"
+            f"segue chat --tui needs Textual ({exc}): {install_hint('tui')}"
         ) from exc
     status = ChatApp(sessions, agent_name=agent_name).run()
     return 0 if status is None else status
