@@ -1,29 +1,52 @@
-"""Behaviour every TranscriptStore shares (HistoryStore and InMemoryStore, parametrized)."""
+"""Behaviour every TranscriptStore shares (HistoryStore, InMemoryStore and PostgresStore,
+parametrized)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from segue.errors import RowDecodeError, StoreError
 from segue.history import HistoryStore, InMemoryStore, TranscriptStore
 from segue.messages import decode_row, make_row
+from tests.postgres.cluster import cluster
+
+if TYPE_CHECKING:
+    from segue.history.postgres import PostgresStore
 
 SAMPLE = Path("/work/shared/samples/xum-session/chat.jsonl")
 
 Factory = Callable[[], TranscriptStore]
 
 
-@pytest.fixture(params=["disk", "memory"])
+@pytest.fixture(params=["disk", "memory", "postgres"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     from segue.workspace import Layout
 
     if request.param == "disk":
         return lambda: HistoryStore(Layout(tmp_path, "ws"), durable=False)
+    if request.param == "postgres":
+        from segue.history.postgres import PostgresStore
+
+        url = cluster().new_database()
+        opened: list[PostgresStore] = []
+        request.addfinalizer(lambda: _close_all(opened))  # noqa: PT021
+
+        def make() -> TranscriptStore:
+            opened.append(PostgresStore(url, "ws"))
+            return opened[-1]
+
+        return make
     mem = InMemoryStore("ws")
     return lambda: mem
+
+
+def _close_all(stores: list[PostgresStore]) -> None:
+    for store in stores:
+        store.close()
 
 
 def test_protocol_is_implemented(make_store: Factory) -> None:
