@@ -37,10 +37,23 @@ class Prepared:
     body: str | None
 
 
+def _fold_char(c: str) -> str:
+    up = c.upper()
+    low = (up if len(up) == 1 else c).lower()
+    return low[0] if low else c
+
+
+def fold(text: str) -> str:
+    """One code point per code point, case folded so that characters ``re.IGNORECASE``
+    treats as equal (``K``/``k``/Kelvin sign, ``ſ``/``s``, ``İ``/``i``) fold alike."""
+    return "".join(_fold_char(c) if not c.isascii() else c.lower() for c in text)
+
+
 def searchable(text: str) -> str:
-    """Text PostgreSQL can hold (no NUL, no lone surrogate): the search index's spelling.
-    Hits are confirmed on the real text, so this only has to keep candidates."""
-    return _UNSTORABLE.sub("\ufffd", text)
+    """The search index's spelling of a text: folded (see :func:`fold`) and storable in
+    PostgreSQL (no NUL, no lone surrogate). Index hits are only candidates, confirmed on the
+    row itself, so this has to keep every true match and nothing more."""
+    return _UNSTORABLE.sub("\ufffd", fold(text))
 
 
 def body_of(row: Row) -> str | None:

@@ -57,7 +57,7 @@ _V1 = (
     " body text,"
     " PRIMARY KEY (workspace, pos))",
     "CREATE INDEX IF NOT EXISTS segue_rows_body_trgm ON segue_rows"
-    " USING gin (lower(body) gin_trgm_ops)",
+    " USING gin (body gin_trgm_ops)",
     "CREATE INDEX IF NOT EXISTS segue_rows_marker ON segue_rows (workspace, pos) WHERE marker",
 )
 

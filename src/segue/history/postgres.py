@@ -33,7 +33,7 @@ from segue.context.boundaries import is_boundary
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
 from segue.history.pg_rows import Prepared, like_pattern, prepare, searchable
-from segue.history.pg_schema import connect, ensure_schema, first_line, redact, translated
+from segue.history.pg_schema import connect, ensure_schema, redact, translated
 from segue.history.quarantine import quarantined
 from segue.history.receipt import new_epoch
 from segue.history.reports import RecoveryReport, VerifyReport
@@ -78,6 +78,7 @@ class PgLine:
     line: StoredLine
     pos: int
     window_id: str
+    raw: bytes  # the whole line without its newline, also when ``line.raw`` is None
 
 
 class PostgresStore:
@@ -230,26 +231,21 @@ class PostgresStore:
         raws: Sequence[bytes],
         *,
         next_sequence: int,
-        chat_pos: int | None = None,
     ) -> None:
-        """Insert lines at the end and advance the workspace row. ``chat_pos``: where chat
-        starts (a copy keeps the source's split); by default a batch holding a durable
+        """Insert a batch at the end and advance the workspace row. A batch holding a durable
         boundary rotates at the newest one, as ``rotation`` does on disk."""
         prepared, window = prepare(
             raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id
         )
         _copy(conn, self.workspace_id, prepared)
         epoch = state.epoch
-        if chat_pos is None:
-            chat_pos = state.chat_pos
-            for p in prepared:
-                row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
-                if row is not None and is_boundary(row):
-                    chat_pos = p.pos
-            if chat_pos != state.chat_pos:
-                epoch = new_epoch()  # a rotation is another mutation (R29)
-        else:
-            epoch = new_epoch()
+        chat_pos = state.chat_pos
+        for p in prepared:
+            row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
+            if row is not None and is_boundary(row):
+                chat_pos = p.pos
+        if chat_pos != state.chat_pos:
+            epoch = new_epoch()  # a rotation is another mutation (R29)
         end_off = prepared[-1].off + len(prepared[-1].raw) + 1 if prepared else state.next_off
         conn.execute(
             "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
@@ -269,25 +265,49 @@ class PostgresStore:
         return self.append(parse_import(data))
 
     def load_lines(
-        self, archive: Iterable[bytes], chat: Iterable[bytes], next_sequence: int
+        self, lines: Iterable[tuple[Source, bytes]], next_sequence: int
     ) -> None:
         """Copy lines byte for byte into an empty workspace (``history migrate``): archive
-        lines then chat lines, the sequence floor carried over. One transaction."""
+        lines first, then chat lines, and the sequence floor. One transaction, streamed."""
         with self._mutation("cannot load the transcript") as (conn, state):
-            if state.next_pos != state.chat_pos or self._count(conn) != 0:
+            if self._count(conn) != 0:
                 raise StoreError(
                     f"workspace {self.workspace_id} already has history in "
                     f"{redact(self.url)}; migrate into an empty workspace",
                     code="target_not_empty",
                 )
-            first = list(archive)
-            rest = list(chat)
-            self._insert(
-                conn,
-                state,
-                first + rest,
-                next_sequence=next_sequence,
-                chat_pos=state.next_pos + len(first),
+            pos, off, window = state.next_pos, state.next_off, state.window_id
+            chat_pos: int | None = None
+            chunk: list[bytes] = []
+
+            def flush() -> None:
+                nonlocal pos, off, window
+                prepared, window = prepare(chunk, pos=pos, off=off, window_id=window)
+                _copy(conn, self.workspace_id, prepared)
+                pos += len(chunk)
+                off += sum(len(raw) + 1 for raw in chunk)
+                chunk.clear()
+
+            for source, raw in lines:
+                if source == "chat" and chat_pos is None:
+                    flush()
+                    chat_pos = pos
+                chunk.append(raw)
+                if len(chunk) >= _FETCH:
+                    flush()
+            flush()
+            conn.execute(
+                "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
+                " next_off = %s, chat_pos = %s, window_id = %s WHERE workspace = %s",
+                (
+                    new_epoch(),
+                    max(next_sequence, state.next_sequence),
+                    pos,
+                    off,
+                    chat_pos if chat_pos is not None else pos,
+                    window,
+                    self.workspace_id,
+                ),
             )
 
     def _count(self, conn: psycopg.Connection[Any]) -> int:
@@ -367,41 +387,23 @@ class PostgresStore:
         else:
             conn.close()
 
-    def _query(self, where: str, params: tuple[Any, ...], order: str) -> Iterator[PgLine]:
-        """Lines matching ``where`` in one consistent snapshot, streamed in chunks."""
-        import psycopg
-
+    @contextmanager
+    def snapshot(self) -> Iterator[PgSnapshot]:
+        """One consistent, read-only view of the workspace (REPEATABLE READ)."""
         with translated("cannot read the transcript", self.url):
             conn = self._reader()
         try:
             with translated("cannot read the transcript", self.url), conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 state = self._state(conn)
-                chat_off = _chat_off(conn, self.workspace_id, state)
-                cur = conn.cursor(name="segue_lines")
-                cur.itersize = _FETCH
-                # ``where`` and ``order`` are constants of this module, never user text.
-                sql = _SELECT + f"({where}) ORDER BY pos {order}"
-                cur.execute(sql, (self.workspace_id, *params))
-                while True:
-                    chunk = cur.fetchmany(_FETCH)
-                    if not chunk:
-                        break
-                    for pos, off, raw, marker, window in chunk:
-                        yield PgLine(
-                            _stored(int(pos), int(off), bytes(raw), bool(marker), state=state,
-                                    chat_off=chat_off),
-                            int(pos),
-                            str(window),
-                        )
-                cur.close()
-        except GeneratorExit:
-            # The consumer stopped early: the transaction was rolled back on the way out.
-            raise
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot read the transcript: {first_line(exc)}") from None
+                snap = PgSnapshot(self, conn, state, _chat_off(conn, self.workspace_id, state))
+                yield snap
         finally:
             self._release(conn)
+
+    def _query(self, where: str, params: tuple[Any, ...], order: str) -> Iterator[PgLine]:
+        with self.snapshot() as snap:
+            yield from snap.lines(where, params, order)
 
     def lines(self) -> Iterator[StoredLine]:
         for found in self._query("true", (), "ASC"):
@@ -419,9 +421,7 @@ class PostgresStore:
     def search_lines(self, query: str) -> Iterator[PgLine]:
         """Lines whose displayed text may contain ``query`` (case-insensitive), oldest first,
         found through the ``pg_trgm`` index; callers confirm each hit on the row itself."""
-        return self._query(
-            r"lower(body) LIKE lower(%s) ESCAPE '\'", (like_pattern(query),), "ASC"
-        )
+        return self._query(r"body LIKE %s ESCAPE '\'", (like_pattern(query),), "ASC")
 
     def verify(self) -> VerifyReport:
         report = VerifyReport(receipt_state="stable")
@@ -445,6 +445,48 @@ class PostgresStore:
             if seq is not None:
                 last = seq if last is None else max(last, seq)
         return report
+
+
+class PgSnapshot:
+    """What :meth:`PostgresStore.snapshot` yields: the workspace row and its lines as of one
+    instant. Lines stream in chunks through a server-side cursor."""
+
+    def __init__(
+        self,
+        store: PostgresStore,
+        conn: psycopg.Connection[Any],
+        state: WorkspaceState,
+        chat_off: int,
+    ) -> None:
+        self.store = store
+        self.conn = conn
+        self.state = state
+        self.chat_off = chat_off
+
+    def lines(
+        self, where: str = "true", params: tuple[Any, ...] = (), order: str = "ASC"
+    ) -> Iterator[PgLine]:
+        """Lines matching ``where`` (a constant of this package, never user text)."""
+        with translated("cannot read the transcript", self.store.url):
+            cur = self.conn.cursor(name="segue_lines")
+            try:
+                cur.itersize = _FETCH
+                sql = _SELECT + f"({where}) ORDER BY pos {order}"
+                cur.execute(sql, (self.store.workspace_id, *params))
+                while True:
+                    chunk = cur.fetchmany(_FETCH)
+                    if not chunk:
+                        break
+                    for pos, off, raw, marker, window in chunk:
+                        data = bytes(raw)
+                        line = _stored(
+                            int(pos), int(off), data, bool(marker),
+                            state=self.state, chat_off=self.chat_off,
+                        )
+                        yield PgLine(line, int(pos), str(window), data)
+            finally:
+                if not self.conn.broken:
+                    cur.close()
 
 
 def _chat_off(conn: psycopg.Connection[Any], workspace: str, state: WorkspaceState) -> int:
@@ -478,4 +520,4 @@ def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepare
             )
 
 
-__all__ = ["PgLine", "PostgresStore", "lock_key", "searchable"]
+__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "searchable"]
