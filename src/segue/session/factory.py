@@ -13,7 +13,7 @@ from pathlib import Path
 
 from segue.errors import UsageError
 from segue.events import EventSink, ignore
-from segue.history import HistoryStore
+from segue.history.factory import open_store
 from segue.plugins.loading import registry_from_specs
 from segue.policy import DEFAULT_AGENT, resolve_agent
 from segue.providers.registry import create_provider
@@ -33,6 +33,7 @@ def open_session(
     on_event: EventSink = ignore,
     durable: bool = True,
     persist_script_position: bool = True,
+    store_url: str | None = None,
 ) -> Session:
     settings = load_settings(settings_path(layout.home))
     agent = resolve_agent(agent_name or DEFAULT_AGENT, workdir)
@@ -55,12 +56,14 @@ def open_session(
     # The plan agent keeps its `.*` rules (R12) and is narrowed by a caller restriction and a
     # write scope instead (segue.tools.profile).
     profile = tool_profile(agent)
+    # ``store_url``: a PostgreSQL store (SPEC.md §8) instead of the home's JSONL files.
+    store = open_store(layout, store_url, durable=durable)
     return Session(
         layout,
-        HistoryStore(layout, durable=durable),
+        store,
         provider,
         agent=agent,
-        tools=builtin_tools(layout, workdir, write_scope=profile.write_scope),
+        tools=builtin_tools(layout, workdir, write_scope=profile.write_scope, store=store),
         config=config,
         restrictions=profile.restrictions,
         on_event=on_event,
