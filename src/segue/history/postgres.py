@@ -23,6 +23,7 @@ Invariants (the JSONL store's, kept with the database's own tools):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -485,7 +486,9 @@ class PgSnapshot:
                         )
                         yield PgLine(line, int(pos), str(window), data)
             finally:
-                if not self.conn.broken:
+                # Closed also on a broken connection (psycopg warns about a server cursor
+                # left open); that close cannot reach the server and may fail: nothing to do.
+                with contextlib.suppress(Exception):
                     cur.close()
 
 
