@@ -310,6 +310,10 @@ class PostgresStore:
                     self.workspace_id,
                 ),
             )
+        # A bulk load changes the table's statistics at once: refresh them so the planner
+        # uses the pg_trgm index for search right away instead of after autovacuum.
+        with translated("cannot analyze the transcript table", self.url):
+            self._writer().execute("ANALYZE segue_rows")
 
     def _count(self, conn: psycopg.Connection[Any]) -> int:
         got = conn.execute(
