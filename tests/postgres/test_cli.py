@@ -174,3 +174,36 @@ def test_session_history_tool_command_uses_the_store(pg_url: str, tmp_path: Path
         assert x["ok"] is True
         assert (x.pop("nextCursor") is None) == (y.pop("nextCursor") is None)
         assert x == y
+
+
+def test_demo_refuses_an_explicit_store(tmp_path: Path) -> None:
+    result = segue(tmp_path, "--store", "postgresql://nobody@/x", "demo")
+    assert result.returncode == 2
+    assert "without --store" in result.stderr.decode()
+
+
+def test_run_and_clear_go_to_the_store(pg_url: str, tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({
+        "contextWindow": 100000, "encoding": "o200k_base",
+        "responses": [{"text": "stored in PostgreSQL"}],
+    }))
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run(
+        [sys.executable, "-m", "segue", "--home", str(tmp_path / "h"), "--store", pg_url,
+         "-w", "r", "run", "-m", f"scripted:{script}", "--json", "hello there"],
+        capture_output=True, env=env, cwd=work, timeout=120, check=False,
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert json.loads(run.stdout.splitlines()[-1])["status"] == "completed"
+    assert not (tmp_path / "h" / "sessions" / "r" / "chat.jsonl").exists()
+    items = json.loads(ok(segue(tmp_path / "h", "--store", pg_url, "-w", "r", "history",
+                                "items", "w:0", "--json")))["items"]
+    assert [i["text"] for i in items] == ["hello there", "stored in PostgreSQL"]
+    soft = ok(segue(tmp_path / "h", "--store", pg_url, "-w", "r", "clear", "--soft"))
+    assert b"cleared" in soft
+    windows = json.loads(ok(segue(tmp_path / "h", "--store", pg_url, "-w", "r", "history",
+                                  "windows", "--json")))["windows"]
+    assert [w["kind"] for w in windows] == ["root", "reset"]
