@@ -207,3 +207,16 @@ def test_run_and_clear_go_to_the_store(pg_url: str, tmp_path: Path) -> None:
     windows = json.loads(ok(segue(tmp_path / "h", "--store", pg_url, "-w", "r", "history",
                                   "windows", "--json")))["windows"]
     assert [w["kind"] for w in windows] == ["root", "reset"]
+
+
+def test_a_newer_schema_is_refused_clearly(pg_url: str, tmp_path: Path) -> None:
+    ok(segue(tmp_path, "store", "init", pg_url))
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO segue_schema (version) VALUES (%s)", (SCHEMA_VERSION + 1,))
+    result = segue(tmp_path, "--store", pg_url, "history", "windows")
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert err.startswith("segue: error: ") and "upgrade segue" in err
+    assert err.count("\n") == 1
