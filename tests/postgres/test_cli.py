@@ -220,3 +220,18 @@ def test_a_newer_schema_is_refused_clearly(pg_url: str, tmp_path: Path) -> None:
     err = result.stderr.decode()
     assert err.startswith("segue: error: ") and "upgrade segue" in err
     assert err.count("\n") == 1
+
+
+def test_verify_reports_damage_in_the_table(pg_url: str, tmp_path: Path) -> None:
+    ok(segue(tmp_path, "--store", pg_url, "-w", "v", "history", "import", str(SAMPLE)))
+    ok(segue(tmp_path, "--store", pg_url, "-w", "v", "history", "verify"))
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE segue_workspaces SET next_sequence = 3 WHERE workspace = 'v'")
+        conn.execute("UPDATE segue_rows SET off = off + 1 WHERE workspace = 'v' AND pos = 4")
+    result = segue(tmp_path, "--store", pg_url, "-w", "v", "history", "verify", "--json")
+    assert result.returncode == 1
+    problems = json.loads(result.stdout)["problems"]
+    assert any("next sequence 3" in p for p in problems)
+    assert any("offset" in p for p in problems)

@@ -449,6 +449,11 @@ class PostgresStore:
                 report.problems.append(f"historySequence {seq} after {last} (out of order)")
             if seq is not None:
                 last = seq if last is None else max(last, seq)
+        floor = self.next_sequence()
+        if last is not None and last >= floor:
+            report.problems.append(
+                f"historySequence {last} is not below the workspace's next sequence {floor}"
+            )
         return report
 
 
