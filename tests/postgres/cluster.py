@@ -2,7 +2,8 @@
 port, stopped when the test run ends.
 
 PostgreSQL refuses to run as root, so as root the server runs as ``nobody`` (``runuser``).
-The binaries are found on PATH or under ``/usr/lib/postgresql/*/bin``. Without them the
+The binaries are found on PATH or under ``/usr/lib/postgresql/*/bin`` (or only in
+``SEGUE_TEST_PG_BINDIR`` when that is set). Without them the
 PostgreSQL tests are skipped with a message, except in CI (``CI=true``), where a server that
 cannot start fails the run: there, ``.ci/run`` installs it.
 """
@@ -24,6 +25,9 @@ import pytest
 
 
 def _bindir() -> Path | None:
+    forced = os.environ.get("SEGUE_TEST_PG_BINDIR")  # where to look instead (tests of this)
+    if forced is not None:
+        return Path(forced) if (Path(forced) / "initdb").exists() else None
     found = shutil.which("initdb")
     if found:
         return Path(os.path.realpath(found)).parent
