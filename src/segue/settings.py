@@ -92,6 +92,12 @@ def _url(key: str, value: Any) -> str:
     return value
 
 
+def _store_url(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"postgres(ql)?://\S*", value):
+        raise SettingsError(f"{key} must be a postgresql:// URL, not {value!r}", key=key)
+    return value
+
+
 def _plugins(key: str, value: Any) -> list[Any]:
     parse_plugins(key, value)  # SettingsError when malformed; the file keeps the raw list
     return list(value)
@@ -149,6 +155,8 @@ KEYS: dict[str, KeySpec] = {
         _url, None, "base URL of the OpenAI-compatible server"),
     "fallbackModel": KeySpec(
         _model, None, "model (provider:name) tried when the chosen one fails"),
+    "store.url": KeySpec(
+        _store_url, None, "PostgreSQL store for every workspace (unset: JSONL files)"),
     "plugins": KeySpec(
         _plugins, None, "plugins to load on first use: [\"module:setup\" | {entry, name, "
         "workspace, sandboxed}]"),

@@ -101,6 +101,7 @@ def test_reads_of_a_xum_home_work_and_change_nothing(
         ("clear", "--soft"),
         ("clear", "--yes"),
         ("history", "import", "IMPORT"),
+        ("history", "import", "--from", "claude-code", "IMPORT"),
         ("run", "-m", "MODEL", "hello"),
         ("compact", "-m", "MODEL"),
     ],

@@ -1,29 +1,64 @@
-"""Behaviour every TranscriptStore shares (HistoryStore and InMemoryStore, parametrized)."""
+"""Behaviour every TranscriptStore shares (HistoryStore, InMemoryStore and PostgresStore,
+parametrized)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from segue.errors import RowDecodeError, StoreError
 from segue.history import HistoryStore, InMemoryStore, TranscriptStore
 from segue.messages import decode_row, make_row
+from tests.postgres.cluster import cluster
 
-SAMPLE = Path("/work/shared/samples/xum-session/chat.jsonl")
+if TYPE_CHECKING:
+    from segue.history.postgres import PostgresStore
+
+#: Rows in the shape a Xum session file holds (SPEC.md §3), with fields segue does not model
+#: (providerMetadata, thinkingLevel) that must survive the import.
+XUM_ROWS = (
+    b'{"id":"user-1","role":"user","metadata":{"timestamp":1700000010000,"historySequence":7},'
+    b'"parts":[{"type":"text","text":"Which file holds the entry point?","state":"done"}],'
+    b'"workspaceId":"elsewhere"}\n'
+    b'{"id":"assistant-1","role":"assistant","metadata":{"timestamp":1700000012000,'
+    b'"model":"anthropic:claude-sonnet-4-5","thinkingLevel":"off","historySequence":8,'
+    b'"providerMetadata":{"anthropic":{"cacheCreationInputTokens":1100}}},'
+    b'"parts":[{"type":"text","text":"src/main.ts.","state":"done"}],"workspaceId":"elsewhere"}\n'
+    b'{"id":"user-2","role":"user","metadata":{"timestamp":1700000020000,"historySequence":9},'
+    b'"parts":[{"type":"text","text":"Thanks.","state":"done"}],"workspaceId":"elsewhere"}\n'
+)
 
 Factory = Callable[[], TranscriptStore]
 
 
-@pytest.fixture(params=["disk", "memory"])
+@pytest.fixture(params=["disk", "memory", "postgres"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     from segue.workspace import Layout
 
     if request.param == "disk":
         return lambda: HistoryStore(Layout(tmp_path, "ws"), durable=False)
+    if request.param == "postgres":
+        from segue.history.postgres import PostgresStore
+
+        url = cluster().new_database()
+        opened: list[PostgresStore] = []
+        request.addfinalizer(lambda: _close_all(opened))  # noqa: PT021
+
+        def make() -> TranscriptStore:
+            opened.append(PostgresStore(url, "ws"))
+            return opened[-1]
+
+        return make
     mem = InMemoryStore("ws")
     return lambda: mem
+
+
+def _close_all(stores: list[PostgresStore]) -> None:
+    for store in stores:
+        store.close()
 
 
 def test_protocol_is_implemented(make_store: Factory) -> None:
@@ -90,7 +125,7 @@ def test_quarantine_keeps_id_and_sequence(make_store: Factory) -> None:
 
 def test_import_refuses_a_file_with_a_bad_line(make_store: Factory) -> None:
     store = make_store()
-    good = SAMPLE.read_bytes()
+    good = XUM_ROWS
     with pytest.raises(RowDecodeError, match="line 3"):
         store.import_rows(b'{"id":"x","role":"user","parts":[],"metadata":{}}\n\nnot json\n')
     assert list(store.rows()) == []

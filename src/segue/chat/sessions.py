@@ -26,6 +26,8 @@ class SessionMaker:
     #: ``-m``: when given it wins over the agent's and the settings' model on every rebuild.
     model: str | None = None
     durable: bool = True
+    #: a PostgreSQL store's URL (None: the JSONL files)
+    store_url: str | None = None
 
     def open(
         self, agent_name: str | None, on_event: EventSink, keep: Session | None = None
@@ -39,6 +41,7 @@ class SessionMaker:
             agent_name=agent_name,
             on_event=on_event,
             durable=self.durable,
+            store_url=self.store_url,
         )
         if keep is None:
             return fresh

@@ -84,12 +84,13 @@ def chat(obj: CliContext, model: str | None, agent_name: str | None, tui: bool) 
         # Imported here so that the line chat never loads Textual.
         from segue.tui import run_tui
 
-        sys.exit(run_tui(SessionMaker(obj.layout, Path.cwd(), model), agent_name=agent_name))
+        maker = SessionMaker(obj.layout, Path.cwd(), model, store_url=obj.store_url)
+        sys.exit(run_tui(maker, agent_name=agent_name))
     interactive = sys.stdin.isatty()
     if interactive:
         _enable_line_editing()
     loop = ChatLoop(
-        SessionMaker(obj.layout, Path.cwd(), model),
+        SessionMaker(obj.layout, Path.cwd(), model, store_url=obj.store_url),
         read_line=_read_tty if interactive else _read_pipe,
         write=_write,
         interactive=interactive,

@@ -1,17 +1,38 @@
-"""What the root command resolves for every subcommand: home and workspace."""
+"""What the root command resolves for every subcommand: home, workspace and store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from segue.workspace import Layout
+
+if TYPE_CHECKING:
+    from segue.history.protocol import TranscriptStore
 
 
 @dataclass(frozen=True)
 class CliContext:
     home: Path
     workspace_id: str
+    #: ``--store`` as given (None: the ``store.url`` setting, else the JSONL files)
+    store_option: str | None = None
+
+    @property
+    def store_url(self) -> str | None:
+        """The PostgreSQL URL holding the transcripts, or None for the JSONL files."""
+        if self.store_option is not None:
+            return self.store_option
+        from segue.settings import load_settings, settings_path
+
+        value = load_settings(settings_path(self.home)).get("store.url")
+        return value if isinstance(value, str) else None
+
+    def store(self, *, durable: bool = True) -> TranscriptStore:
+        from segue.history.factory import open_store
+
+        return open_store(self.layout, self.store_url, durable=durable)
 
     @property
     def layout(self) -> Layout:

@@ -27,7 +27,7 @@ from segue.cli.render import Renderer, divider
 from segue.demo.run import DEFAULT_TRAJECTORY, DEFAULT_WORKSPACE, prepare_demo, run_demo
 from segue.demo.text import header, prompt_lines, summary
 from segue.demo.trajectory import packaged_names
-from segue.errors import DemoFailed
+from segue.errors import DemoFailed, UsageError
 from segue.workspace import Layout, validate_workspace_id
 
 
@@ -64,6 +64,11 @@ def demo(ctx: click.Context, keep: bool, trajectory: str, as_json: bool) -> None
     unless -w is given. Needs no network and no model.
     """
     root = ctx.find_root().params
+    if root.get("store_url") is not None:
+        raise UsageError(
+            "segue demo replays into its own JSONL home; run it without --store (then "
+            "`segue history migrate --to URL` copies its transcript to PostgreSQL)"
+        )
     chosen_home = root.get("home")
     chosen_workspace = root.get("workspace_id")
     workspace = validate_workspace_id(chosen_workspace or DEFAULT_WORKSPACE)

@@ -32,8 +32,9 @@ from segue.views.windows import (
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
-    from segue.history.store import HistoryStore
+    from segue.history.protocol import TranscriptStore
     from segue.messages import Row
+    from segue.views.windows import Hit
 
 SEARCH_HEADER = (
     "Searching the whole transcript of workspace {ws}: every window, including text the agent "
@@ -59,11 +60,9 @@ def _ctx(ctx: click.Context) -> CliContext:
     return obj
 
 
-def _store(ctx: click.Context) -> HistoryStore:
-    # Imported here so that `segue --help` and the pure views do not load the store.
-    from segue.history.store import HistoryStore
-
-    return HistoryStore(_ctx(ctx).layout)
+def _store(ctx: click.Context) -> TranscriptStore:
+    # Opened here so that `segue --help` and the pure views do not load the store.
+    return _ctx(ctx).store()
 
 
 def _rows(ctx: click.Context) -> Iterator[Row]:
@@ -157,7 +156,7 @@ def read_cmd(ctx: click.Context, item_id: str, as_json: bool) -> None:
 def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     """Find items containing QUERY (literal text, case-insensitive) in the whole transcript."""
     header = SEARCH_HEADER.format(ws=_ctx(ctx).workspace_id)
-    hits = search(_rows(ctx), query)
+    hits = _search(_store(ctx), query)
     if as_json:
         items = [{**h.item.to_obj(), "text": h.snippet, "matches": h.matches} for h in hits]
         _json({"scope": header, "query": query, "items": items})
@@ -170,6 +169,16 @@ def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
         _write(f"#{hit.item.item_id} ({hit.item.window_id}, {label}, {hit.matches}×): ")
         _write(hit.snippet + "\n")
     _write(f"\n{count} matching item(s).\n" if count else "No matches.\n")
+
+
+def _search(store: TranscriptStore, query: str) -> Iterator[Hit]:
+    from segue.history.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):  # through its pg_trgm index, not a scan
+        from segue.history import pg_search
+
+        return pg_search.search(store, query)
+    return search(store.rows(), query)
 
 
 @history.command("export")
@@ -263,6 +272,10 @@ def import_cmd(ctx: click.Context, file: Path, source: str | None) -> None:
     session becomes a manual reset. Importing again appends only what is new.
     """
     ws = _ctx(ctx).workspace_id
+    if _ctx(ctx).store_url is None:
+        from segue.history.inflight import refuse_if_streaming
+
+        refuse_if_streaming(_ctx(ctx).layout)  # before the lock file is even created
     if source is None:
         if file.is_dir():
             raise click.UsageError(f"{file} is a directory; a Xum session is one file")

@@ -22,13 +22,17 @@ import click
 
 from segue.policy import can_use_session_history, resolve_agent
 from segue.retrieval.envelope import error, serialize
-from segue.retrieval.tool import SessionHistoryTool
+from segue.tools.builtin import session_history_tool
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
+    from segue.pgstore.history_tool import PgSessionHistoryTool
+    from segue.retrieval.tool import SessionHistoryTool
+
+    Tool = SessionHistoryTool | PgSessionHistoryTool
 
 
-def _answer(tool: SessionHistoryTool | None, agent: str | None, text: str) -> dict[str, Any]:
+def _answer(tool: Tool | None, agent: str | None, text: str) -> dict[str, Any]:
     try:
         args = json.loads(text)
     except ValueError as exc:
@@ -58,7 +62,9 @@ def history_tool(ctx: click.Context, agent: str | None, call: str | None) -> Non
     printf '%s\\n' '{"action":"search","query":"TODO"}' | segue history tool
     """
     obj: CliContext = ctx.find_root().obj
-    tool: SessionHistoryTool | None = SessionHistoryTool(obj.layout)
+    tool: Tool | None = session_history_tool(
+        obj.layout, obj.store() if obj.store_url is not None else None
+    )
     if agent is not None:
         resolved = resolve_agent(agent, Path.cwd())
         if not can_use_session_history(resolved.policy()):

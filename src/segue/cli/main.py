@@ -20,9 +20,11 @@ from segue.cli.history_tool import history_tool
 from segue.cli.mcp import mcp_group
 from segue.cli.run import clear, compact, run
 from segue.cli.settings import settings_group
+from segue.cli.store import migrate_cmd, store_group
 from segue.cli.tokens import tokens
 from segue.cli.workspaces import workspaces
 from segue.errors import ContextSignal, SegueError, UsageError
+from segue.history.factory import check_store_url
 from segue.workspace import default_home, derive_workspace_id, validate_workspace_id
 
 
@@ -55,21 +57,39 @@ class SegueGroup(click.Group):
     default=None,
     help="Workspace id (default: derived from the current directory).",
 )
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    default=None,
+    help="Keep transcripts in PostgreSQL (postgresql://…) instead of the home's JSONL files "
+    "(default: the store.url setting).",
+)
 @click.version_option(version=__version__, prog_name="segue", message="%(prog)s %(version)s")
 @click.pass_context
-def cli(ctx: click.Context, home: Path | None, workspace_id: str | None) -> None:
+def cli(
+    ctx: click.Context, home: Path | None, workspace_id: str | None, store_url: str | None
+) -> None:
     """segue: an agent harness whose context engine never loses a conversation."""
     wid = workspace_id if workspace_id is not None else derive_workspace_id(Path.cwd())
     try:
         validate_workspace_id(wid)
+        if store_url is not None:
+            check_store_url(store_url)
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
-    ctx.obj = CliContext(home=home if home is not None else default_home(), workspace_id=wid)
+    ctx.obj = CliContext(
+        home=home if home is not None else default_home(),
+        workspace_id=wid,
+        store_option=store_url,
+    )
 
 
 history.add_command(history_tool)
+history.add_command(migrate_cmd)
 cli.add_command(history)
 cli.add_command(settings_group)
+cli.add_command(store_group)
 cli.add_command(tokens)
 cli.add_command(run)
 cli.add_command(clear)

@@ -14,7 +14,6 @@ from segue.cli.context import CliContext
 from segue.cli.render import Renderer
 from segue.errors import RuntimeFailure, SegueError, UsageError
 from segue.events import Event, RolledOver
-from segue.history import HistoryStore
 from segue.history.inflight import refuse_if_streaming
 from segue.session.core import soft_reset
 from segue.session.factory import open_session
@@ -50,7 +49,12 @@ def run(
         renderer(event)
 
     session = open_session(
-        obj.layout, workdir=Path.cwd(), model=model, agent_name=agent_name, on_event=on_event
+        obj.layout,
+        workdir=Path.cwd(),
+        model=model,
+        agent_name=agent_name,
+        on_event=on_event,
+        store_url=obj.store_url,
     )
     try:
         result = session.send(prompt)
@@ -85,8 +89,9 @@ def run(
 def clear(obj: CliContext, soft: bool, yes: bool) -> None:
     """Clear the context. --soft appends a reset (the privacy floor for session_history);
     without it the whole transcript of this workspace is destroyed."""
-    refuse_if_streaming(obj.layout)
-    store = HistoryStore(obj.layout)
+    if obj.store_url is None:
+        refuse_if_streaming(obj.layout)
+    store = obj.store()
     carryover = CarryoverFile(obj.layout, store)
     if soft:
         wrote = soft_reset(
@@ -112,6 +117,12 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
 @click.pass_obj
 def compact(obj: CliContext, model: str | None, agent_name: str | None) -> None:
     """Summarize the active window into a compaction boundary (works with rollover on too)."""
-    session = open_session(obj.layout, workdir=Path.cwd(), model=model, agent_name=agent_name)
+    session = open_session(
+        obj.layout,
+        workdir=Path.cwd(),
+        model=model,
+        agent_name=agent_name,
+        store_url=obj.store_url,
+    )
     window_id = session.compact()  # CompactionFailed → exit 3, nothing committed
     click.echo(f"compacted: the conversation continues in {window_id}")

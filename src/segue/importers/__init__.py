@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from segue.history import HistoryStore
+from segue.history.protocol import TranscriptStore
 from segue.importers import claude_code, codex
 from segue.importers.entries import Entry, ImportRefused, Known, ToolResult, build_rows
 from segue.messages import Row
@@ -52,7 +52,7 @@ def parse_path(path: Path, fmt: str) -> list[Entry]:
     return [e for _, _, entries in parsed for e in entries]
 
 
-def known_rows(store: HistoryStore, fmt: str) -> Known:
+def known_rows(store: TranscriptStore, fmt: str) -> Known:
     known = Known()
     for row in store.rows():
         known.any_rows = True
@@ -65,7 +65,7 @@ def known_rows(store: HistoryStore, fmt: str) -> Known:
     return known
 
 
-def import_path(store: HistoryStore, fmt: str, path: Path) -> list[Row]:
+def import_path(store: TranscriptStore, fmt: str, path: Path) -> list[Row]:
     """Import PATH into ``store``'s workspace; the rows appended (none when all is known)."""
     entries = parse_path(path, fmt)
     with store.locked():

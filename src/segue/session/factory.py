@@ -13,7 +13,7 @@ from pathlib import Path
 
 from segue.errors import UsageError
 from segue.events import EventSink, Notice, ignore
-from segue.history import HistoryStore
+from segue.history.factory import open_store
 from segue.history.inflight import refuse_if_streaming
 from segue.plugins.loading import registry_from_specs
 from segue.policy import DEFAULT_AGENT, resolve_agent
@@ -35,9 +35,12 @@ def open_session(
     on_event: EventSink = ignore,
     durable: bool = True,
     persist_script_position: bool = True,
+    store_url: str | None = None,
 ) -> Session:
-    # Before anything is read or written: a session Xum is streaming into is not ours to run.
-    refuse_if_streaming(layout)
+    # Before anything is read or written: a session Xum is streaming into is not ours to run
+    # (a PostgreSQL store keeps no session directory Xum could be writing).
+    if store_url is None:
+        refuse_if_streaming(layout)
     record_workdir(layout, workdir)
     settings = load_settings(settings_path(layout.home))
     agent = resolve_agent(agent_name or DEFAULT_AGENT, workdir)
@@ -60,7 +63,9 @@ def open_session(
     # The plan agent keeps its `.*` rules (R12) and is narrowed by a caller restriction and a
     # write scope instead (segue.tools.profile).
     profile = tool_profile(agent)
-    tools = builtin_tools(layout, workdir, write_scope=profile.write_scope)
+    # ``store_url``: a PostgreSQL store (SPEC.md §8) instead of the home's JSONL files.
+    store = open_store(layout, store_url, durable=durable)
+    tools = builtin_tools(layout, workdir, write_scope=profile.write_scope, store=store)
     tools.defer_percent = int(settings.get("mcp.toolSearchPercent"))
     servers = settings.get("mcp.servers")
     if servers:
@@ -77,7 +82,7 @@ def open_session(
         )
     return Session(
         layout,
-        HistoryStore(layout, durable=durable),
+        store,
         provider,
         agent=agent,
         tools=tools,

@@ -9,8 +9,9 @@ the file tools may write (the ``plan`` agent's profile, :mod:`segue.tools.profil
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from segue.history import HistoryStore
+from segue.history import HistoryStore, TranscriptStore
 from segue.memory.store import MemoryTool
 from segue.retrieval.tool import SessionHistoryTool
 from segue.tools.base import ToolRegistry
@@ -22,14 +23,21 @@ from segue.tools.search import FileSearchTool
 from segue.tools.shell import BashTool
 from segue.workspace import Layout
 
+if TYPE_CHECKING:
+    from segue.pgstore.history_tool import PgSessionHistoryTool
+
 
 def builtin_tools(
-    layout: Layout, workdir: Path, *, write_scope: WriteScope = ANYWHERE
+    layout: Layout,
+    workdir: Path,
+    *,
+    write_scope: WriteScope = ANYWHERE,
+    store: TranscriptStore | None = None,
 ) -> ToolRegistry:
     workspace = Workspace.at(workdir, private=(layout.home,))
     # The carryover anchors each edit to the transcript's next sequence number, read under
     # the workspace lock; a store object of its own reads the same files as the session's.
-    carryover = CarryoverFile(layout, HistoryStore(layout))
+    carryover = CarryoverFile(layout, store if store is not None else HistoryStore(layout))
 
     def track(rel: str) -> None:
         carryover.record_edit(workspace.root, rel)
@@ -42,6 +50,19 @@ def builtin_tools(
             FileSearchTool(workspace),
             BashTool(workspace),
             MemoryTool(layout),
-            SessionHistoryTool(layout),
+            session_history_tool(layout, store),
         ]
     )
+
+
+def session_history_tool(
+    layout: Layout, store: TranscriptStore | None
+) -> SessionHistoryTool | PgSessionHistoryTool:
+    """``session_history`` over the JSONL files, or over a PostgreSQL store's mirror."""
+    from segue.history.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        from segue.pgstore.history_tool import PgSessionHistoryTool
+
+        return PgSessionHistoryTool(store, layout.home)
+    return SessionHistoryTool(layout)

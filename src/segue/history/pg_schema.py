@@ -1,0 +1,182 @@
+"""The PostgreSQL store's connection, schema and versioned migrations (SPEC.md §8).
+
+psycopg 3 is an optional dependency (``segue[postgres]``): it is imported here, lazily, the
+first time a PostgreSQL store is opened, so ``segue --help`` and the JSONL store never load it.
+
+Schema (version :data:`SCHEMA_VERSION`):
+
+* ``segue_schema(version)``: one row, the version the migrations have reached.
+* ``segue_workspaces``: one row per workspace: the epoch (R26/R29: kept by a verified append,
+  new on every other mutation), the next ``historySequence`` (never lowered, so a hard clear
+  never lets a sequence be reused), the next physical position, where ``chat`` starts (rows
+  before it are the archive: a rotation moves that mark, it rewrites nothing) and the window
+  id rows are being appended into.
+* ``segue_rows``: every physical line, oldest first by ``pos``: its exact bytes (``bytea``,
+  so invalid UTF-8 and unparseable lines survive), byte offset ``off`` in the history as the
+  JSONL files would hold it, its sequence, whether it mentions the reset key, its window id
+  and its projected text (R25) for search, indexed with ``pg_trgm`` (GIN).
+
+Migrations run in one transaction under a global advisory lock, so two first-time processes
+never race; each step is recorded, so a later version only runs the steps it lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from segue.errors import StoreError, UsageError
+
+if TYPE_CHECKING:
+    import psycopg
+
+SCHEMA_VERSION = 1
+#: advisory lock key (a constant outside the per-workspace key space's usual range) held
+#: while migrating
+_MIGRATE_KEY = 0x5E6E_0000
+
+_V1 = (
+    "CREATE TABLE IF NOT EXISTS segue_workspaces ("
+    " workspace text PRIMARY KEY,"
+    " epoch text NOT NULL,"
+    " next_sequence bigint NOT NULL DEFAULT 0,"
+    " next_pos bigint NOT NULL DEFAULT 0,"
+    " next_off bigint NOT NULL DEFAULT 0,"
+    " chat_pos bigint NOT NULL DEFAULT 0,"
+    " window_id text NOT NULL DEFAULT 'w:0')",
+    "CREATE TABLE IF NOT EXISTS segue_rows ("
+    " workspace text NOT NULL REFERENCES segue_workspaces(workspace),"
+    " pos bigint NOT NULL,"
+    " off bigint NOT NULL,"
+    " raw bytea NOT NULL,"
+    " seq bigint,"
+    " item text,"
+    " marker boolean NOT NULL,"
+    " window_id text NOT NULL,"
+    " body text,"
+    " PRIMARY KEY (workspace, pos))",
+    "CREATE INDEX IF NOT EXISTS segue_rows_body_trgm ON segue_rows"
+    " USING gin (body gin_trgm_ops)",
+    "CREATE INDEX IF NOT EXISTS segue_rows_marker ON segue_rows (workspace, pos) WHERE marker",
+)
+
+#: version -> statements taking the schema from version-1 to version
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1}
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise UsageError(
+            "a postgresql:// store needs psycopg 3: pip install 'segue[postgres]'"
+        ) from None
+    return psycopg
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def connect(url: str, *, timeout: float = 10.0) -> psycopg.Connection[Any]:
+    """An autocommit connection, or a one-line :class:`StoreError` naming the server."""
+    if not is_postgres_url(url):
+        raise UsageError(f"not a PostgreSQL URL: {url!r} (expected postgresql://…)")
+    pg = _psycopg()
+    try:
+        conn: psycopg.Connection[Any] = pg.connect(
+            url, autocommit=True, connect_timeout=max(1, int(timeout))
+        )
+    except pg.Error as exc:
+        raise StoreError(
+            f"cannot connect to the PostgreSQL store {redact(url)}: {first_line(exc)}",
+            code="store_unavailable",
+        ) from None
+    return conn
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    head, at, tail = url.partition("@")
+    if not at or "://" not in head:
+        return url
+    scheme, _, userinfo = head.partition("://")
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}@{tail}"
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def schema_version(conn: psycopg.Connection[Any]) -> int:
+    cur = conn.execute("SELECT to_regclass('segue_schema') IS NOT NULL")
+    row = cur.fetchone()
+    if row is None or not row[0]:
+        return 0
+    got = conn.execute("SELECT max(version) FROM segue_schema").fetchone()
+    return int(got[0]) if got is not None and got[0] is not None else 0
+
+
+def ensure_schema(conn: psycopg.Connection[Any]) -> int:
+    """Create or migrate the schema; returns the version now in place."""
+    if schema_version(conn) == SCHEMA_VERSION:
+        return SCHEMA_VERSION
+    psycopg = _psycopg()
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_KEY,))
+            have = schema_version(conn)
+            if have > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the PostgreSQL store has schema version {have}; this segue knows up to "
+                    f"{SCHEMA_VERSION}: upgrade segue",
+                    code="schema_too_new",
+                )
+            _extension(conn)
+            conn.execute("CREATE TABLE IF NOT EXISTS segue_schema (version integer NOT NULL)")
+            for version in range(have + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO segue_schema (version) VALUES (%s)", (version,))
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"cannot create the segue schema in PostgreSQL: {first_line(exc)}",
+            code="schema_failed",
+        ) from None
+    return SCHEMA_VERSION
+
+
+def _extension(conn: psycopg.Connection[Any]) -> None:
+    have = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone()
+    if have is not None:
+        return
+    available = conn.execute(
+        "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'"
+    ).fetchone()
+    if available is None:
+        raise StoreError(
+            "the PostgreSQL server lacks the pg_trgm extension that segue's search needs "
+            "(Debian: apt-get install postgresql-contrib)",
+            code="extension_missing",
+        )
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+
+
+@contextmanager
+def translated(what: str, url: str) -> Iterator[None]:
+    """Turn a psycopg failure inside the block into one clear :class:`StoreError`."""
+    psycopg = _psycopg()
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        raise StoreError(
+            f"{what}: lost the connection to the PostgreSQL store {redact(url)} "
+            f"({first_line(exc)}); the operation was not confirmed (it is whole or absent)",
+            code="store_unavailable",
+        ) from None
+    except psycopg.Error as exc:
+        raise StoreError(f"{what}: PostgreSQL said: {first_line(exc)}") from None
+

@@ -1,0 +1,535 @@
+"""PostgresStore: the TranscriptStore protocol in PostgreSQL (SPEC.md §8).
+
+Invariants (the JSONL store's, kept with the database's own tools):
+
+* Every mutation is one transaction that first takes ``pg_advisory_xact_lock`` on a stable
+  64-bit hash of the workspace id (the per-workspace lock of R28), then the workspace row
+  ``FOR UPDATE``. A batch is all-or-nothing across a killed client, a dropped connection or a
+  restarted server because PostgreSQL commits it whole or not at all; ``append`` returns only
+  after the commit, so an acknowledged batch is durable (with the server's fsync on).
+* ``historySequence`` comes from the workspace row's ``next_sequence``, which only ever
+  grows (a hard clear keeps it): strictly increasing across every client, never reused.
+* Each line keeps its exact bytes; readers get the very ``StoredLine`` values the JSONL store
+  would give for the same lines: the same source (rows before ``chat_pos`` are the archive),
+  byte offsets, lengths, parsed rows and reset markers.
+* The epoch (R26/R29): a verified append keeps it; a rotation, quarantine or hard clear sets
+  a new one, exactly where the JSONL store publishes a new receipt epoch.
+* ``locked()`` holds the same advisory key at session level (re-entrant within the store's
+  connection), so a caller's read-modify-append sequence is serialised with every other
+  client's mutations; each append inside it still commits on its own.
+* Reads run in a REPEATABLE READ, read-only transaction on a connection of their own, so a
+  listing sees one consistent history however long it takes to consume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from segue.context.boundaries import is_boundary
+from segue.errors import LockTimeout, StoreError
+from segue.history.batch import encode_batch, parse_import, stamp
+from segue.history.pg_rows import Prepared, like_pattern, prepare, searchable
+from segue.history.pg_schema import connect, ensure_schema, redact, translated
+from segue.history.quarantine import quarantined
+from segue.history.receipt import new_epoch
+from segue.history.reports import RecoveryReport, VerifyReport
+from segue.history.scan import MAX_LINE, Source, StoredLine, parse_line
+from segue.messages import Row, encode_row
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import psycopg
+
+_FETCH = 256
+_STATE = (
+    "SELECT epoch, next_sequence, next_pos, next_off, chat_pos, window_id"
+    " FROM segue_workspaces WHERE workspace = %s"
+)
+_STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
+_SELECT = "SELECT pos, off, raw, marker, window_id FROM segue_rows WHERE workspace = %s AND "
+
+
+def lock_key(workspace_id: str) -> int:
+    """The advisory lock key of a workspace: the first 8 bytes of a SHA-256, signed (stable
+    across processes, machines and PostgreSQL versions, unlike ``hashtext``)."""
+    digest = hashlib.sha256(b"segue-workspace:" + workspace_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@dataclass(frozen=True)
+class WorkspaceState:
+    epoch: str
+    next_sequence: int
+    next_pos: int
+    next_off: int
+    chat_pos: int
+    window_id: str
+
+
+@dataclass(frozen=True)
+class PgLine:
+    """A stored line with the window it belongs to (what search answers carry)."""
+
+    line: StoredLine
+    pos: int
+    window_id: str
+    raw: bytes  # the whole line without its newline, also when ``line.raw`` is None
+
+
+class PostgresStore:
+    """The transcript of one workspace in a PostgreSQL database."""
+
+    def __init__(self, url: str, workspace_id: str, *, lock_timeout: float = 30.0) -> None:
+        self.url = url
+        self.workspace_id = workspace_id
+        self.lock_timeout = lock_timeout
+        self._key = lock_key(workspace_id)
+        self._conn: psycopg.Connection[Any] | None = None
+        self._readers: list[psycopg.Connection[Any]] = []
+        self._held = 0
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _open(self) -> psycopg.Connection[Any]:
+        conn = connect(self.url, timeout=self.lock_timeout)
+        try:
+            ensure_schema(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _writer(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._held:
+                # The session lock died with the old connection: what the caller holds it
+                # for can no longer be serialised.
+                raise StoreError(
+                    f"lost the connection to the PostgreSQL store {redact(self.url)} while "
+                    "holding the workspace lock",
+                    code="store_unavailable",
+                )
+            self._conn = self._open()
+        return self._conn
+
+    def close(self) -> None:
+        for conn in [self._conn, *self._readers]:
+            if conn is not None:
+                conn.close()
+        self._conn = None
+        self._readers = []
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- locking -------------------------------------------------------------------------------
+
+    def locked(self) -> AbstractContextManager[None]:
+        return self._session_lock()
+
+    @contextmanager
+    def _session_lock(self) -> Iterator[None]:
+        if self._held:
+            self._held += 1
+            try:
+                yield
+            finally:
+                self._held -= 1
+            return
+        with translated("cannot lock the workspace", self.url):
+            conn = self._writer()
+            self._wait_lock(conn, "SELECT pg_advisory_lock(%s)")
+        self._held = 1
+        try:
+            yield
+        finally:
+            self._held = 0
+            held = self._conn
+            if held is not None and not held.closed and not held.broken:
+                with translated("cannot unlock the workspace", self.url):
+                    held.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+
+    def _wait_lock(self, conn: psycopg.Connection[Any], sql: str) -> None:
+        import psycopg
+
+        ms = max(1, int(self.lock_timeout * 1000))
+        try:
+            conn.execute(f"SET lock_timeout = {ms}")
+            conn.execute(sql, (self._key,))
+        except psycopg.errors.LockNotAvailable:
+            raise LockTimeout(self._lock_name(), self.lock_timeout) from None
+        finally:
+            if not conn.broken and conn.info.transaction_status.name == "IDLE":
+                conn.execute("SET lock_timeout = 0")
+
+    def _lock_name(self) -> Path:
+        from pathlib import Path
+
+        return Path(f"{redact(self.url)}#workspace={self.workspace_id}")
+
+    @contextmanager
+    def _mutation(self, what: str) -> Iterator[tuple[psycopg.Connection[Any], WorkspaceState]]:
+        """One transaction under the workspace's advisory lock, with its state row locked."""
+        with translated(what, self.url):
+            conn = self._writer()
+            with conn.transaction():
+                self._wait_lock(conn, "SELECT pg_advisory_xact_lock(%s)")
+                conn.execute(
+                    "INSERT INTO segue_workspaces (workspace, epoch) VALUES (%s, %s)"
+                    " ON CONFLICT (workspace) DO NOTHING",
+                    (self.workspace_id, new_epoch()),
+                )
+                yield conn, self._state(conn, lock=True)
+
+    def _state(self, conn: psycopg.Connection[Any], *, lock: bool = False) -> WorkspaceState:
+        row = conn.execute(
+            _STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)
+        ).fetchone()
+        if row is None:
+            return WorkspaceState("", 0, 0, 0, 0, "w:0")
+        seq, pos, off, chat = (int(v) for v in row[1:5])
+        return WorkspaceState(str(row[0]), seq, pos, off, chat, str(row[5]))
+
+    # -- state seen from outside -----------------------------------------------------------------
+
+    def epoch(self) -> str:
+        """The workspace's epoch now ("" before its first write)."""
+        with translated("cannot read the workspace", self.url):
+            return self._state(self._writer()).epoch
+
+    def next_sequence(self) -> int:
+        with translated("cannot read the workspace", self.url):
+            return self._state(self._writer()).next_sequence
+
+    # -- append ----------------------------------------------------------------------------------
+
+    def append(self, rows: Sequence[Row]) -> list[Row]:
+        if not rows:
+            return []
+        # Encode once without the lock to fail early on an unencodable row; the real batch
+        # is stamped inside the transaction.
+        encode_batch(rows)
+        with self._mutation("cannot append to the transcript") as (conn, state):
+            stored = stamp(rows, state.next_sequence, self.workspace_id)
+            data, _ = encode_batch(stored)
+            raws = data.split(b"\n")[:-1]
+            self._insert(conn, state, raws, next_sequence=state.next_sequence + len(stored))
+        return stored
+
+    def _insert(
+        self,
+        conn: psycopg.Connection[Any],
+        state: WorkspaceState,
+        raws: Sequence[bytes],
+        *,
+        next_sequence: int,
+    ) -> None:
+        """Insert a batch at the end and advance the workspace row. A batch holding a durable
+        boundary rotates at the newest one, as ``rotation`` does on disk."""
+        prepared, window = prepare(
+            raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id
+        )
+        _copy(conn, self.workspace_id, prepared)
+        epoch = state.epoch
+        chat_pos = state.chat_pos
+        for p in prepared:
+            row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
+            if row is not None and is_boundary(row):
+                chat_pos = p.pos
+        if chat_pos != state.chat_pos:
+            epoch = new_epoch()  # a rotation is another mutation (R29)
+        end_off = prepared[-1].off + len(prepared[-1].raw) + 1 if prepared else state.next_off
+        conn.execute(
+            "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
+            " next_off = %s, chat_pos = %s, window_id = %s WHERE workspace = %s",
+            (
+                epoch,
+                max(next_sequence, state.next_sequence),
+                state.next_pos + len(prepared),
+                end_off,
+                chat_pos,
+                window,
+                self.workspace_id,
+            ),
+        )
+
+    def import_rows(self, data: bytes) -> list[Row]:
+        return self.append(parse_import(data))
+
+    def load_lines(
+        self, lines: Iterable[tuple[Source, bytes]], next_sequence: int
+    ) -> None:
+        """Copy lines byte for byte into an empty workspace (``history migrate``): archive
+        lines first, then chat lines, and the sequence floor. One transaction, streamed."""
+        with self._mutation("cannot load the transcript") as (conn, state):
+            if self._count(conn) != 0:
+                raise StoreError(
+                    f"workspace {self.workspace_id} already has history in "
+                    f"{redact(self.url)}; migrate into an empty workspace",
+                    code="target_not_empty",
+                )
+            pos, off, window = state.next_pos, state.next_off, state.window_id
+            chat_pos: int | None = None
+            chunk: list[bytes] = []
+
+            def flush() -> None:
+                nonlocal pos, off, window
+                prepared, window = prepare(chunk, pos=pos, off=off, window_id=window)
+                _copy(conn, self.workspace_id, prepared)
+                pos += len(chunk)
+                off += sum(len(raw) + 1 for raw in chunk)
+                chunk.clear()
+
+            for source, raw in lines:
+                if source == "chat" and chat_pos is None:
+                    flush()
+                    chat_pos = pos
+                chunk.append(raw)
+                if len(chunk) >= _FETCH:
+                    flush()
+            flush()
+            conn.execute(
+                "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
+                " next_off = %s, chat_pos = %s, window_id = %s WHERE workspace = %s",
+                (
+                    new_epoch(),
+                    max(next_sequence, state.next_sequence),
+                    pos,
+                    off,
+                    chat_pos if chat_pos is not None else pos,
+                    window,
+                    self.workspace_id,
+                ),
+            )
+        # A bulk load changes the table's statistics at once: refresh them so the planner
+        # uses the pg_trgm index for search right away instead of after autovacuum.
+        with translated("cannot analyze the transcript table", self.url):
+            self._writer().execute("ANALYZE segue_rows")
+
+    def _count(self, conn: psycopg.Connection[Any]) -> int:
+        got = conn.execute(
+            "SELECT count(*) FROM segue_rows WHERE workspace = %s", (self.workspace_id,)
+        ).fetchone()
+        return int(got[0]) if got is not None else 0
+
+    # -- rewrites --------------------------------------------------------------------------------
+
+    def quarantine(self, item_id: str) -> Row:
+        with self._mutation("cannot quarantine the item") as (conn, state):
+            found = conn.execute(
+                "SELECT pos, off, raw FROM segue_rows WHERE workspace = %s AND item = %s"
+                " ORDER BY pos DESC LIMIT 1",
+                (self.workspace_id, item_id),
+            ).fetchone()
+            row = parse_line(bytes(found[2])) if found is not None else None
+            if found is None or row is None:
+                raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
+            if is_boundary(row):
+                raise StoreError(
+                    f"item {item_id!r} is a context boundary and cannot be quarantined",
+                    code="not_quarantinable",
+                )
+            new = quarantined(row)
+            if new is row:
+                return new
+            pos, off, old = int(found[0]), int(found[1]), bytes(found[2])
+            raw = encode_row(new)
+            (p,), _ = prepare([raw], pos=pos, off=off, window_id=state.window_id)
+            conn.execute(
+                "UPDATE segue_rows SET raw = %s, seq = %s, item = %s, marker = %s, body = %s"
+                " WHERE workspace = %s AND pos = %s",
+                (raw, p.seq, p.item, p.marker, p.body, self.workspace_id, pos),
+            )
+            delta = len(raw) - len(old)
+            if delta:
+                conn.execute(
+                    "UPDATE segue_rows SET off = off + %s WHERE workspace = %s AND pos > %s",
+                    (delta, self.workspace_id, pos),
+                )
+            conn.execute(
+                "UPDATE segue_workspaces SET epoch = %s, next_off = next_off + %s"
+                " WHERE workspace = %s",
+                (new_epoch(), delta, self.workspace_id),
+            )
+            return new
+
+    def clear_all(self) -> None:
+        with self._mutation("cannot clear the transcript") as (conn, _state):
+            conn.execute("DELETE FROM segue_rows WHERE workspace = %s", (self.workspace_id,))
+            conn.execute(
+                "UPDATE segue_workspaces SET epoch = %s, next_off = 0, chat_pos = next_pos,"
+                " window_id = 'w:0' WHERE workspace = %s",
+                (new_epoch(), self.workspace_id),
+            )
+
+    def recover(self) -> RecoveryReport:
+        # Nothing is ever half-written: a transaction that did not commit left no trace.
+        return RecoveryReport(receipt_verified=True)
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def _reader(self) -> psycopg.Connection[Any]:
+        while self._readers:
+            conn = self._readers.pop()
+            if not conn.closed and not conn.broken:
+                return conn
+        return self._open()
+
+    def _release(self, conn: psycopg.Connection[Any]) -> None:
+        if conn.closed or conn.broken:
+            return
+        if len(self._readers) < 2:
+            self._readers.append(conn)
+        else:
+            conn.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[PgSnapshot]:
+        """One consistent, read-only view of the workspace (REPEATABLE READ)."""
+        with translated("cannot read the transcript", self.url):
+            conn = self._reader()
+        try:
+            with translated("cannot read the transcript", self.url), conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                state = self._state(conn)
+                snap = PgSnapshot(self, conn, state, _chat_off(conn, self.workspace_id, state))
+                yield snap
+        finally:
+            self._release(conn)
+
+    def _query(self, where: str, params: tuple[Any, ...], order: str) -> Iterator[PgLine]:
+        with self.snapshot() as snap:
+            yield from snap.lines(where, params, order)
+
+    def lines(self) -> Iterator[StoredLine]:
+        for found in self._query("true", (), "ASC"):
+            yield found.line
+
+    def lines_reverse(self) -> Iterator[StoredLine]:
+        for found in self._query("true", (), "DESC"):
+            yield found.line
+
+    def rows(self) -> Iterator[Row]:
+        for line in self.lines():
+            if line.row is not None:
+                yield line.row
+
+    def search_lines(self, query: str) -> Iterator[PgLine]:
+        """Lines whose displayed text may contain ``query`` (case-insensitive), oldest first,
+        found through the ``pg_trgm`` index; callers confirm each hit on the row itself."""
+        return self._query(r"body LIKE %s ESCAPE '\'", (like_pattern(query),), "ASC")
+
+    def verify(self) -> VerifyReport:
+        report = VerifyReport(receipt_state="stable")
+        last: int | None = None
+        expected = {"archive": 0, "chat": 0}
+        for line in self.lines():
+            report.lines += 1
+            if line.offset != expected[line.source]:
+                report.problems.append(
+                    f"{line.source} offset {line.offset}: expected {expected[line.source]}"
+                )
+            expected[line.source] = line.end
+            if line.row is None:
+                kind = "oversized line" if line.raw is None else "not a row"
+                report.warnings.append(f"{line.source} offset {line.offset}: {kind}")
+                continue
+            report.rows += 1
+            seq = line.row.sequence
+            if seq is not None and last is not None and seq <= last:
+                report.problems.append(f"historySequence {seq} after {last} (out of order)")
+            if seq is not None:
+                last = seq if last is None else max(last, seq)
+        floor = self.next_sequence()
+        if last is not None and last >= floor:
+            report.problems.append(
+                f"historySequence {last} is not below the workspace's next sequence {floor}"
+            )
+        return report
+
+
+class PgSnapshot:
+    """What :meth:`PostgresStore.snapshot` yields: the workspace row and its lines as of one
+    instant. Lines stream in chunks through a server-side cursor."""
+
+    def __init__(
+        self,
+        store: PostgresStore,
+        conn: psycopg.Connection[Any],
+        state: WorkspaceState,
+        chat_off: int,
+    ) -> None:
+        self.store = store
+        self.conn = conn
+        self.state = state
+        self.chat_off = chat_off
+
+    def lines(
+        self, where: str = "true", params: tuple[Any, ...] = (), order: str = "ASC"
+    ) -> Iterator[PgLine]:
+        """Lines matching ``where`` (a constant of this package, never user text)."""
+        with translated("cannot read the transcript", self.store.url):
+            cur = self.conn.cursor(name="segue_lines")
+            try:
+                cur.itersize = _FETCH
+                sql = _SELECT + f"({where}) ORDER BY pos {order}"
+                cur.execute(sql, (self.store.workspace_id, *params))
+                while True:
+                    chunk = cur.fetchmany(_FETCH)
+                    if not chunk:
+                        break
+                    for pos, off, raw, marker, window in chunk:
+                        data = bytes(raw)
+                        line = _stored(
+                            int(pos), int(off), data, bool(marker),
+                            state=self.state, chat_off=self.chat_off,
+                        )
+                        yield PgLine(line, int(pos), str(window), data)
+            finally:
+                # Closed also on a broken connection (psycopg warns about a server cursor
+                # left open); that close cannot reach the server and may fail: nothing to do.
+                with contextlib.suppress(Exception):
+                    cur.close()
+
+
+def _chat_off(conn: psycopg.Connection[Any], workspace: str, state: WorkspaceState) -> int:
+    got = conn.execute(
+        "SELECT off FROM segue_rows WHERE workspace = %s AND pos = %s",
+        (workspace, state.chat_pos),
+    ).fetchone()
+    return int(got[0]) if got is not None else state.next_off
+
+
+def _stored(
+    pos: int, off: int, raw: bytes, marker: bool, *, state: WorkspaceState, chat_off: int
+) -> StoredLine:
+    source: Source = "archive" if pos < state.chat_pos else "chat"
+    offset = off if source == "archive" else off - chat_off
+    if len(raw) > MAX_LINE:
+        return StoredLine(source, offset, len(raw) + 1, None, None, marker)
+    return StoredLine(source, offset, len(raw) + 1, raw, parse_line(raw), marker)
+
+
+def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]) -> None:
+    if not lines:
+        return
+    with conn.cursor() as cur, cur.copy(
+        "COPY segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body)"
+        " FROM STDIN"
+    ) as copy:
+        for p in lines:
+            copy.write_row(
+                (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body)
+            )
+
+
+__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "searchable"]
