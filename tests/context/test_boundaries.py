@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from segue.context.floor import mentions_reset_key
 from segue.context.boundaries import (
     ROOT_WINDOW_ID,
     boundary_kind,
@@ -12,7 +13,6 @@ from segue.context.boundaries import (
     is_strict_rollover,
     item_id,
     newest_floor_index,
-    raw_may_be_reset,
     split_windows,
 )
 from segue.messages import Row, encode_row, make_row, text_part
@@ -142,5 +142,5 @@ def test_empty_history_has_root_window() -> None:
 
 
 def test_raw_check_fails_closed() -> None:
-    assert raw_may_be_reset(encode_row(rollover(1)) + b"garbage")
-    assert not raw_may_be_reset(encode_row(msg(1)))
+    assert mentions_reset_key(encode_row(rollover(1)) + b"garbage")
+    assert not mentions_reset_key(encode_row(msg(1)))

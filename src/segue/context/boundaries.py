@@ -39,7 +39,6 @@ WindowKind = Literal["root", "rollover", "reset", "compaction"]
 BoundaryKind = Literal["rollover", "reset", "compaction"]
 
 _WINDOW_ID_RE = re.compile(r"w:(0|[0-9]+|m:.+)", re.DOTALL)
-_RESET_MARKER = b'"contextBoundaryKind"'
 _MISSING = object()
 
 
@@ -118,14 +117,6 @@ def boundary_kind(row: Row) -> BoundaryKind:
 
 def window_id_of_boundary(row: Row) -> str:
     return f"w:{item_id(row)}"
-
-
-def raw_may_be_reset(raw: bytes) -> bool:
-    """For a line that cannot be parsed (or is too large to parse): could it be a reset row?
-
-    Fails closed: any mention of the boundary key counts, so damage never hides a floor.
-    """
-    return _RESET_MARKER in raw
 
 
 @dataclass(frozen=True)

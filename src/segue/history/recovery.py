@@ -22,6 +22,7 @@ import os
 from contextlib import closing
 from pathlib import Path
 
+from segue.context.floor import KeyWatch
 from segue.errors import RowDecodeError
 from segue.fsutil import file_size, fsync_dir, read_range, sha256_range, write_all
 from segue.history.marker import (
@@ -44,7 +45,7 @@ from segue.history.receipt import (
 )
 from segue.history.reports import RecoveryReport
 from segue.history.rotation import batch_cut, finish_rotation, rotate
-from segue.history.scan import RESET_MARKER, Source, scan_backward
+from segue.history.scan import Source, scan_backward
 from segue.history.sequence import disk_next_sequence
 from segue.messages import decode_row
 from segue.workspace import Layout
@@ -229,8 +230,7 @@ def torn_tail(layout: Layout, source: Source) -> tuple[int, int, bool] | None:
 
 
 def _mentions_reset(path: os.PathLike[str], start: int, stop: int) -> bool:
-    keep = len(RESET_MARKER) - 1
-    edge = b""
+    watch = KeyWatch(forward=True)
     with open(path, "rb") as f:
         f.seek(start)
         left = stop - start
@@ -238,9 +238,8 @@ def _mentions_reset(path: os.PathLike[str], start: int, stop: int) -> bool:
             buf = f.read(min(1 << 20, left))
             if not buf:
                 break
-            if RESET_MARKER in edge + buf:
+            if watch.feed(buf):
                 return True
-            edge = buf[-keep:]
             left -= len(buf)
     return False
 

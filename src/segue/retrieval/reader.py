@@ -27,11 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.history.scan import RESET_MARKER
+from segue.context.floor import EDGE, mentions_reset_key
 
 MAX_LINE = 1 << 20
 _CHUNK = 1 << 16
-_EDGE = len(RESET_MARKER) - 1
+_EDGE = EDGE
 
 
 @dataclass
@@ -131,7 +131,7 @@ class BackwardReader:
                 if oversized:
                     budget.rows += 1
                     yield RawLine(
-                        seg.start, line_end, None, marker or RESET_MARKER in edge, bool(own_nl)
+                        seg.start, line_end, None, marker or mentions_reset_key(edge), bool(own_nl)
                     )
                 elif line_end > seg.start:
                     if budget.rows_left == 0:
@@ -155,11 +155,11 @@ class BackwardReader:
                 nl = chunk.rfind(b"\n")
                 if nl < 0:
                     both = chunk + edge
-                    marker = marker or RESET_MARKER in both
+                    marker = marker or mentions_reset_key(both)
                     edge = both[:_EDGE]
                     continue
                 tail = chunk[nl + 1 :] + edge
-                marker = marker or RESET_MARKER in tail
+                marker = marker or mentions_reset_key(tail)
                 budget.rows += 1
                 yield RawLine(pos + nl + 1, line_end, None, marker, bool(own_nl))
                 line_end = pos + nl + 1
@@ -186,7 +186,7 @@ class BackwardReader:
             pending = pending[:hi]
             if len(pending) > MAX_LINE + 1:
                 oversized = True
-                marker = RESET_MARKER in pending
+                marker = mentions_reset_key(pending)
                 edge = pending[:_EDGE]
                 pending = b""
 
@@ -198,8 +198,8 @@ class BackwardReader:
 def _line(start: int, end: int, data: bytes, own_nl: bool) -> RawLine:
     raw = data[:-1] if own_nl else data
     if len(raw) > MAX_LINE:
-        return RawLine(start, end, None, RESET_MARKER in raw, own_nl)
-    return RawLine(start, end, raw, RESET_MARKER in raw, own_nl)
+        return RawLine(start, end, None, mentions_reset_key(raw), own_nl)
+    return RawLine(start, end, raw, mentions_reset_key(raw), own_nl)
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ class ForwardReader:
                         self._suspend(FwdState(line_start))
                         return
                     budget.rows += 1
-                    m = marker or RESET_MARKER in edge or RESET_MARKER in pending
+                    m = marker or mentions_reset_key(edge) or mentions_reset_key(pending)
                     raw = None if oversized else pending
                     yield RawLine(line_start, seg.end, raw, m, False)
                 return
@@ -266,10 +266,10 @@ class ForwardReader:
                 nl = chunk.find(b"\n")
                 if nl < 0:
                     both = edge + chunk
-                    marker = marker or RESET_MARKER in both
+                    marker = marker or mentions_reset_key(both)
                     edge = both[-_EDGE:]
                     continue
-                marker = marker or RESET_MARKER in (edge + chunk[:nl])
+                marker = marker or mentions_reset_key(edge + chunk[:nl])
                 budget.rows += 1
                 end = pos - n + nl + 1
                 yield RawLine(line_start, end, None, marker, True)
@@ -294,7 +294,7 @@ class ForwardReader:
             pending = pending[search_from:]
             if len(pending) > MAX_LINE + 1:
                 oversized = True
-                marker = RESET_MARKER in pending
+                marker = mentions_reset_key(pending)
                 edge = pending[-_EDGE:]
                 pending = b""
 
