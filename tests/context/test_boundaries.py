@@ -4,7 +4,6 @@ from typing import Any
 
 import pytest
 
-from segue.context.floor import mentions_reset_key
 from segue.context.boundaries import (
     ROOT_WINDOW_ID,
     boundary_kind,
@@ -15,6 +14,7 @@ from segue.context.boundaries import (
     newest_floor_index,
     split_windows,
 )
+from segue.context.floor import mentions_reset_key
 from segue.messages import Row, encode_row, make_row, text_part
 
 

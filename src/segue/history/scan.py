@@ -88,7 +88,8 @@ class _Line:
         if self.oversized:
             return StoredLine(source, offset, self.size + 1, None, None, self.marker)
         raw = self._joined()
-        return StoredLine(source, offset, self.size + 1, raw, parse_line(raw), mentions_reset_key(raw))
+        marker = mentions_reset_key(raw)
+        return StoredLine(source, offset, self.size + 1, raw, parse_line(raw), marker)
 
 
 class _Budget:
