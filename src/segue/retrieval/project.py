@@ -28,6 +28,7 @@ from typing import Any
 from segue.context.boundaries import (
     boundary_kind,
     is_boundary,
+    is_ui_hidden,
     item_id,
     window_id_of_boundary,
 )
@@ -120,10 +121,11 @@ def classify(line: RawLine, prefilter: Prefilter | None = None) -> Seen:
 
 
 def is_hidden(row: Row) -> bool:
-    """Not an item: hidden synthetic rows (the lead-in) and quarantined rows (R22, R25)."""
+    """Not an item: rows Xum hides (synthetic without ``uiVisible: true``, compaction
+    requests) and quarantined rows (R22, R25)."""
     if row.flag("contextBudgetRejected") or "contextBudgetRejectedMessage" in row.metadata:
         return True
-    return row.flag("synthetic") and row.metadata.get("uiVisible") is False
+    return is_ui_hidden(row)
 
 
 def project(row: Row) -> Item | None:
