@@ -41,6 +41,7 @@ from segue.history.receipt import (
     new_epoch,
     read_receipt,
     receipt_matches,
+    sequence_floor,
     write_receipt,
 )
 from segue.history.reports import RecoveryReport
@@ -92,7 +93,8 @@ def recover_locked(
         _fix_torn_tail(layout, source, report, durable=durable)
     if report.changed or not receipt_matches(receipt, layout):
         floor = max(
-            receipt.next_sequence if receipt is not None else 0, disk_next_sequence(layout)
+            receipt.next_sequence if receipt is not None else sequence_floor(layout),
+            disk_next_sequence(layout),
         )
         chat, archive = current_stamps(layout)
         write_receipt(
