@@ -250,10 +250,10 @@ def test_a_shrunk_transcript_is_still_damage(tmp_path: Path) -> None:
 def test_malformed_xum_receipts_are_not_trusted(tmp_path: Path) -> None:
     from segue.history.receipt import decode_receipt
 
-    good = {
+    stamp = {"dev": "1", "ino": "2", "size": "3", "mtimeNs": "4", "ctimeNs": "5"}
+    good: dict[str, Any] = {
         "version": 1, "epoch": str(uuid.uuid4()), "state": "stable",
-        "files": {"chat": {"dev": "1", "ino": "2", "size": "3", "mtimeNs": "4", "ctimeNs": "5"},
-                  "archive": None},
+        "files": {"chat": stamp, "archive": None},
     }
     assert decode_receipt(json.dumps(good).encode()) is not None
     bad: list[dict[str, Any]] = [
@@ -263,9 +263,9 @@ def test_malformed_xum_receipts_are_not_trusted(tmp_path: Path) -> None:
         {**good, "epoch": "not-a-uuid"},
         {**good, "state": "done"},
         {**good, "files": {"chat": None}},
-        {**good, "files": {"chat": {**good["files"]["chat"], "size": 3}, "archive": None}},
-        {**good, "files": {"chat": {**good["files"]["chat"], "size": "-3"}, "archive": None}},
-        {**good, "files": {"chat": {**good["files"]["chat"], "x": "1"}, "archive": None}},
+        {**good, "files": {"chat": {**stamp, "size": 3}, "archive": None}},
+        {**good, "files": {"chat": {**stamp, "size": "-3"}, "archive": None}},
+        {**good, "files": {"chat": {**stamp, "x": "1"}, "archive": None}},
     ]
     for obj in bad:
         assert decode_receipt(json.dumps(obj).encode()) is None, obj
