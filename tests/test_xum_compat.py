@@ -218,6 +218,7 @@ def test_an_append_xum_made_expires_cursors_and_is_not_damage(tmp_path: Path) ->
     proc.stdin.flush()
     after = json.loads(proc.stdout.readline())
     proc.stdin.close()
+    proc.stdout.close()
     assert proc.wait(timeout=60) == 0
     assert after["ok"] is False and after["error"]["code"] == "stale_cursor", after
     verify = segue(tmp_path, "history", "verify")
