@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from segue.context.boundaries import ROOT_WINDOW_ID
+from segue.context.floor import mentions_reset_key
 from segue.retrieval import envelope
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.project import Item, Kind, Prefilter, Seen, classify
@@ -159,7 +160,7 @@ def _window(
 
 
 def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
-    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    start = _back_start(ctx, state)
     first, last, count = (
         (None, None, 0) if state is None else (state.first, state.last, state.count)
     )
@@ -188,11 +189,23 @@ def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
     return Page(windows, None)
 
 
+def _back_start(ctx: Ctx, state: CursorState | None) -> BackState:
+    if state is None:
+        return BackState(ctx.end)
+    return BackState(state.pos, state.skip, state.skip_marker)
+
+
 def _back_state(
     ctx: Ctx, at: BackState, first: str | None = None, last: str | None = None, count: int = 0
 ) -> CursorState:
     return ctx.state(
-        phase="back", pos=at.pos, skip=at.skip_end, first=first, last=last, count=count
+        phase="back",
+        pos=at.pos,
+        skip=at.skip_end,
+        skip_marker=at.skip_marker,
+        first=first,
+        last=last,
+        count=count,
     )
 
 
@@ -291,7 +304,7 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     query = ctx.req.key
     find = _matcher(query)
     prefilter = make_prefilter(query)
-    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    start = _back_start(ctx, state)
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     resolved: list[_Hit] = []
     pending: list[_Hit] = []
@@ -382,7 +395,7 @@ def _locate(
 ) -> tuple[_Found | None, BackState, bool]:
     """Newest-first scan for the first line ``wanted`` accepts, stopping at a floor that is not
     itself wanted. Returns (found, resume state, reached the start of history)."""
-    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    start = _back_start(ctx, state)
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for line in reader:
         seen = classify(line)
@@ -492,7 +505,7 @@ def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset:
     ctx.budget.rows += 1
     if data is None or not data.endswith(b"\n"):
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
-    seen = classify(RawLine(start, end, data[:-1], b'"contextBoundaryKind"' in data, True))
+    seen = classify(RawLine(start, end, data[:-1], mentions_reset_key(data), True))
     if seen.kind is not Kind.ITEM or seen.item is None:
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
     return _page_text(ctx, start, end, seen, window=window, offset=offset)

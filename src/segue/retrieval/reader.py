@@ -91,10 +91,12 @@ class HistoryMoved(Exception):
 @dataclass(frozen=True)
 class BackState:
     """Resume point of a backward read: ``[pos, ...)`` is consumed; ``skip_end`` is set while
-    crossing an oversized line that ends there."""
+    crossing an oversized line that ends there (``skip_marker``: the reset key was seen in the
+    part of it already read, R11)."""
 
     pos: int
     skip_end: int | None = None
+    skip_marker: bool = False
 
 
 class BackwardReader:
@@ -108,21 +110,24 @@ class BackwardReader:
 
     def __iter__(self) -> Iterator[RawLine]:
         pos, skip_end = self.state.pos, self.state.skip_end
+        seen = self.state.skip_marker
         for seg in reversed(self.segs):
             if pos <= seg.start or seg.end <= seg.start:
                 continue
             pos = min(pos, seg.end)
-            yield from self._segment(seg, pos, skip_end)
+            yield from self._segment(seg, pos, skip_end, seen)
             if self.exhausted:
                 return
-            pos, skip_end = seg.start, None
+            pos, skip_end, seen = seg.start, None, False
         self.state = BackState(0)
 
-    def _segment(self, seg: Segment, pos: int, skip_end: int | None) -> Iterator[RawLine]:
+    def _segment(
+        self, seg: Segment, pos: int, skip_end: int | None, seen: bool = False
+    ) -> Iterator[RawLine]:
         budget = self.budget
         line_end = skip_end if skip_end is not None else pos
         oversized = skip_end is not None
-        marker = False
+        marker = seen and oversized
         edge = b""
         pending = b""
         own_nl: bool | None = True if oversized else None
@@ -144,7 +149,7 @@ class BackwardReader:
             if n == 0 or budget.rows_left == 0:
                 if oversized:
                     # re-read the edge next time so a marker split at ``pos`` is still seen
-                    self._suspend(BackState(min(pos + len(edge), line_end), line_end))
+                    self._suspend(BackState(min(pos + len(edge), line_end), line_end, marker))
                 else:
                     self._suspend(BackState(line_end))
                 return
