@@ -108,17 +108,15 @@ def answers(layout: Layout, max_rows: int = 500) -> list[dict[str, Any]]:
     return out
 
 
-def assert_floor_holds(
-    layout: Layout, max_rows: int = 500, *, window_ids: bool = True
-) -> list[dict[str, Any]]:
-    """``window_ids``: every item names its window. (Not checked where one window is larger
-    than a page's scan budget: the bounded scan cannot reach its boundary in that call.)"""
+def assert_floor_holds(layout: Layout, max_rows: int = 500) -> list[dict[str, Any]]:
+    """No old byte, no answer over 16 KiB, and every item names its window (also where one
+    window is larger than a page's scan budget)."""
     results = answers(layout, max_rows)
     for result in results:
         data = serialize(result)
         assert len(data) <= MAX_RESULT
         assert not OLD.search(data.decode("utf-8")), result
-        if result["ok"] and window_ids:
+        if result["ok"]:
             for item in result.get("items", []):
                 assert item["windowId"] is not None, result
     return results
@@ -188,7 +186,7 @@ def test_a_reset_key_anywhere_in_a_3_mib_line_is_a_floor(
             write_history(layout, old, [line, *new_rows(10, 2)])
         else:
             write_history(layout, [], [*old, line, *new_rows(10, 2)])
-        assert_floor_holds(layout, max_rows, window_ids=False)
+        assert_floor_holds(layout, max_rows)
         assert_tools_do_not_crash(layout)
 
 
@@ -237,3 +235,19 @@ def test_a_duplicate_key_resolved_away_by_the_decoder_still_counts() -> None:
     row = decode_row(raw)
     assert row.metadata["contextBoundaryKind"] == "none"
     assert is_floor_line(row, mentions_reset_key(raw))
+
+
+def test_search_hits_in_a_window_larger_than_a_page_name_their_window(tmp_path: Path) -> None:
+    from tests.retrieval.helpers import entries, rollover
+
+    layout = Layout(tmp_path, "wide")
+    lines = [
+        *old_rows(3),
+        encode_row(rollover(3)),
+        *[encode_row(text_row(f"needle {i}", 4 + i)) for i in range(40)],
+    ]
+    write_history(layout, [], lines)
+    tool = SessionHistoryTool(layout, max_rows=5)
+    hits = entries(tool, {"action": "search", "query": "needle", "limit": 7})
+    assert sorted(int(h["itemId"]) for h in hits) == list(range(4, 44))
+    assert {h["windowId"] for h in hits} == {"w:3"}

@@ -14,10 +14,12 @@ Order and privacy, the invariants of this module:
   ``nextCursor`` is null only when nothing visible remains.
 * Continuation pages first scan the bytes appended since the last page for a new floor
   (R26); a new floor hides everything older, so the query ends there.
-* ``search`` items carry their window id; a window is known only once its boundary (older
-  than the hit) is read. Hits whose boundary lies beyond the page's budget are deferred to the
-  next page (which resumes at the last boundary read); only when a single window is larger
-  than one page's budget are hits returned with ``windowId: null``.
+* ``search`` items carry their window id (never null, R25); a window is known only once its
+  boundary (older than the hit) is read. Hits whose boundary lies beyond the page's budget are
+  deferred to the next page (which resumes at the last boundary read). When a single window
+  is larger than one page's budget, the hits are dropped from that page and the query first
+  looks for the window's boundary (phase ``find``, as many pages as it takes), then rescans
+  from the newest dropped hit knowing the window of everything above that boundary.
 """
 
 from __future__ import annotations
@@ -300,10 +302,45 @@ class _Hit:
     window: str | None = None
 
 
+def _find_window(ctx: Ctx, state: CursorState) -> Page:
+    """Phase ``find``: read older lines for the boundary of the window whose hits lie at
+    ``[.., state.end)``, then resume the search there with that window known."""
+    reader = BackwardReader(ctx.segments(), _back_start(ctx, state), ctx.budget)
+    for line in reader:
+        seen = classify(line)
+        if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
+            return _more([], _known(ctx, state.end, seen.window_id, line.end))
+    if reader.exhausted:
+        at = reader.state
+        return _more([], ctx.state(
+            phase="find", pos=at.pos, skip=at.skip_end, skip_marker=at.skip_marker, end=state.end
+        ))
+    return _more([], _known(ctx, state.end, ROOT_WINDOW_ID, 0))
+
+
+def _known(ctx: Ctx, resume: int, window: str, window_start: int) -> CursorState:
+    """Search on from ``resume``; every line at or after ``window_start`` is in ``window``."""
+    return ctx.state(phase="back", pos=resume, window=window, end=window_start)
+
+
 def search(ctx: Ctx, state: CursorState | None) -> Page:
+    if state is not None and state.phase == "find":
+        return _find_window(ctx, state)
+    page = _search(ctx, state)
+    if state is not None and state.window is not None and page.state is not None:
+        nxt = page.state
+        if nxt.phase == "back" and nxt.window is None and nxt.pos > state.end:
+            # still above the boundary found in phase "find": keep knowing its window
+            page.state = msgspec.structs.replace(nxt, window=state.window, end=state.end)
+    return page
+
+
+def _search(ctx: Ctx, state: CursorState | None) -> Page:
     query = ctx.req.key
     find = _matcher(query)
     prefilter = make_prefilter(query)
+    known = state.window if state is not None and state.phase == "back" else None
+    known_from = state.end if state is not None else 0
     start = _back_start(ctx, state)
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     resolved: list[_Hit] = []
@@ -319,7 +356,12 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
                 continue
             span = find(seen.item.text)
             if span is not None:
-                pending.append(_Hit(line, seen.item, span[0], span[1]))
+                hit = _Hit(line, seen.item, span[0], span[1])
+                if known is not None and line.start >= known_from:
+                    hit.window = known
+                    resolved.append(hit)
+                else:
+                    pending.append(hit)
                 if len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
             resume = BackState(line.start)
@@ -342,6 +384,21 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
             if pending and last_boundary is not None:
                 pending = []  # re-read from the boundary next time, when its window is known
                 resume = BackState(last_boundary.start)
+            elif pending:
+                # One window larger than this page: find its boundary first (phase "find").
+                newest = pending[0].line.end
+                pending = []
+                fitted: list[dict[str, Any]] = []
+                for hit in resolved:
+                    entry = _fit_hit(ctx, hit)
+                    if entry is None:
+                        return Page(fitted, _back_state(ctx, BackState(hit.line.end)))
+                    fitted.append(entry)
+                at = reader.state
+                return _more(fitted, ctx.state(
+                    phase="find", pos=at.pos, skip=at.skip_end, skip_marker=at.skip_marker,
+                    end=newest,
+                ))
             elif not resolving:
                 resume = reader.state
         else:
