@@ -251,3 +251,21 @@ def test_search_hits_in_a_window_larger_than_a_page_name_their_window(tmp_path: 
     hits = entries(tool, {"action": "search", "query": "needle", "limit": 7})
     assert sorted(int(h["itemId"]) for h in hits) == list(range(4, 44))
     assert {h["windowId"] for h in hits} == {"w:3"}
+
+
+def test_read_item_in_a_window_larger_than_a_page_names_its_window(tmp_path: Path) -> None:
+    from tests.retrieval.helpers import rollover
+
+    layout = Layout(tmp_path, "deep")
+    lines = [
+        *old_rows(3),
+        encode_row(rollover(3)),
+        *[encode_row(text_row(f"needle {i}", 4 + i)) for i in range(40)],
+    ]
+    write_history(layout, [], lines)
+    tool = SessionHistoryTool(layout, max_rows=5)
+    for item in ("40", "20", "5"):
+        read = list(pages(tool, {"action": "read_item", "item_id": item}))
+        found = [i for p in read for i in p["items"]]
+        assert [(i["itemId"], i["windowId"]) for i in found] == [(item, "w:3")]
+        assert all(p["scanned"]["rows"] <= 5 for p in read)

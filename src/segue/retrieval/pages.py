@@ -523,9 +523,12 @@ def item_matches(item: Item, wanted: str) -> bool:
 def read_item(ctx: Ctx, state: CursorState | None) -> Page:
     wanted = ctx.req.key
     missing = PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
-    if state is not None and state.phase == "item":
+    if state is not None and state.phase in ("item", "itemwin"):
         if ctx.req.offset_chars is not None and ctx.req.offset_chars != state.offset:
             raise PageFailure("invalid_argument", "offset_chars differs from the cursor's")
+        if state.phase == "itemwin":
+            scan = _back_start(ctx, state)
+            return _read_in_window(ctx, scan, state.at, state.end, state.offset)
         return _read_located(ctx, state.pos, state.end, window=state.window, offset=state.offset)
 
     def is_wanted(seen: Seen) -> bool:
@@ -536,22 +539,43 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
         if at_start:
             raise missing
         return _more([], _back_state(ctx, at))
-    window = _window_of(ctx, found.line)
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
+    window, scan = _window_of(ctx, BackState(found.line.start))
+    if window is None:
+        return _window_later(ctx, scan, found.line.start, found.line.end, offset)
     return _page_text(
         ctx, found.line.start, found.line.end, found.seen, window=window, offset=offset
     )
 
 
-def _window_of(ctx: Ctx, line: RawLine) -> str | None:
-    """The window of the row at ``line``: the next boundary below it, within what is left of
-    this call's budget (None when that is not enough)."""
-    reader = BackwardReader(ctx.segments(), BackState(line.start), ctx.budget)
+def _window_of(ctx: Ctx, start: BackState) -> tuple[str | None, BackState]:
+    """The window of a row: the next boundary below ``start``, within what is left of this
+    call's budget (None, and where the look-up stopped, when that is not enough)."""
+    reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for older in reader:
         seen = classify(older)
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
-            return seen.window_id
-    return None if reader.exhausted else ROOT_WINDOW_ID
+            return seen.window_id, reader.state
+    return (None, reader.state) if reader.exhausted else (ROOT_WINDOW_ID, reader.state)
+
+
+def _window_later(ctx: Ctx, scan: BackState, start: int, end: int, offset: int) -> Page:
+    """The item is found but its window is not known yet (R25: never null): go on looking
+    for its boundary on the next page (phase ``itemwin``), then read it."""
+    return _more([], ctx.state(
+        phase="itemwin", pos=scan.pos, skip=scan.skip_end, skip_marker=scan.skip_marker,
+        at=start, end=end, offset=offset,
+    ))
+
+
+def _read_in_window(ctx: Ctx, scan: BackState, start: int, end: int, offset: int) -> Page:
+    window, at = _window_of(ctx, scan)
+    if window is None:
+        return _window_later(ctx, at, start, end, offset)
+    if ctx.budget.bytes_left < end - start or ctx.budget.rows_left == 0:
+        # the look-up used this call's scan budget: read the item itself on the next page
+        return _more([], ctx.state(phase="item", pos=start, end=end, window=window, offset=offset))
+    return _read_located(ctx, start, end, window=window, offset=offset)
 
 
 def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset: int) -> Page:
