@@ -271,39 +271,3 @@ def test_malformed_xum_receipts_are_not_trusted(tmp_path: Path) -> None:
     for obj in bad:
         assert decode_receipt(json.dumps(obj).encode()) is None, obj
     assert decode_receipt(b"[" * 10_000) is None
-
-
-# -- a Xum stream in progress ----------------------------------------------------------------------
-
-
-def test_a_fresh_partial_json_stops_every_mutation_and_reads_still_work(tmp_path: Path) -> None:
-    layout = xum_session(tmp_path, "rollover.jsonl")
-    partial = layout.session_dir / "partial.json"
-    partial.write_text('{"id":"assistant-9","role":"assistant","parts":[],"metadata":{}}')
-    st = os.stat(layout.chat)
-    os.utime(partial, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
-    before = layout.chat.read_bytes()
-    partial_before = partial.read_bytes()
-    model = script(tmp_path, [{"text": "never sent"}])
-    for args in (("run", "-m", model, "hello"), ("clear", "--soft"), ("clear", "--yes")):
-        result = segue(tmp_path, *args, stdin="y\n")
-        assert result.exit_code != 0, (args, result.output)
-        assert "Xum stream may be in progress" in result.output
-        assert "Traceback" not in result.output
-    assert layout.chat.read_bytes() == before
-    assert partial.read_bytes() == partial_before
-    assert not layout.receipt.exists()
-    # reading is not mutating
-    assert segue(tmp_path, "history", "windows").exit_code == 0
-    (answer,) = tool(tmp_path, {"action": "search", "query": "linter"})
-    assert answer["ok"] is True and answer["items"]
-
-
-def test_an_older_partial_json_does_not_block(tmp_path: Path) -> None:
-    layout = xum_session(tmp_path, "rollover.jsonl")
-    partial = layout.session_dir / "partial.json"
-    partial.write_text("{}")
-    st = os.stat(layout.chat)
-    os.utime(partial, ns=(st.st_atime_ns, st.st_mtime_ns - 1_000_000_000))
-    HistoryStore(layout, durable=False).append([make_row("user", "go on", id="s1")])
-    assert partial.read_text() == "{}"

@@ -61,7 +61,6 @@ from segue.history.scan import (
 from segue.history.sequence import disk_next_sequence
 from segue.history.verify import verify_layout
 from segue.history.visibility import visible_bounds
-from segue.history.xum_stream import refuse_during_stream
 from segue.messages import Row, encode_row
 from segue.workspace import Layout
 
@@ -95,7 +94,6 @@ class HistoryStore:
 
     def recover(self) -> RecoveryReport:
         with self.locked():
-            refuse_during_stream(self.layout)
             return self._recover()
 
     def _recover(self) -> RecoveryReport:
@@ -103,7 +101,6 @@ class HistoryStore:
 
     def _prepare(self) -> tuple[Receipt | None, bool]:
         """Recover, then return the receipt and whether it vouches for both files now."""
-        refuse_during_stream(self.layout)  # SPEC.md §3 "Homes"
         d = paths(self.layout).session_dir
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)
