@@ -5,7 +5,9 @@ bare ``write`` + ``fsync`` floor.
   ``os.replace``, directory fsync: what Xum does on every append), at 1, 10 and 100 MB
   (all three in both scales: the whole module takes a few seconds; ``large`` repeats more).
 * segue append at the largest size vs at 1 MB (flat cost).
-* segue append vs a bare ``os.write`` + ``fsync`` of the same batch bytes (the floor).
+* segue append vs a bare ``os.write`` + ``fsync`` of the same batch bytes (the floor): the
+  append also republishes Xum's receipt (pending, then stable) and segue's sidecar journal
+  around that one sync; the goal is at most 2x. Median of 7 runs, with the min-max ratio.
 
 Rows are realistic agent text (the packaged SWE-agent trajectories). Temporary data lives
 under a temp directory that is removed at the end.
