@@ -33,6 +33,7 @@ a plain append, makes the change an untracked one.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import re
@@ -246,8 +247,18 @@ def read_receipt(layout: Layout) -> Receipt | None:
         data = os.pread(fd, MAX_RECEIPT_BYTES + 1, 0)
     finally:
         os.close(fd)
+    written = _written.get(str(paths(layout).receipt))
+    if written is not None and written[0] == data:
+        return written[1]
     receipt = decode_receipt(data)
     return None if receipt is None else _merge(receipt, read_sidecar(layout))
+
+
+#: The receipt bytes this process last published per path, with their sidecar already
+#: written: while the file still holds exactly those bytes the sidecar need not be read again
+#: (the append hot path). Any other writer's receipt differs in its bytes (stamps carry
+#: nanosecond times), and every sidecar write follows a receipt write.
+_written: dict[str, tuple[bytes, Receipt]] = {}
 
 
 def sequence_floor(layout: Layout) -> int:
@@ -264,12 +275,17 @@ def write_receipt(
     ``ours``, so a failure half way only expires cursors. ``sidecar=False`` is for the
     stable receipt that closes a journaled append (see :func:`_finalizes`)."""
     path = paths(layout).receipt
+    record = encode_receipt(receipt)
+    _written.pop(str(path), None)
     try:
-        write_record(path, encode_receipt(receipt), durable=durable)
+        write_record(path, record, durable=durable)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ReceiptError(f"cannot write receipt {path}: {reason}", path=path) from exc
+    journal = receipt.append if receipt.state == "pending" else None
+    merged = dataclasses.replace(receipt, append=journal, ours=True)
     if not sidecar:
+        _written[str(path)] = (record, merged)
         return
     write_sidecar(
         layout,
@@ -283,3 +299,4 @@ def write_receipt(
         ),
         durable=durable,
     )
+    _written[str(path)] = (record, merged)
