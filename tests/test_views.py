@@ -71,7 +71,15 @@ def session_rows(*, with_sequences: bool = True) -> list[Row]:
             ),
             now_ms=T0 + 4000,
         ),
-        warning_row(row_id="warn1", now_ms=T0 + 5000, percent=60, label="Rolls over by 75%"),
+        warning_row(
+            row_id="warn1",
+            now_ms=T0 + 5000,
+            percent=60,
+            label="Rolls over by 75%",
+            context_tokens=76_800,
+            max_tokens=128_000,
+            budget_tokens=96_000,
+        ),
         quarantined(make_row("user", SECRET_PASTE, id="u4", metadata={"timestamp": T0 + 6000})),
         make_row(
             "assistant", "Lint passed with no findings.", id="a3", metadata={"timestamp": T0 + 7000}
@@ -84,7 +92,12 @@ def session_rows(*, with_sequences: bool = True) -> list[Row]:
             "assistant",
             "Summary: the README was drafted.",
             id="sum1",
-            metadata={"timestamp": T0 + 10_000, "compactionBoundary": True},
+            metadata={
+                "timestamp": T0 + 10_000,
+                "compactionBoundary": True,
+                "compacted": "user",
+                "compactionEpoch": 1,
+            },
         ),
         make_row(
             "assistant",

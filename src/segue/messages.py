@@ -165,12 +165,13 @@ def with_metadata(row: Row, **changes: Any) -> Row:
 def _load(line: bytes) -> Any:
     try:
         return msgspec.json.decode(line)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         # msgspec refuses lone-surrogate escapes, which JSON allows and JS writers emit;
-        # the stdlib accepts them. Invalid UTF-8 fails here too, as it must.
+        # the stdlib accepts them. Invalid UTF-8 fails here too, as it must, and so does a
+        # line nested too deeply for either decoder (RecursionError): it is not a row.
         try:
             return json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise RowDecodeError(f"not a JSON row: {exc}") from None
 
 

@@ -197,3 +197,26 @@ def test_reads_a_real_segue_session(segue_home: Path) -> None:
     assert [(w["kind"], w["items"]) for w in windows] == [("root", 6)]
     hits = as_json(segue(segue_home, "history", "search", "preload", "--json"))["items"]
     assert len(hits) == 2
+
+
+def test_a_deeply_nested_line_is_skipped_never_a_crash(segue_home: Path) -> None:
+    layout = Layout(segue_home, WS)
+    store = HistoryStore(layout, durable=False)
+    store.append([session_rows(with_sequences=False)[0]])
+    deep = b'{"id":"d","role":"user","parts":[{"type":"text","x":' + b"[" * 10_000
+    deep += b"]" * 10_000 + b'}],"metadata":{"contextBoundaryKind":"reset"}}'
+    with open(layout.chat, "ab") as f:
+        f.write(deep + b"\n")
+    for args in (("history", "windows"), ("history", "verify"), ("history", "search", "x")):
+        result = segue(segue_home, *args)
+        assert result.exit_code == 0, (args, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    windows = as_json(segue(segue_home, "history", "windows", "--json"))["windows"]
+    assert windows and all(w["windowId"] for w in windows)
+    call = json.dumps({"action": "list_windows"})
+    answer = json.loads(segue(segue_home, "history", "tool", call).stdout)
+    # the undecodable line holds the reset key: it is the floor, so nothing older is listed
+    assert answer["ok"] is True
+    assert [w["kind"] for w in answer["windows"]] == ["reset"]
+    nested = segue(segue_home, "history", "tool", "[" * 100_000)
+    assert json.loads(nested.stdout)["error"]["code"] == "invalid_argument"

@@ -4,6 +4,7 @@ from segue.context.active import active_rows, has_sealable_context, newest_windo
 from segue.context.boundaries import (
     is_manual_reset,
     is_strict_rollover,
+    is_synthetic_continuation,
     split_windows,
 )
 from segue.context.rollover import (
@@ -56,7 +57,8 @@ def test_rollover_batch_shape_and_validity() -> None:
 
 def test_mid_stream_batch_has_continuation_and_side_effect_warning() -> None:
     rows = batch(None, "mid-stream")
-    assert rows[2].mux_type == "context-window-continuation"
+    assert is_synthetic_continuation(rows[2])
+    assert rows[2].text == "Continue"
     assert "side effects" in rows[1].text
     assert "side effects" in lead_in_text("w:9", "w:0", "context-exceeded")
 
@@ -79,7 +81,12 @@ def test_manual_reset_has_no_lead_in_and_is_a_floor() -> None:
 
 
 def test_compaction_window_starts_at_its_summary() -> None:
-    summary = make_row("assistant", "summary", id="s", metadata={"compactionBoundary": True})
+    summary = make_row(
+        "assistant",
+        "summary",
+        id="s",
+        metadata={"compactionBoundary": True, "compacted": True, "compactionEpoch": 1},
+    )
     history = seq([user("a"), summary, user("b")])
     assert newest_window_start(history) == 1
     assert [r.id for r in active_rows(history)] == ["s", "u-b"]
@@ -109,7 +116,15 @@ def test_quarantine_keeps_identity_and_hides_from_provider() -> None:
 
 
 def test_warning_row_is_machine_authored() -> None:
-    w = warning_row(row_id="w", now_ms=1, percent=62, label="Rolls over by 75%")
+    w = warning_row(
+        row_id="w",
+        now_ms=1,
+        percent=62,
+        label="Rolls over by 75%",
+        context_tokens=620,
+        max_tokens=1000,
+        budget_tokens=750,
+    )
     assert w.mux_type == "context-budget-warning"
     assert w.flag("synthetic")
     assert "/memories/workspace/context-notes.md" in w.text
@@ -122,7 +137,7 @@ def test_unanswered_continuation_is_not_resurrected() -> None:
     assert visible[-1].text == "new message"
     # while the turn runs, the continuation is the last row and is sent
     running = seq([user("old"), *batch(None, "mid-stream")])
-    assert [r.mux_type for r in active_rows(running)][-1] == "context-window-continuation"
+    assert is_synthetic_continuation(active_rows(running)[-1])
     # once the model answered it, it stays part of the conversation
     answered = [*running, make_row("assistant", "resuming", id="a9")]
-    assert "context-window-continuation" in [r.mux_type for r in active_rows(answered)]
+    assert any(is_synthetic_continuation(r) for r in active_rows(answered))

@@ -12,9 +12,9 @@ from segue.context.boundaries import (
     is_strict_rollover,
     item_id,
     newest_floor_index,
-    raw_may_be_reset,
     split_windows,
 )
+from segue.context.floor import mentions_reset_key
 from segue.messages import Row, encode_row, make_row, text_part
 
 
@@ -24,6 +24,7 @@ def rollover(seq: int, **overrides: Any) -> Row:
         "rolloverId": "r1",
         "reason": "on-send",
         "previousWindowId": "w:0",
+        "flushOpportunity": False,
         "contextTokens": 900,
         "maxTokens": 1000,
     }
@@ -58,7 +59,8 @@ def test_valid_rollover_validates() -> None:
     assert boundary_kind(row) == "rollover"
 
 
-def test_fields_accepted_at_metadata_level() -> None:
+def test_fields_only_at_metadata_level_are_a_manual_reset() -> None:
+    # Xum validates the fields inside muxMetadata; a row that has them elsewhere is a floor.
     row = make_row(
         "assistant",
         id="b",
@@ -68,11 +70,18 @@ def test_fields_accepted_at_metadata_level() -> None:
             "rolloverId": "x",
             "reason": "mid-stream",
             "previousWindowId": "w:m:abc",
+            "flushOpportunity": True,
             "contextTokens": 0,
             "maxTokens": 8,
         },
     )
-    assert is_strict_rollover(row)
+    assert not is_strict_rollover(row)
+    assert is_manual_reset(row)
+
+
+def test_mirrored_rollover_id_is_read_from_mux_metadata() -> None:
+    assert is_strict_rollover(rollover(2, rolloverId="other"))
+    assert is_strict_rollover(rollover(2, mux_requestedBy="model", mux_flushOpportunity=True))
 
 
 @pytest.mark.parametrize(
@@ -81,7 +90,10 @@ def test_fields_accepted_at_metadata_level() -> None:
         {"mux_type": "context-window-lead-in"},
         {"mux_rolloverId": ""},
         {"mux_rolloverId": 7},
-        {"rolloverId": "other"},  # conflicts with muxMetadata
+        {"mux_flushOpportunity": None},
+        {"mux_flushOpportunity": "yes"},
+        {"mux_flushOpportunity": 0},
+        {"mux_requestedBy": "user"},
         {"mux_reason": "because"},
         {"mux_previousWindowId": "window-1"},
         {"mux_previousWindowId": None},
@@ -119,7 +131,13 @@ def test_item_ids() -> None:
 
 def test_split_windows_kinds_and_membership() -> None:
     compaction = make_row(
-        "assistant", "summary", id="s", metadata={"historySequence": 6, "compactionBoundary": True}
+        "assistant",
+        "summary",
+        id="s",
+        metadata={
+            "historySequence": 6, "compactionBoundary": True, "compacted": True,
+            "compactionEpoch": 1,
+        },
     )
     assert is_compaction_boundary(compaction)
     rows = [msg(0), msg(1, "assistant"), rollover(2), msg(3), manual(4), msg(5), compaction, msg(7)]
@@ -142,5 +160,36 @@ def test_empty_history_has_root_window() -> None:
 
 
 def test_raw_check_fails_closed() -> None:
-    assert raw_may_be_reset(encode_row(rollover(1)) + b"garbage")
-    assert not raw_may_be_reset(encode_row(msg(1)))
+    assert mentions_reset_key(encode_row(rollover(1)) + b"garbage")
+    assert not mentions_reset_key(encode_row(msg(1)))
+
+
+@pytest.mark.parametrize(
+    ("compacted", "epoch", "valid"),
+    [
+        (True, 1, True),
+        ("user", 3, True),
+        ("idle", 1, True),
+        ("heartbeat", 2, True),
+        (None, 1, False),
+        (1, 1, False),
+        ("manual", 1, False),
+        (False, 1, False),
+        (True, 0, False),
+        (True, None, False),
+        (True, "1", False),
+        (True, True, False),
+    ],
+)
+def test_compaction_boundary_needs_xums_compacted_and_epoch(
+    compacted: Any, epoch: Any, valid: bool
+) -> None:
+    meta: dict[str, Any] = {"historySequence": 1, "compactionBoundary": True}
+    if compacted is not None:
+        meta["compacted"] = compacted
+    if epoch is not None:
+        meta["compactionEpoch"] = epoch
+    row = make_row("assistant", "summary", id="s", metadata=meta)
+    assert is_compaction_boundary(row) is valid
+    kinds = [w.kind for w in split_windows([msg(0), row])]
+    assert kinds == (["root", "compaction"] if valid else ["root"])

@@ -56,3 +56,32 @@ def test_reader_sees_an_interrupted_clear_as_done(tmp_path: Path) -> None:
     ]
     assert list(store.rows()) == []
     assert store.verify().ok
+
+
+def _three_rows_then_crashed_clear(home: Path) -> HistoryStore:
+    store = HistoryStore(Layout(home, "ws"), durable=False)
+    store.append([make_row("user", "one", id="s0")])
+    store.append([manual_reset_row(row_id="clr", now_ms=1)])
+    store.append([make_row("user", "two", id="a0")])
+    _crash_between_unlinks(store)
+    return store
+
+
+def test_sequence_floor_survives_an_interrupted_clear(tmp_path: Path) -> None:
+    store = _three_rows_then_crashed_clear(tmp_path)
+    (row,) = store.append([make_row("user", "after the clear", id="n0")])
+    assert row.sequence is not None and row.sequence > 2
+
+
+def test_sequence_floor_survives_a_lost_or_foreign_receipt(tmp_path: Path) -> None:
+    # The floor lives in segue's sidecar: neither a deleted receipt nor one another writer
+    # published in its place lets a sequence be reused.
+    for case in ("deleted", "garbage"):
+        home = tmp_path / case
+        store = _three_rows_then_crashed_clear(home)
+        if case == "deleted":
+            store.layout.receipt.unlink()
+        else:
+            store.layout.receipt.write_text('{"version": 1}')
+        (row,) = store.append([make_row("user", "after the clear", id="n0")])
+        assert row.sequence is not None and row.sequence > 2, case

@@ -87,7 +87,12 @@ def test_rotation_moves_rows_before_the_newest_boundary(make_store: Factory) -> 
     assert [(line.source, line.row.id if line.row else None) for line in lines] == [
         ("archive", "a"), ("archive", "b"), ("archive", "c"), ("chat", "r"), ("chat", "d"),
     ]
-    compaction = make_row("assistant", "summary", id="s", metadata={"compactionBoundary": True})
+    compaction = make_row(
+        "assistant",
+        "summary",
+        id="s",
+        metadata={"compactionBoundary": True, "compacted": True, "compactionEpoch": 1},
+    )
     store.append([compaction])
     assert [line.row.id for line in store.lines() if line.source == "chat" and line.row] == ["s"]
     assert [r.id for r in store.rows()] == ["a", "b", "c", "r", "d", "s"]

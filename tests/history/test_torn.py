@@ -20,6 +20,8 @@ from segue.history.store import HistoryStore
 from segue.messages import make_row
 from segue.workspace import Layout
 
+CUT_EPOCH = "0e0e0e0e-0e0e-4e0e-8e0e-0e0e0e0e0e0e"
+
 
 def _history(home: Path) -> tuple[HistoryStore, bytes]:
     store = HistoryStore(Layout(home, "ws"), durable=False)
@@ -38,7 +40,7 @@ def _simulate_cut(store: HistoryStore, committed: bytes, batch: bytes, cut: int)
         hashlib.sha256(batch).hexdigest(),
     )
     chat, archive = current_stamps(layout)
-    write_receipt(layout, Receipt("pending", "e" * 32, chat, archive, 99, journal), durable=False)
+    write_receipt(layout, Receipt("pending", CUT_EPOCH, chat, archive, 99, journal), durable=False)
     with open(layout.chat, "ab") as f:
         f.write(batch[:cut])
 
@@ -66,7 +68,7 @@ def test_batch_cut_at_every_offset_recovers_whole_or_absent(tmp_path: Path) -> N
         receipt = read_receipt(store.layout)
         assert receipt is not None
         assert receipt.state == "stable"
-        assert receipt.epoch != "e" * 32  # recovery always expires cursors
+        assert receipt.epoch != CUT_EPOCH  # recovery always expires cursors
         # recovery is idempotent: a second run changes nothing
         assert not store.recover().changed
     assert len(outcomes) == 2

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from segue.context.boundaries import is_strict_rollover
+from segue.context.boundaries import CONTINUATION_TYPE, is_strict_rollover
 from segue.events import Event, RolledOver
 from segue.messages import make_row
 from segue.plugins import AdapterContext, Append, PluginRegistry
@@ -131,7 +131,7 @@ def test_adapter_text_reaches_the_rollover_request_with_the_new_window_id(
     new_window = f"w:{boundary.sequence}"
     (request,) = h.requests()
     assert request.system.endswith(f"Project note for ws ({new_window}).")
-    assert [r.mux_type for r in request.rows] == ["context-window-lead-in", None]
+    assert [r.mux_type for r in request.rows] == ["context-window-lead-in", CONTINUATION_TYPE]
     # Run once, at admission: the prepared request is sent as it is, not assembled again.
     assert [c.window_id for c in seen] == [new_window]
 

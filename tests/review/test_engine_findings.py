@@ -21,6 +21,8 @@ def test_compaction_row_usage_is_not_the_new_windows_pressure() -> None:
         id="compaction-1",
         metadata={
             "compactionBoundary": True,
+            "compacted": True,
+            "compactionEpoch": 1,
             "usage": {"inputTokens": 9000, "outputTokens": 40},
         },
     )

@@ -31,6 +31,7 @@ from segue.context.boundaries import (
     CONTINUATION_TYPE,
     LEAD_IN_TYPE,
     is_strict_rollover,
+    is_synthetic_continuation,
 )
 from segue.errors import StoreError
 from segue.history import HistoryStore
@@ -181,9 +182,10 @@ def assert_complete_batch(rows: list[Row], kind: Kind) -> None:
     assert lead_in.mux_type == LEAD_IN_TYPE
     assert f"w:{boundary.sequence}" in lead_in.text
     if kind == "on-send":
-        assert trigger.mux_type is None and trigger.text == PROMPT
+        assert trigger.mux_type == CONTINUATION_TYPE and trigger.text == PROMPT
+        assert not trigger.flag("synthetic")
     else:
-        assert trigger.mux_type == CONTINUATION_TYPE
+        assert is_synthetic_continuation(trigger)
     first = boundary.sequence
     assert first is not None
     assert [r.sequence for r in rows] == [first, first + 1, first + 2]
@@ -283,7 +285,7 @@ def test_provider_error_at_the_send_after_the_append_keeps_the_whole_batch(
     assert sum(is_strict_rollover(r) for r in h.rows()) == 1
     last = h.requests()[-1]
     assert last.rows[-1].text == "next message"
-    assert sum(r.mux_type == CONTINUATION_TYPE for r in last.rows) <= 1
+    assert sum(is_synthetic_continuation(r) for r in last.rows) <= 1
 
 
 @pytest.mark.parametrize("kind", KINDS)

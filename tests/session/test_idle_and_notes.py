@@ -7,6 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from segue.context.boundaries import is_synthetic_continuation
 from segue.events import Compacted, Warned
 from segue.messages import make_row
 from tests.session.helpers import echo, harness
@@ -102,7 +103,7 @@ def test_mid_turn_compaction_goes_on_with_a_user_side_continuation(tmp_path: Pat
     after = h.requests()[-1]
     assert after.rows[0].flag("compactionBoundary")
     assert after.rows[-1].role == "user"
-    assert after.rows[-1].mux_type == "context-window-continuation"
+    assert is_synthetic_continuation(after.rows[-1])
     assert "gamma gamma" not in json.dumps([r.text for r in after.rows])
 
 

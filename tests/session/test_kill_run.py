@@ -35,7 +35,11 @@ import pytest
 from click.testing import CliRunner
 
 from segue.cli.main import cli
-from segue.context.boundaries import CONTINUATION_TYPE, is_strict_rollover
+from segue.context.boundaries import (
+    CONTINUATION_FLAG,
+    is_strict_rollover,
+    is_synthetic_continuation,
+)
 from segue.history import HistoryStore
 from segue.messages import Row
 from segue.providers.request import request_from_obj
@@ -202,7 +206,7 @@ def kill_during_rollover(
 
 def _complete_batch_on_disk(s: Setup, scenario: Scenario, prompt: str) -> bool:
     data = chat_bytes(s)
-    trigger = CONTINUATION_TYPE.encode() if scenario == "mid-stream" else prompt.encode()
+    trigger = CONTINUATION_FLAG.encode() if scenario == "mid-stream" else prompt.encode()
     boundary = data.find(b'"context-window-rollover"')
     return boundary >= 0 and data.endswith(b"\n") and data.find(trigger, boundary) > 0
 
@@ -241,7 +245,7 @@ def restart_and_check(s: Setup, sealed_before: list[Row], prompt: str) -> str:
     first = requests[0]
     assert first.rows[-1].text == prompt
     assert not first.rows[-1].flag("synthetic")
-    assert sum(r.mux_type == CONTINUATION_TYPE for r in first.rows) <= 1
+    assert sum(is_synthetic_continuation(r) for r in first.rows) <= 1
 
     # The restarted run was a locked operation: whatever the kill tore has been recovered.
     # (``verify`` only reads, so it runs in this process.)

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from segue.context.boundaries import is_manual_reset, is_strict_rollover
+from segue.context.boundaries import (
+    is_manual_reset,
+    is_strict_rollover,
+    is_synthetic_continuation,
+)
 from segue.events import RolledOver, Warned
 from segue.messages import make_row
 from tests.session.helpers import echo, harness, request_text
@@ -71,10 +75,9 @@ def test_mid_stream_rollover_then_retrieval_of_the_first_window(tmp_path: Path) 
     after = requests[3]
     seen = request_text(after)
     assert "alpha" not in seen and "gamma" not in seen and "run the three steps" not in seen
-    assert [r.mux_type for r in after.rows] == [
-        "context-window-lead-in",
-        "context-window-continuation",
-    ]
+    assert [r.mux_type for r in after.rows] == ["context-window-lead-in", "normal"]
+    assert is_synthetic_continuation(after.rows[1])
+    assert after.rows[1].text == "Continue"
     assert "session_history" in after.rows[0].text
 
     # The batch is contiguous in the transcript, the boundary strictly valid.
@@ -83,8 +86,9 @@ def test_mid_stream_rollover_then_retrieval_of_the_first_window(tmp_path: Path) 
     assert [r.mux_type for r in rows[index : index + 3]] == [
         "context-window-rollover",
         "context-window-lead-in",
-        "context-window-continuation",
+        "normal",
     ]
+    assert is_synthetic_continuation(rows[index + 2])
     # The tool call and its result stay together in the old window's last step.
     gamma_row = rows[index - 1]
     assert gamma_row.parts[0].toolName == "echo"
@@ -115,8 +119,13 @@ def test_rollover_on_send_carries_the_message_into_the_new_window(tmp_path: Path
     assert result.status == "completed"
     assert result.rollovers == 1
     (request,) = h.requests()
-    assert [r.mux_type for r in request.rows] == ["context-window-lead-in", None]
+    assert [r.mux_type for r in request.rows] == [
+        "context-window-lead-in",
+        "context-window-continuation",
+    ]
+    # the human's own message, tagged as Xum tags it, not a synthetic row
     assert request.rows[1].text == "the new question"
+    assert not request.rows[1].flag("synthetic")
     assert "old" not in request_text(request)
     boundary = next(r for r in h.rows() if is_strict_rollover(r))
     assert boundary.metadata["muxMetadata"]["reason"] == "on-send"
@@ -233,8 +242,8 @@ def test_provider_overflow_triggers_one_emergency_rollover(tmp_path: Path) -> No
     assert result.status == "completed"
     assert result.rollovers == 1
     retry = h.requests()[1]
-    assert retry.rows[-1].mux_type == "context-window-continuation"
-    assert "please continue with X" in retry.rows[-1].text
+    assert is_synthetic_continuation(retry.rows[-1])
+    assert "please continue with X" in retry.rows[0].text
     assert "side effects" in retry.rows[0].text
     boundary = next(r for r in h.rows() if is_strict_rollover(r))
     assert boundary.metadata["muxMetadata"]["reason"] == "context-exceeded"

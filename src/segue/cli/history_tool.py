@@ -37,6 +37,8 @@ def _answer(tool: Tool | None, agent: str | None, text: str) -> dict[str, Any]:
         args = json.loads(text)
     except ValueError as exc:
         return error("invalid_argument", f"not JSON: {exc}")
+    except RecursionError:
+        return error("invalid_argument", "not JSON this tool accepts: nested too deeply")
     if not isinstance(args, dict):
         return error("invalid_argument", "a call must be a JSON object")
     if tool is None:

@@ -1,29 +1,41 @@
-"""The active conversation context: which rows the provider may see (SPEC.md §1, R5, R22).
+"""The active conversation context: which rows the provider may see (SPEC.md §1, §3, R5, R22).
 
 Pure. The active window starts after the newest reset boundary, or at the newest compaction
 boundary. Within it, reset rows and empty assistant rows (quarantined input, R22, and
 boundaries) never reach the provider. Tool calls and their results live in the same row
 (``dynamic-tool`` parts carry input and output), and rollover happens only at settled steps,
 so a pair can never be split across windows.
+
+A call without a result (a stream interrupted mid tool call leaves ``input-available``,
+``input-streaming`` or ``output-redacted``) stays on disk but is left out of the request: a
+provider rejects a call that has no result. A row left with no parts by that is left out too.
+
+The human's message that triggered a rollover (tagged ``context-window-continuation``) is an
+ordinary user row here: it always reaches the provider.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from segue.context.boundaries import (
-    CONTINUATION_TYPE,
     LEAD_IN_TYPE,
     WARNING_TYPE,
     is_boundary,
     is_compaction_boundary,
     is_reset_row,
+    is_synthetic_continuation,
 )
-from segue.messages import Row
+from segue.messages import Part, Row
+
+#: tool-call states that carry a result; any other call is interrupted (SPEC.md §3)
+SETTLED_TOOL_STATES: frozenset[str] = frozenset({"output-available", "output-error"})
 
 #: Synthetic rows segue writes for the model's benefit; they alone do not make a window
 #: worth sealing (R13: "an empty or internal-only window needs no history access").
-INTERNAL_TYPES: frozenset[str] = frozenset({LEAD_IN_TYPE, CONTINUATION_TYPE, WARNING_TYPE})
+INTERNAL_TYPES: frozenset[str] = frozenset({LEAD_IN_TYPE, WARNING_TYPE})
 
 
 def newest_window_start(rows: Sequence[Row]) -> int:
@@ -33,6 +45,22 @@ def newest_window_start(rows: Sequence[Row]) -> int:
         if is_boundary(row):
             return index if is_compaction_boundary(row) else index + 1
     return 0
+
+
+def is_tool_call(part: Part) -> bool:
+    return part.type == "dynamic-tool" or part.type.startswith("tool-")
+
+
+def is_unsettled_call(part: Part) -> bool:
+    return is_tool_call(part) and part.state not in SETTLED_TOOL_STATES
+
+
+def without_unsettled_calls(row: Row) -> Row:
+    """``row`` without its tool calls that have no result (the same object when it has none)."""
+    if not any(is_unsettled_call(p) for p in row.parts):
+        return row
+    kept = tuple(p for p in row.parts if not is_unsettled_call(p))
+    return msgspec.structs.replace(row, parts=kept)
 
 
 def provider_eligible(row: Row) -> bool:
@@ -48,12 +76,18 @@ def active_rows(rows: Sequence[Row]) -> list[Row]:
     interrupted, e.g. by a crash right after a mid-stream rollover): it is left out, so a
     restarted process never resurrects queued work (R7) — the user's new message leads.
     """
-    eligible = [r for r in rows[newest_window_start(rows) :] if provider_eligible(r)]
+    eligible: list[Row] = []
+    for row in rows[newest_window_start(rows) :]:
+        if not provider_eligible(row):
+            continue
+        cleaned = without_unsettled_calls(row)
+        if cleaned.parts or not row.parts:
+            eligible.append(cleaned)
     return [
         row
         for index, row in enumerate(eligible)
         if not (
-            row.mux_type == CONTINUATION_TYPE
+            is_synthetic_continuation(row)
             and index + 1 < len(eligible)
             and eligible[index + 1].role == "user"
         )
@@ -61,7 +95,7 @@ def active_rows(rows: Sequence[Row]) -> list[Row]:
 
 
 def is_internal(row: Row) -> bool:
-    return row.mux_type in INTERNAL_TYPES
+    return row.mux_type in INTERNAL_TYPES or is_synthetic_continuation(row)
 
 
 def has_sealable_context(rows: Sequence[Row]) -> bool:

@@ -13,10 +13,19 @@ A transcript is cut into context windows by boundary rows:
 Window ids are ``w:0`` for the root window and ``w:<itemId of its boundary>`` otherwise, where
 an item id is ``str(historySequence)`` or ``m:<row id>`` for a row without a sequence.
 
-Rollover fields (``rolloverId``, ``reason``, ``previousWindowId``, ``contextTokens``,
-``maxTokens``) are written by segue inside ``metadata.muxMetadata`` (with ``rolloverId`` also at
-``metadata.rolloverId``). Readers accept each field in either place, but where it appears in
-both the two must agree; a field found in neither, or with a bad value, fails validation.
+Rollover fields (``rolloverId``, ``reason``, ``previousWindowId``, ``flushOpportunity``,
+``contextTokens``, ``maxTokens``, optional ``requestedBy``) live in ``metadata.muxMetadata``,
+as Xum writes and validates them (SPEC.md §3); segue mirrors ``rolloverId`` at the top of
+``metadata``, but readers take muxMetadata's. A field missing there, or with a bad value,
+fails validation, and the row is a manual reset.
+
+A compaction boundary is one only with Xum's ``compacted`` (``true`` or one of its reasons)
+and a positive integer ``compactionEpoch``; without them the row is an ordinary row.
+
+Three rows carry continuation marks, and only one is synthetic: the human's message that
+triggered a rollover is tagged ``muxMetadata.type: "context-window-continuation"`` (it stays
+the human's words), while the synthetic continuation is ``{type: "normal",
+contextBudgetContinuation: true}`` with ``synthetic: true``.
 """
 
 from __future__ import annotations
@@ -33,14 +42,17 @@ ROLLOVER_TYPE = "context-window-rollover"
 LEAD_IN_TYPE = "context-window-lead-in"
 CONTINUATION_TYPE = "context-window-continuation"
 WARNING_TYPE = "context-budget-warning"
+COMPACTION_REQUEST_TYPE = "compaction-request"
+#: muxMetadata flag of the synthetic continuation (its type is "normal")
+CONTINUATION_FLAG = "contextBudgetContinuation"
+#: ``compacted`` is ``true`` or one of these (a bare ``1`` is not ``true``)
+COMPACTED_REASONS: frozenset[str] = frozenset({"user", "idle", "heartbeat"})
 ROLLOVER_REASONS: frozenset[str] = frozenset({"on-send", "mid-stream", "context-exceeded"})
 
 WindowKind = Literal["root", "rollover", "reset", "compaction"]
 BoundaryKind = Literal["rollover", "reset", "compaction"]
 
 _WINDOW_ID_RE = re.compile(r"w:(0|[0-9]+|m:.+)", re.DOTALL)
-_RESET_MARKER = b'"contextBoundaryKind"'
-_MISSING = object()
 
 
 def item_id(row: Row) -> str:
@@ -52,16 +64,9 @@ def is_reset_row(row: Row) -> bool:
     return row.metadata.get("contextBoundaryKind") == "reset"
 
 
-def _field(row: Row, name: str) -> Any:
-    """A rollover field from muxMetadata or metadata; _MISSING when absent or conflicting."""
+def _mux(row: Row) -> dict[str, Any]:
     mux = row.metadata.get("muxMetadata")
-    in_mux = mux.get(name, _MISSING) if isinstance(mux, dict) else _MISSING
-    in_meta = row.metadata.get(name, _MISSING)
-    if in_mux is _MISSING:
-        return in_meta
-    if in_meta is not _MISSING and in_meta != in_mux:
-        return _MISSING
-    return in_mux
+    return mux if isinstance(mux, dict) else {}
 
 
 def _is_count(value: Any, *, positive: bool) -> bool:
@@ -83,16 +88,21 @@ def is_strict_rollover(row: Row) -> bool:
         return False
     if meta.get("compactionBoundary", False) is not False:
         return False
-    rollover_id = _field(row, "rolloverId")
+    mux = _mux(row)
+    rollover_id = mux.get("rolloverId")
     if not isinstance(rollover_id, str) or not rollover_id:
         return False
-    if _field(row, "reason") not in ROLLOVER_REASONS:
+    if mux.get("reason") not in ROLLOVER_REASONS:
         return False
-    previous = _field(row, "previousWindowId")
+    previous = mux.get("previousWindowId")
     if not isinstance(previous, str) or not _WINDOW_ID_RE.fullmatch(previous):
         return False
-    max_tokens = _field(row, "maxTokens")
-    context_tokens = _field(row, "contextTokens")
+    if not isinstance(mux.get("flushOpportunity"), bool):
+        return False
+    if "requestedBy" in mux and mux["requestedBy"] != "model":
+        return False
+    max_tokens = mux.get("maxTokens")
+    context_tokens = mux.get("contextTokens")
     return _is_count(max_tokens, positive=True) and _is_count(context_tokens, positive=False)
 
 
@@ -101,7 +111,32 @@ def is_manual_reset(row: Row) -> bool:
 
 
 def is_compaction_boundary(row: Row) -> bool:
-    return row.role == "assistant" and row.flag("compactionBoundary") and not is_reset_row(row)
+    if row.role != "assistant" or not row.flag("compactionBoundary") or is_reset_row(row):
+        return False
+    compacted = row.metadata.get("compacted")
+    if compacted is not True and not (
+        isinstance(compacted, str) and compacted in COMPACTED_REASONS
+    ):
+        return False
+    epoch = row.metadata.get("compactionEpoch")
+    return isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0
+
+
+def is_ui_hidden(row: Row) -> bool:
+    """Xum's rule for rows it hides (R25): ``synthetic`` without ``uiVisible`` exactly
+    ``true`` (a missing ``uiVisible`` hides it), or a compaction request."""
+    if row.flag("synthetic") and row.metadata.get("uiVisible") is not True:
+        return True
+    return row.mux_type == COMPACTION_REQUEST_TYPE
+
+
+def is_synthetic_continuation(row: Row) -> bool:
+    """The synthetic ``Continue`` after a mid-stream rollover or a compaction. Rows segue wrote
+    before it used Xum's shape (synthetic, typed ``context-window-continuation``) count too;
+    the human's tagged message never does (it is not synthetic)."""
+    if row.role != "user" or not row.flag("synthetic"):
+        return False
+    return _mux(row).get(CONTINUATION_FLAG) is True or row.mux_type == CONTINUATION_TYPE
 
 
 def is_boundary(row: Row) -> bool:
@@ -118,14 +153,6 @@ def boundary_kind(row: Row) -> BoundaryKind:
 
 def window_id_of_boundary(row: Row) -> str:
     return f"w:{item_id(row)}"
-
-
-def raw_may_be_reset(raw: bytes) -> bool:
-    """For a line that cannot be parsed (or is too large to parse): could it be a reset row?
-
-    Fails closed: any mention of the boundary key counts, so damage never hides a floor.
-    """
-    return _RESET_MARKER in raw
 
 
 @dataclass(frozen=True)

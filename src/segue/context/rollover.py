@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from segue.context.boundaries import (
+    CONTINUATION_FLAG,
     CONTINUATION_TYPE,
     LEAD_IN_TYPE,
     ROLLOVER_TYPE,
     WARNING_TYPE,
 )
-from segue.messages import Row, make_row, part_to_obj
+from segue.messages import Row, make_row, part_to_obj, with_metadata
 
 RolloverReason = Literal["on-send", "mid-stream", "context-exceeded"]
 
@@ -41,32 +42,30 @@ def lead_in_text(new_window_id: str, previous_window_id: str, reason: RolloverRe
     return "\n".join(lines)
 
 
-CONTINUATION_TEXT = (
-    "[segue] Continue the task from where the previous context window stopped. Do not repeat "
-    "completed tool calls; use session_history to check what was already done."
-)
+#: Xum's synthetic continuation says exactly this; what happened is in the lead-in above it.
+CONTINUATION_TEXT = "Continue"
 
 
-COMPACTION_CONTINUATION_TEXT = (
-    "[segue] The conversation so far was summarized above to make room. Continue the task "
-    "from where it stopped; do not repeat tool calls that already ran."
-)
-
-
-def compaction_continuation_row(*, row_id: str, now_ms: int) -> Row:
-    """After an automatic compaction in the middle of a turn: the synthetic user row that lets
-    the turn go on after the summary."""
+def continuation_row(*, row_id: str, now_ms: int) -> Row:
+    """The synthetic continuation after a mid-stream rollover or an automatic compaction
+    (SPEC.md §3): provider-visible, hidden in the view, never the human's words."""
     return make_row(
         "user",
-        COMPACTION_CONTINUATION_TEXT,
+        CONTINUATION_TEXT,
         id=row_id,
         metadata={
             "timestamp": now_ms,
             "synthetic": True,
             "uiVisible": False,
-            "muxMetadata": {"type": CONTINUATION_TYPE},
+            "muxMetadata": {"type": "normal", CONTINUATION_FLAG: True},
         },
     )
+
+
+def compaction_continuation_row(*, row_id: str, now_ms: int) -> Row:
+    """After an automatic compaction in the middle of a turn: the synthetic continuation that
+    lets the turn go on after the summary."""
+    return continuation_row(row_id=row_id, now_ms=now_ms)
 
 
 def boundary_row(
@@ -78,15 +77,22 @@ def boundary_row(
     context_tokens: int,
     max_tokens: int,
     now_ms: int,
+    flush_opportunity: bool = False,
+    requested_by_model: bool = False,
 ) -> Row:
+    """Xum's rollover boundary: no ``synthetic``, no ``uiVisible`` (Xum draws the divider from
+    it); ``rolloverId`` is mirrored at the top of ``metadata``, readers take muxMetadata's."""
     mux: dict[str, Any] = {
         "type": ROLLOVER_TYPE,
         "rolloverId": rollover_id,
         "reason": reason,
         "previousWindowId": previous_window_id,
+        "flushOpportunity": flush_opportunity,
         "contextTokens": context_tokens,
         "maxTokens": max_tokens,
     }
+    if requested_by_model:
+        mux["requestedBy"] = "model"
     return make_row(
         "assistant",
         id=row_id,
@@ -94,11 +100,18 @@ def boundary_row(
             "timestamp": now_ms,
             "contextBoundaryKind": "reset",
             "rolloverId": rollover_id,
-            "synthetic": True,
-            "uiVisible": False,
             "muxMetadata": mux,
         },
     )
+
+
+def tag_trigger(row: Row, rollover_id: str) -> Row:
+    """The human's message that triggered a rollover: Xum's continuation tag merged into any
+    muxMetadata it had. It stays the human's words, provider- and UI-visible."""
+    mux = row.metadata.get("muxMetadata")
+    merged = dict(mux) if isinstance(mux, dict) else {}
+    merged.update({"type": CONTINUATION_TYPE, "rolloverId": rollover_id})
+    return with_metadata(row, muxMetadata=merged)
 
 
 def rollover_batch(
@@ -113,41 +126,34 @@ def rollover_batch(
     trigger: Row | None,
     now_ms: int,
     pending_request: str | None = None,
+    flush_opportunity: bool = False,
+    requested_by_model: bool = False,
 ) -> list[Row]:
     """Boundary, lead-in, then the trigger (or a synthetic continuation when ``trigger`` is
     None, as after a mid-stream rollover). ``ids`` name the boundary, lead-in and continuation.
-    ``pending_request`` quotes the user's message into the continuation when the window
+    ``pending_request`` quotes the user's message into the lead-in when the window
     overflowed before the model could act on it (an emergency rollover).
+    ``flush_opportunity``: the old window offered the agent a chance to write notes first.
     """
     boundary_id, lead_in_id, continuation_id = ids
+    text = lead_in_text(new_window_id, previous_window_id, reason)
+    if trigger is None and pending_request is not None:
+        text += f"\n\nThe user's latest message, not yet answered, was:\n{pending_request}"
     lead_in = make_row(
         "user",
-        lead_in_text(new_window_id, previous_window_id, reason),
+        text,
         id=lead_in_id,
         metadata={
             "timestamp": now_ms,
             "synthetic": True,
             "uiVisible": False,
-            "rolloverId": rollover_id,
             "muxMetadata": {"type": LEAD_IN_TYPE, "rolloverId": rollover_id},
         },
     )
     if trigger is None:
-        text = CONTINUATION_TEXT
-        if pending_request is not None:
-            text += f"\n\nThe user's latest message, not yet answered, was:\n{pending_request}"
-        trigger = make_row(
-            "user",
-            text,
-            id=continuation_id,
-            metadata={
-                "timestamp": now_ms,
-                "synthetic": True,
-                "uiVisible": False,
-                "rolloverId": rollover_id,
-                "muxMetadata": {"type": CONTINUATION_TYPE, "rolloverId": rollover_id},
-            },
-        )
+        trigger = continuation_row(row_id=continuation_id, now_ms=now_ms)
+    else:
+        trigger = tag_trigger(trigger, rollover_id)
     boundary = boundary_row(
         row_id=boundary_id,
         rollover_id=rollover_id,
@@ -156,6 +162,8 @@ def rollover_batch(
         context_tokens=context_tokens,
         max_tokens=max_tokens,
         now_ms=now_ms,
+        flush_opportunity=flush_opportunity,
+        requested_by_model=requested_by_model,
     )
     return [boundary, lead_in, trigger]
 
@@ -172,9 +180,19 @@ def manual_reset_row(*, row_id: str, now_ms: int) -> Row:
 NOTES_PATH = "/memories/workspace/context-notes.md"
 
 
-def warning_row(*, row_id: str, now_ms: int, percent: int, label: str) -> Row:
-    """The once-per-window machine warning (R14): an offer to write notes, never the human's
-    words (``synthetic`` and a mux type mark it as machine-authored)."""
+def warning_row(
+    *,
+    row_id: str,
+    now_ms: int,
+    percent: int,
+    label: str,
+    context_tokens: int,
+    max_tokens: int,
+    budget_tokens: int,
+) -> Row:
+    """The once-per-window machine warning (R14) in Xum's shape: synthetic but UI-visible, so
+    the view shows it as a machine message, never as the human's words. ``budget_tokens`` is
+    where the window rolls over."""
     text = (
         f"[segue] Context usage is at {percent}% ({label}). Before the window rolls over, write "
         f"what matters for the rest of the task to {NOTES_PATH} (at most 8 KiB) with the "
@@ -187,7 +205,13 @@ def warning_row(*, row_id: str, now_ms: int, percent: int, label: str) -> Row:
         metadata={
             "timestamp": now_ms,
             "synthetic": True,
-            "muxMetadata": {"type": WARNING_TYPE, "percent": percent},
+            "uiVisible": True,
+            "muxMetadata": {
+                "type": WARNING_TYPE,
+                "contextTokens": context_tokens,
+                "maxTokens": max_tokens,
+                "budgetTokens": budget_tokens,
+            },
         },
     )
 
@@ -212,6 +236,8 @@ def quarantined(row: Row) -> Row:
         parts=(),
         metadata={
             **kept_outer,
+            "synthetic": True,
+            "uiVisible": False,
             "contextBudgetRejected": True,
             "contextBudgetRejectedMessage": original,
         },

@@ -39,6 +39,8 @@ def quarantined(row: Row) -> Row:
     inner_meta = {k: v for k, v in row.metadata.items() if k != "historySequence"}
     original["metadata"] = inner_meta
     meta: dict[str, Any] = {k: row.metadata[k] for k in _KEEP_OUTER if k in row.metadata}
+    meta["synthetic"] = True
+    meta["uiVisible"] = False
     meta["contextBudgetRejected"] = True
     meta["contextBudgetRejectedMessage"] = original
     return Row(id=row.id, role="assistant", parts=(), metadata=meta, workspaceId=row.workspaceId)

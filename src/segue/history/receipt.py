@@ -1,78 +1,86 @@
-"""Append receipts (R29): ``history-append-provenance.json``.
+"""Append receipts (R29): ``history-append-provenance.json``, in Xum's format.
 
-A receipt says which transcript the store last vouched for. Before any change to the
+A receipt says which transcript the last writer vouched for. Before any change to the
 transcript files a writer publishes a ``pending`` receipt (failing to do so aborts the
 change); afterwards it publishes ``stable``. A verified append (the file grew by exactly the
 bytes written and is still the same inode) keeps the epoch; every other mutation gets a new
-one. A stable receipt binds the epoch to both files' stamps, so a cursor minted under it is
-valid only while the receipt is stable and the stamps are unchanged.
+one. A stable receipt binds the epoch to both files' stamps.
 
-On disk (version ``segue-receipt-1``) the receipt is one JSON object padded with spaces to
-exactly ``RECORD_SIZE`` bytes, last byte a newline::
+On disk it is exactly what Xum writes and validates (SPEC.md §3 "The receipt"), so each tool
+honours the other's::
 
-    {"version":"segue-receipt-1","state":"stable","epoch":"<32 hex>","nextSequence":42,
-     "chat":{"dev":..,"ino":..,"size":..,"mtimeNs":..,"ctimeNs":..}|null,
-     "archive":{...}|null,
-     "append":null|{"dev":..,"ino":..,"from":N,"to":M,"sha256":"<hex of chat[N:M]>"},
-     "check":"<first 32 hex of sha256 over the object serialized without 'check'>"}
+    {"version":1,"epoch":"<UUID>","state":"pending"|"stable",
+     "files":{"chat":STAMP|null,"archive":STAMP|null}}
+    STAMP = {"dev":"..","ino":"..","size":"..","mtimeNs":"..","ctimeNs":".."}  (decimal strings)
 
-``append`` is the journal of the batch in flight (pending receipts of appends only): where
-it starts, where it must end and the digest of its bytes. ``nextSequence`` is a floor for
-the next ``historySequence`` so a hard clear never lets a sequence be reused.
+with no other keys: a file with any other key, a missing or mistyped one, over 4 KiB, a
+symlink or not a regular file is malformed (it expires cursors, nothing more).
 
-Why a fixed size and a check: a hot-path update overwrites the record in place with a single
-``pwrite`` of one page at offset 0 (a process killed mid-call never leaves half a page), then
-``fdatasync``. That costs one cheap sync instead of the three of a temp-file rename, which
-is what keeps a durable append near the cost of a bare ``write`` + ``fsync``. A reader that
-races the overwrite, or a record torn by power loss, fails the check and is treated as
-untrusted, which only expires cursors. Anything that is not a plain regular file with one
-link and the exact record size (a symlink, a FIFO, a hard link, an oversized or foreign
-file) is never written through: it is replaced atomically (temp file, fsync, ``os.replace``,
-directory fsync). Readers refuse symlinks, non-regular files and files over 4 KiB.
+segue writes the compact object followed by spaces up to ``RECORD_SIZE`` bytes and a newline
+(JSON whitespace, so Xum reads it as it is). The fixed size lets the hot path overwrite it
+in place with one ``pwrite`` instead of a rename, whose directory update costs as much as
+the append's own fsync. A receipt of another size (one Xum wrote) is replaced by rename.
+A reader that races an overwrite may see a mix, which matches no sidecar mirror and so
+only expires cursors.
+
+What segue needs beyond it (the append journal, the sequence floor, and whether the receipt
+is still the one segue published) is in its sidecar (:mod:`segue.history.sidecar`), written
+under the same lock right after the receipt. :func:`read_receipt` merges the two: the result
+is ``ours`` only while the sidecar mirrors the receipt exactly. Only ``ours`` receipts carry
+a journal and vouch for the files (:func:`receipt_matches`): a receipt Xum wrote, even after
+a plain append, makes the change an untracked one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
-import hashlib
 import os
-import secrets
+import re
 import stat
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
 
 from segue.errors import ReceiptError
-from segue.fsutil import atomic_write
 from segue.history.paths import paths
+from segue.history.sidecar import (
+    AppendJournal,
+    FileStamp,
+    Sidecar,
+    read_sidecar,
+    write_record,
+    write_sidecar,
+)
 from segue.workspace import Layout
 
-RECEIPT_VERSION = "segue-receipt-1"
-RECORD_SIZE = 1024
+__all__ = [
+    "MAX_RECEIPT_BYTES",
+    "RECEIPT_VERSION",
+    "AppendJournal",
+    "FileStamp",
+    "Receipt",
+    "current_stamps",
+    "decode_receipt",
+    "encode_receipt",
+    "new_epoch",
+    "read_receipt",
+    "receipt_matches",
+    "stamp_of",
+    "write_receipt",
+]
+
+RECEIPT_VERSION = 1
 MAX_RECEIPT_BYTES = 4096
+RECORD_SIZE = 1024
 
 ReceiptState = Literal["pending", "stable"]
 
-
-@dataclass(frozen=True)
-class FileStamp:
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-
-
-@dataclass(frozen=True)
-class AppendJournal:
-    """The batch in flight: ``chat[start:end]`` on file (dev, ino) must hash to ``sha256``."""
-
-    dev: int
-    ino: int
-    start: int
-    end: int
-    sha256: str
+_DECIMAL = re.compile(r"0|[1-9][0-9]{0,30}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_STAMP_KEYS = ("dev", "ino", "size", "mtimeNs", "ctimeNs")
 
 
 @dataclass(frozen=True)
@@ -81,12 +89,16 @@ class Receipt:
     epoch: str
     chat: FileStamp | None
     archive: FileStamp | None
+    #: from the sidecar: a floor for the next ``historySequence`` (honoured in any epoch)
     next_sequence: int = 0
+    #: from the sidecar: the batch in flight, only on a pending receipt that is ``ours``
     append: AppendJournal | None = None
+    #: the sidecar mirrors this receipt: segue published it and nobody replaced it since
+    ours: bool = True
 
 
 def new_epoch() -> str:
-    return secrets.token_hex(16)
+    return str(uuid.uuid4())
 
 
 def stamp_of(st: os.stat_result) -> FileStamp:
@@ -106,8 +118,9 @@ def current_stamps(layout: Layout) -> tuple[FileStamp | None, FileStamp | None]:
 
 
 def receipt_matches(receipt: Receipt | None, layout: Layout) -> bool:
-    """True when the receipt is stable and both files are exactly as it recorded them."""
-    if receipt is None or receipt.state != "stable":
+    """True when the receipt is segue's own, stable, and both files are exactly as it
+    recorded them."""
+    if receipt is None or receipt.state != "stable" or not receipt.ours:
         return False
     return (receipt.chat, receipt.archive) == current_stamps(layout)
 
@@ -115,97 +128,112 @@ def receipt_matches(receipt: Receipt | None, layout: Layout) -> bool:
 # -- encoding ----------------------------------------------------------------------------
 
 
-def _stamp_obj(s: FileStamp | None) -> dict[str, int] | None:
+def _stamp_obj(s: FileStamp | None) -> dict[str, str] | None:
     if s is None:
         return None
-    return {
-        "dev": s.dev, "ino": s.ino, "size": s.size, "mtimeNs": s.mtime_ns, "ctimeNs": s.ctime_ns
-    }
-
-
-def _check(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()[:32]
+    values = (s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns)
+    return {key: str(value) for key, value in zip(_STAMP_KEYS, values, strict=True)}
 
 
 def encode_receipt(r: Receipt) -> bytes:
-    journal = None
-    if r.append is not None:
-        a = r.append
-        journal = {"dev": a.dev, "ino": a.ino, "from": a.start, "to": a.end, "sha256": a.sha256}
+    """Xum's receipt bytes for ``r`` (the sidecar's fields are not part of it)."""
     obj: dict[str, Any] = {
         "version": RECEIPT_VERSION,
-        "state": r.state,
         "epoch": r.epoch,
-        "nextSequence": r.next_sequence,
-        "chat": _stamp_obj(r.chat),
-        "archive": _stamp_obj(r.archive),
-        "append": journal,
+        "state": r.state,
+        "files": {"chat": _stamp_obj(r.chat), "archive": _stamp_obj(r.archive)},
     }
     body = msgspec.json.encode(obj)
-    record = body[:-1] + b',"check":"' + _check(body).encode() + b'"}'
-    if len(record) > RECORD_SIZE - 1:
-        raise ReceiptError(f"receipt record too large ({len(record)} bytes)")
-    return record + b" " * (RECORD_SIZE - 1 - len(record)) + b"\n"
+    if len(body) > RECORD_SIZE - 1:
+        raise ReceiptError(f"receipt too large ({len(body)} bytes)")
+    return body + b" " * (RECORD_SIZE - 1 - len(body)) + b"\n"
 
 
-def _nat(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError("not a non-negative integer")
-    return value
+def _decimal(value: Any) -> int:
+    if not isinstance(value, str) or not _DECIMAL.fullmatch(value):
+        raise ValueError("not a decimal string")
+    return int(value)
 
 
 def _stamp_from(obj: Any) -> FileStamp | None:
     if obj is None:
         return None
-    return FileStamp(
-        _nat(obj["dev"]), _nat(obj["ino"]), _nat(obj["size"]),
-        _nat(obj["mtimeNs"]), _nat(obj["ctimeNs"]),
-    )
+    if not isinstance(obj, dict) or set(obj) != set(_STAMP_KEYS):
+        raise ValueError("bad stamp")
+    dev, ino, size, mtime, ctime = (_decimal(obj[key]) for key in _STAMP_KEYS)
+    return FileStamp(dev, ino, size, mtime, ctime)
 
 
 def decode_receipt(data: bytes) -> Receipt | None:
-    """The receipt in ``data``, or None when it is malformed in any way."""
+    """The receipt in ``data`` (not yet merged with a sidecar: ``ours`` is False), or None
+    when it is malformed in any way."""
     if len(data) > MAX_RECEIPT_BYTES:
         return None
     try:
         obj = msgspec.json.decode(data)
-        if not isinstance(obj, dict):
+        if not isinstance(obj, dict) or set(obj) != {"version", "epoch", "state", "files"}:
             return None
-        check = obj.pop("check", None)
-        if not isinstance(check, str) or check != _check(msgspec.json.encode(obj)):
+        version = obj["version"]
+        if version != RECEIPT_VERSION or type(version) is not int:
             return None
-        if obj.get("version") != RECEIPT_VERSION or obj.get("state") not in ("pending", "stable"):
+        state, epoch, files = obj["state"], obj["epoch"], obj["files"]
+        if state not in ("pending", "stable"):
             return None
-        epoch = obj.get("epoch")
-        if not isinstance(epoch, str) or not epoch:
+        if not isinstance(epoch, str) or not _UUID.fullmatch(epoch):
             return None
-        journal = None
-        j = obj.get("append")
-        if j is not None:
-            if not isinstance(j, dict) or not isinstance(j.get("sha256"), str):
-                return None
-            journal = AppendJournal(
-                _nat(j["dev"]), _nat(j["ino"]), _nat(j["from"]), _nat(j["to"]), j["sha256"]
-            )
-            if journal.end < journal.start:
-                return None
+        if not isinstance(files, dict) or set(files) != {"chat", "archive"}:
+            return None
         return Receipt(
-            state=obj["state"],
+            state=state,
             epoch=epoch,
-            chat=_stamp_from(obj.get("chat")),
-            archive=_stamp_from(obj.get("archive")),
-            next_sequence=_nat(obj.get("nextSequence", 0)),
-            append=journal,
+            chat=_stamp_from(files["chat"]),
+            archive=_stamp_from(files["archive"]),
+            ours=False,
         )
-    except (msgspec.DecodeError, KeyError, TypeError, ValueError):
+    except (msgspec.DecodeError, RecursionError, KeyError, TypeError, ValueError):
         return None
+
+
+def _finalizes(receipt: Receipt, sidecar: Sidecar) -> bool:
+    """The stable receipt that closes the append the pending sidecar journaled: same epoch,
+    archive unchanged, chat the journaled file at exactly the journaled end. (The hot path
+    publishes it without rewriting the sidecar; an append by anyone else changes the size.)"""
+    j = sidecar.append
+    if j is None or sidecar.state != "pending" or receipt.state != "stable":
+        return False
+    chat = receipt.chat
+    return (
+        receipt.epoch == sidecar.epoch
+        and receipt.archive == sidecar.archive
+        and chat is not None
+        and (chat.dev, chat.ino, chat.size) == (j.dev, j.ino, j.end)
+    )
+
+
+def _merge(receipt: Receipt, sidecar: Sidecar | None) -> Receipt:
+    if sidecar is None:
+        return receipt
+    mirror = (sidecar.state, sidecar.epoch, sidecar.chat, sidecar.archive) == (
+        receipt.state, receipt.epoch, receipt.chat, receipt.archive,
+    )
+    ours = mirror or _finalizes(receipt, sidecar)
+    return Receipt(
+        state=receipt.state,
+        epoch=receipt.epoch,
+        chat=receipt.chat,
+        archive=receipt.archive,
+        next_sequence=sidecar.next_sequence,
+        append=sidecar.append if mirror and receipt.state == "pending" else None,
+        ours=ours,
+    )
 
 
 # -- I/O -----------------------------------------------------------------------------------
 
 
 def read_receipt(layout: Layout) -> Receipt | None:
-    """None when missing, malformed, oversized (> 4 KiB), a symlink or not a regular file."""
+    """The receipt merged with segue's sidecar; None when the receipt is missing, malformed,
+    oversized (> 4 KiB), a symlink or not a regular file."""
     try:
         fd = os.open(paths(layout).receipt, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -219,37 +247,56 @@ def read_receipt(layout: Layout) -> Receipt | None:
         data = os.pread(fd, MAX_RECEIPT_BYTES + 1, 0)
     finally:
         os.close(fd)
-    return decode_receipt(data)
+    written = _written.get(str(paths(layout).receipt))
+    if written is not None and written[0] == data:
+        return written[1]
+    receipt = decode_receipt(data)
+    return None if receipt is None else _merge(receipt, read_sidecar(layout))
 
 
-def write_receipt(layout: Layout, receipt: Receipt, *, durable: bool = True) -> None:
-    """Publish ``receipt``; raises ReceiptError when it cannot be written."""
-    record = encode_receipt(receipt)
+#: The receipt bytes this process last published per path, with their sidecar already
+#: written: while the file still holds exactly those bytes the sidecar need not be read again
+#: (the append hot path). Any other writer's receipt differs in its bytes (stamps carry
+#: nanosecond times), and every sidecar write follows a receipt write.
+_written: dict[str, tuple[bytes, Receipt]] = {}
+
+
+def sequence_floor(layout: Layout) -> int:
+    """The sidecar's sequence floor, whatever the receipt says (0 without a sidecar)."""
+    sidecar = read_sidecar(layout)
+    return sidecar.next_sequence if sidecar is not None else 0
+
+
+def write_receipt(
+    layout: Layout, receipt: Receipt, *, durable: bool = True, sidecar: bool = True
+) -> None:
+    """Publish ``receipt`` (Xum's file) and then its sidecar (journal, floor, mirror).
+    Raises ReceiptError when either cannot be written; a receipt without its sidecar is not
+    ``ours``, so a failure half way only expires cursors. ``sidecar=False`` is for the
+    stable receipt that closes a journaled append (see :func:`_finalizes`)."""
     path = paths(layout).receipt
+    record = encode_receipt(receipt)
+    _written.pop(str(path), None)
     try:
-        if _write_in_place(path, record, durable=durable):
-            return
-        atomic_write(path, record, durable=durable)
+        write_record(path, record, durable=durable)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ReceiptError(f"cannot write receipt {path}: {reason}", path=path) from exc
-
-
-def _write_in_place(path: os.PathLike[str], record: bytes, *, durable: bool) -> bool:
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EACCES):
-            return False
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size != len(record):
-            return False
-        if os.pwrite(fd, record, 0) != len(record):
-            return False  # fall back to the rename path, which rewrites the whole record
-        if durable:
-            os.fdatasync(fd)
-        return True
-    finally:
-        os.close(fd)
+    journal = receipt.append if receipt.state == "pending" else None
+    merged = dataclasses.replace(receipt, append=journal, ours=True)
+    if not sidecar:
+        _written[str(path)] = (record, merged)
+        return
+    write_sidecar(
+        layout,
+        Sidecar(
+            receipt.state,
+            receipt.epoch,
+            receipt.chat,
+            receipt.archive,
+            receipt.next_sequence,
+            receipt.append,
+        ),
+        durable=durable,
+    )
+    _written[str(path)] = (record, merged)

@@ -22,6 +22,7 @@ import os
 from contextlib import closing
 from pathlib import Path
 
+from segue.context.floor import KeyWatch
 from segue.errors import RowDecodeError
 from segue.fsutil import file_size, fsync_dir, read_range, sha256_range, write_all
 from segue.history.marker import (
@@ -40,11 +41,12 @@ from segue.history.receipt import (
     new_epoch,
     read_receipt,
     receipt_matches,
+    sequence_floor,
     write_receipt,
 )
 from segue.history.reports import RecoveryReport
 from segue.history.rotation import batch_cut, finish_rotation, rotate
-from segue.history.scan import RESET_MARKER, Source, scan_backward
+from segue.history.scan import Source, scan_backward
 from segue.history.sequence import disk_next_sequence
 from segue.messages import decode_row
 from segue.workspace import Layout
@@ -91,7 +93,8 @@ def recover_locked(
         _fix_torn_tail(layout, source, report, durable=durable)
     if report.changed or not receipt_matches(receipt, layout):
         floor = max(
-            receipt.next_sequence if receipt is not None else 0, disk_next_sequence(layout)
+            receipt.next_sequence if receipt is not None else sequence_floor(layout),
+            disk_next_sequence(layout),
         )
         chat, archive = current_stamps(layout)
         write_receipt(
@@ -229,8 +232,7 @@ def torn_tail(layout: Layout, source: Source) -> tuple[int, int, bool] | None:
 
 
 def _mentions_reset(path: os.PathLike[str], start: int, stop: int) -> bool:
-    keep = len(RESET_MARKER) - 1
-    edge = b""
+    watch = KeyWatch(forward=True)
     with open(path, "rb") as f:
         f.seek(start)
         left = stop - start
@@ -238,9 +240,8 @@ def _mentions_reset(path: os.PathLike[str], start: int, stop: int) -> bool:
             buf = f.read(min(1 << 20, left))
             if not buf:
                 break
-            if RESET_MARKER in edge + buf:
+            if watch.feed(buf):
                 return True
-            edge = buf[-keep:]
             left -= len(buf)
     return False
 

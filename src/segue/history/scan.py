@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+from segue.context.floor import EDGE, mentions_reset_key
 from segue.errors import RowDecodeError
 from segue.messages import Row, decode_row
 
 Source = Literal["archive", "chat"]
 MAX_LINE = 1 << 20
-RESET_MARKER = b'"contextBoundaryKind"'
 _CHUNK = 1 << 16
 
 
@@ -36,7 +36,7 @@ class StoredLine:
     length: int  # bytes including the trailing newline
     raw: bytes | None  # the line without newline; None when longer than max_line
     row: Row | None  # parsed row; None when unparseable or oversized
-    reset_marker: bool  # the raw bytes mention b'"contextBoundaryKind"'
+    reset_marker: bool  # the bytes hold the reset key in some spelling (context.floor)
 
     @property
     def end(self) -> int:
@@ -66,7 +66,7 @@ class _Line:
         if not seg:
             return
         self.size += len(seg)
-        keep = len(RESET_MARKER) - 1
+        keep = EDGE
         if not self.oversized:
             self.pieces.append(seg)
             if self.size <= self.max_line:
@@ -74,11 +74,11 @@ class _Line:
             joined = self._joined()
             self.pieces = []
             self.oversized = True
-            self.marker = RESET_MARKER in joined
+            self.marker = mentions_reset_key(joined)
             self.edge = joined[-keep:] if self.forward else joined[:keep]
             return
         both = self.edge + seg if self.forward else seg + self.edge
-        self.marker = self.marker or RESET_MARKER in both
+        self.marker = self.marker or mentions_reset_key(both)
         self.edge = both[-keep:] if self.forward else both[:keep]
 
     def _joined(self) -> bytes:
@@ -88,7 +88,8 @@ class _Line:
         if self.oversized:
             return StoredLine(source, offset, self.size + 1, None, None, self.marker)
         raw = self._joined()
-        return StoredLine(source, offset, self.size + 1, raw, parse_line(raw), RESET_MARKER in raw)
+        marker = mentions_reset_key(raw)
+        return StoredLine(source, offset, self.size + 1, raw, parse_line(raw), marker)
 
 
 class _Budget:

@@ -9,13 +9,14 @@ Invariants:
   first journals where the batch starts, where it must end and its digest; recovery keeps
   the batch if it is all there and cuts it off otherwise, and readers never show it half
   (see ``visibility``). Cost is proportional to the batch: no file is rewritten on append.
-* ``historySequence`` is assigned here only, strictly increasing, from the receipt's floor
-  when the receipt vouches for the files, else from the files themselves (re-read under the
-  lock, so another process's appends are seen).
+* ``historySequence`` is assigned here only, strictly increasing, from the sidecar's floor
+  when segue's own receipt vouches for the files, else from the files themselves (re-read
+  under the lock, so another process's or Xum's appends are seen), never below the floor.
 * A batch holding a durable boundary (a reset row or a compaction boundary) rotates: rows
   before the newest boundary move to the archive (``rotation``).
 * Receipts (R29): pending before, stable after; a verified append keeps the epoch, every
-  other mutation gets a new one.
+  other mutation gets a new one. The receipt is Xum's format; the journal and the floor are
+  in segue's sidecar (``sidecar``), written with it under the same lock.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from segue.history.receipt import (
     new_epoch,
     read_receipt,
     receipt_matches,
+    sequence_floor,
     stamp_of,
     write_receipt,
 )
@@ -122,7 +124,7 @@ class HistoryStore:
         if receipt_matches(receipt, self.layout):
             assert receipt is not None
             return receipt.next_sequence
-        floor = receipt.next_sequence if receipt is not None else 0
+        floor = receipt.next_sequence if receipt is not None else sequence_floor(self.layout)
         return max(floor, disk_next_sequence(self.layout))
 
     def next_sequence(self) -> int:
@@ -137,6 +139,8 @@ class HistoryStore:
         epoch: str,
         next_sequence: int,
         stamps: tuple[FileStamp | None, FileStamp | None] | None = None,
+        *,
+        closes_journal: bool = False,
     ) -> None:
         """Publish the stable receipt after an accepted change. R29: failing here expires
         cursors (the pending receipt stays) but does not make the change a failure.
@@ -147,6 +151,8 @@ class HistoryStore:
                 self.layout,
                 Receipt("stable", epoch, chat, archive, next_sequence=next_sequence),
                 durable=False,  # a lost stable receipt only expires cursors
+                # the pending sidecar already holds the floor and vouches for this receipt
+                sidecar=not closes_journal,
             )
             self.last_receipt_error = None
         except ReceiptError as exc:
@@ -221,7 +227,7 @@ class HistoryStore:
             elif matched:
                 # Nothing but this write touched the files since the receipt was verified
                 # under the lock: the stable receipt's stamps are the fstat just taken.
-                self._finalize(epoch, after, (stamp_of(now), archive))
+                self._finalize(epoch, after, (stamp_of(now), archive), closes_journal=True)
                 return stored
             self._finalize(epoch, after)
             return stored

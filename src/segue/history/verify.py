@@ -1,9 +1,11 @@
 """Read-only integrity report of a transcript (``segue history verify``).
 
 Damage (``problems``, exit 1): an interrupted rewrite/rotation/truncation (a marker), a
-partial batch or a pending receipt left by a crash, a broken or mismatched receipt, a torn
-tail, sequences out of order. Warnings: unparseable or oversized complete lines (kept by
-writers, skipped by readers), a transcript without a receipt (e.g. a copied Xum session).
+partial batch or a pending receipt left by a crash, a broken receipt or one the files no
+longer match (other than by growth), a torn tail, sequences out of order. Warnings:
+unparseable or oversized complete lines (kept by writers, skipped by readers), a transcript
+without a receipt (e.g. a copied Xum session), a receipt Xum published, and an untracked
+append (another writer such as Xum appended: cursors expire, nothing is damaged).
 Nothing is changed. :func:`verify_layout` takes no lock; ``HistoryStore.verify`` calls it
 under the store's lock, so a change another process has in flight is not reported as damage.
 """
@@ -15,7 +17,7 @@ import os
 from segue.fsutil import sha256_range
 from segue.history.marker import MarkerUnreadable, read_marker
 from segue.history.paths import paths
-from segue.history.receipt import read_receipt, receipt_matches
+from segue.history.receipt import FileStamp, current_stamps, read_receipt
 from segue.history.recovery import torn_tail
 from segue.history.reports import VerifyReport
 from segue.history.scan import Source, scan_forward
@@ -113,6 +115,28 @@ def _check_receipt(layout: Layout, report: VerifyReport, *, files_exist: bool) -
                 )
         report.problems.append("receipt is pending: a change was interrupted")
         return
-    if not receipt_matches(receipt, layout):
-        report.receipt_state = "mismatched"
-        report.problems.append("receipt does not match the files (changed outside the store)")
+    chat, archive = current_stamps(layout)
+    if (receipt.chat, receipt.archive) == (chat, archive):
+        if not receipt.ours:
+            report.warnings.append(
+                "the receipt was last published by another writer (e.g. Xum): "
+                "cursors start afresh, nothing is damaged"
+            )
+        return
+    if _only_appended(receipt.chat, chat) and receipt.archive == archive:
+        report.warnings.append(
+            "chat.jsonl grew after the receipt (an untracked append, e.g. by Xum): "
+            "cursors expire, nothing is damaged"
+        )
+        return
+    report.receipt_state = "mismatched"
+    report.problems.append("receipt does not match the files (changed outside the store)")
+
+
+def _only_appended(then: FileStamp | None, now: FileStamp | None) -> bool:
+    """The same file, not smaller: what an append by another writer leaves."""
+    if now is None:
+        return False
+    if then is None:
+        return True
+    return (then.dev, then.ino) == (now.dev, now.ino) and now.size >= then.size

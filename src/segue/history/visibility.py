@@ -2,9 +2,10 @@
 
 Only newline-terminated lines are data (the scanners enforce that). On top of that:
 
-* **Batch in flight.** While the receipt is ``pending`` with an append journal for the current
-  chat inode, the journal's batch ``chat[from:to]`` is visible only when all its bytes are
-  there with the recorded digest; otherwise chat is visible only up to ``from``. So a batch
+* **Batch in flight.** While the receipt is ``pending`` with an append journal (kept in
+  segue's sidecar, and only while the sidecar mirrors that receipt) for the current chat
+  inode, the journal's batch ``chat[from:to]`` is visible only when all its bytes are there
+  with the recorded digest; otherwise chat is visible only up to ``from``. So a batch
   cut short by ``kill -9`` (even one whose first lines landed whole) is never half-visible,
   before or after recovery removes it.
 * **Rotation in flight.** While a ``rotate`` marker exists and chat is still the file it

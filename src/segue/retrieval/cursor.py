@@ -71,6 +71,8 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     end: int = 0
     window: str | None = None
     offset: int = 0
+    # read_item, phase "itemwin": the located line's start while its window is looked up
+    at: int = 0
 
 
 def binding(action: str, key: str) -> str:

@@ -14,15 +14,16 @@ Order and privacy, the invariants of this module:
   ``nextCursor`` is null only when nothing visible remains.
 * Continuation pages first scan the bytes appended since the last page for a new floor
   (R26); a new floor hides everything older, so the query ends there.
-* ``search`` items carry their window id; a window is known only once its boundary (older
-  than the hit) is read. Hits whose boundary lies beyond the page's budget are deferred to the
-  next page (which resumes at the last boundary read); only when a single window is larger
-  than one page's budget are hits returned with ``windowId: null``.
+* ``search`` items carry their window id (never null, R25); a window is known only once its
+  boundary (older than the hit) is read. Hits whose boundary lies beyond the page's budget are
+  deferred to the next page (which resumes at the last boundary read). When a single window
+  is larger than one page's budget, the hits are dropped from that page and the query first
+  looks for the window's boundary (phase ``find``, as many pages as it takes), then rescans
+  from the newest dropped hit knowing the window of everything above that boundary.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +31,11 @@ from typing import Any
 import msgspec
 
 from segue.context.boundaries import ROOT_WINDOW_ID
+from segue.context.floor import mentions_reset_key
 from segue.retrieval import envelope
 from segue.retrieval.cursor import CursorState
-from segue.retrieval.project import Item, Kind, Prefilter, Seen, classify
+from segue.retrieval.prefilter import make_prefilter, matcher
+from segue.retrieval.project import Item, Kind, Seen, classify
 from segue.retrieval.reader import (
     BackState,
     BackwardReader,
@@ -159,7 +162,7 @@ def _window(
 
 
 def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
-    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    start = _back_start(ctx, state)
     first, last, count = (
         (None, None, 0) if state is None else (state.first, state.last, state.count)
     )
@@ -188,11 +191,23 @@ def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
     return Page(windows, None)
 
 
+def _back_start(ctx: Ctx, state: CursorState | None) -> BackState:
+    if state is None:
+        return BackState(ctx.end)
+    return BackState(state.pos, state.skip, state.skip_marker)
+
+
 def _back_state(
     ctx: Ctx, at: BackState, first: str | None = None, last: str | None = None, count: int = 0
 ) -> CursorState:
     return ctx.state(
-        phase="back", pos=at.pos, skip=at.skip_end, first=first, last=last, count=count
+        phase="back",
+        pos=at.pos,
+        skip=at.skip_end,
+        skip_marker=at.skip_marker,
+        first=first,
+        last=last,
+        count=count,
     )
 
 
@@ -201,81 +216,6 @@ def _more(entries: list[dict[str, Any]], state: CursorState) -> Page:
 
 
 # -- search ------------------------------------------------------------------------------
-
-
-_RISKY = {  # non-ASCII code points that re.IGNORECASE matches to an ASCII letter
-    "k": ("\u212a".encode(),),
-    "s": ("\u017f".encode(),),
-    "i": ("\u0130".encode(), "\u0131".encode()),
-}
-
-
-_PREFILTER_QUERY = re.compile(r"[a-z_-]+")
-_LETTER_RUN = re.compile(r"[a-z]{3,}")
-#: words segue itself adds to projected text (``[tool NAME]``, ``[media omitted]``, ``[error]``)
-#: and words a re-rendered JSON number can spell (``Infinity``, ``NaN``): a key taken from
-#: inside one of them proves nothing about the raw bytes
-_SYNTHETIC_WORDS = ("tool", "media", "omitted", "error", "infinity", "nan")
-
-
-def _prefilter_key(needle: str) -> str | None:
-    """The lower-cased text every hit's raw line must contain, or None when there is none.
-
-    A query of ASCII letters, ``_`` and ``-`` is its own key. Any other query is keyed by its
-    longest run of ASCII letters (at least three): whatever punctuation, spacing or number
-    formatting the projection re-renders around it, those letters stand contiguous in the
-    raw line too.
-    """
-    if _PREFILTER_QUERY.fullmatch(needle):
-        return None if any(needle in w for w in _SYNTHETIC_WORDS) else needle
-    runs = [r for r in _LETTER_RUN.findall(needle) if not any(r in w for w in _SYNTHETIC_WORDS)]
-    return max(runs, key=len) if runs else None
-
-
-def make_prefilter(query: str) -> Prefilter | None:
-    """A byte-level test that proves a line cannot hold a hit, or None when no exact test
-    exists for this query.
-
-    The key (:func:`_prefilter_key`) is part of every hit. Why its absence from the raw line
-    is proof: projected text is made of JSON string values (kept verbatim in the raw line
-    unless written with ``\\u`` escapes, and such lines are never skipped), re-rendered JSON
-    of tool input/output (which can differ from the raw bytes only in whitespace,
-    punctuation and number formatting — none of which a key contains), and segue's own
-    bracketed words, which a key can match only if it lies inside one of them (such keys are
-    not used). Letters that ``re.IGNORECASE`` folds to ASCII from outside ASCII (K, ſ, İ, ı)
-    also keep a line from being skipped. Boundary rows are never skipped.
-    """
-    key = _prefilter_key(query.lower())
-    if key is None:
-        return None
-    raw_key = key.encode("ascii")
-    guards = [b"oundary", b"\\u"]
-    for letter, seqs in _RISKY.items():
-        if letter in key:
-            guards.extend(seqs)
-
-    def cannot_match(raw: bytes) -> bool:
-        if raw_key in raw.lower():
-            return False
-        return not any(g in raw for g in guards)
-
-    return cannot_match
-
-
-def _matcher(query: str) -> Callable[[str], tuple[int, int] | None]:
-    """Literal, case-insensitive: ``re.IGNORECASE`` semantics, with a fast exact path for
-    ASCII text (where that equals comparing lower-cased strings)."""
-    pattern = re.compile(re.escape(query), re.IGNORECASE)
-    lowered = query.lower() if query.isascii() else None
-
-    def find(text: str) -> tuple[int, int] | None:
-        if lowered is not None and text.isascii():
-            at = text.lower().find(lowered)
-            return None if at < 0 else (at, at + len(lowered))
-        m = pattern.search(text)
-        return None if m is None else (m.start(), m.end())
-
-    return find
 
 
 @dataclass
@@ -287,11 +227,46 @@ class _Hit:
     window: str | None = None
 
 
+def _find_window(ctx: Ctx, state: CursorState) -> Page:
+    """Phase ``find``: read older lines for the boundary of the window whose hits lie at
+    ``[.., state.end)``, then resume the search there with that window known."""
+    reader = BackwardReader(ctx.segments(), _back_start(ctx, state), ctx.budget)
+    for line in reader:
+        seen = classify(line)
+        if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
+            return _more([], _known(ctx, state.end, seen.window_id, line.end))
+    if reader.exhausted:
+        at = reader.state
+        return _more([], ctx.state(
+            phase="find", pos=at.pos, skip=at.skip_end, skip_marker=at.skip_marker, end=state.end
+        ))
+    return _more([], _known(ctx, state.end, ROOT_WINDOW_ID, 0))
+
+
+def _known(ctx: Ctx, resume: int, window: str, window_start: int) -> CursorState:
+    """Search on from ``resume``; every line at or after ``window_start`` is in ``window``."""
+    return ctx.state(phase="back", pos=resume, window=window, end=window_start)
+
+
 def search(ctx: Ctx, state: CursorState | None) -> Page:
+    if state is not None and state.phase == "find":
+        return _find_window(ctx, state)
+    page = _search(ctx, state)
+    if state is not None and state.window is not None and page.state is not None:
+        nxt = page.state
+        if nxt.phase == "back" and nxt.window is None and nxt.pos > state.end:
+            # still above the boundary found in phase "find": keep knowing its window
+            page.state = msgspec.structs.replace(nxt, window=state.window, end=state.end)
+    return page
+
+
+def _search(ctx: Ctx, state: CursorState | None) -> Page:
     query = ctx.req.key
-    find = _matcher(query)
+    find = matcher(query)
     prefilter = make_prefilter(query)
-    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    known = state.window if state is not None and state.phase == "back" else None
+    known_from = state.end if state is not None else 0
+    start = _back_start(ctx, state)
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     resolved: list[_Hit] = []
     pending: list[_Hit] = []
@@ -306,7 +281,12 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
                 continue
             span = find(seen.item.text)
             if span is not None:
-                pending.append(_Hit(line, seen.item, span[0], span[1]))
+                hit = _Hit(line, seen.item, span[0], span[1])
+                if known is not None and line.start >= known_from:
+                    hit.window = known
+                    resolved.append(hit)
+                else:
+                    pending.append(hit)
                 if len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
             resume = BackState(line.start)
@@ -329,6 +309,21 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
             if pending and last_boundary is not None:
                 pending = []  # re-read from the boundary next time, when its window is known
                 resume = BackState(last_boundary.start)
+            elif pending:
+                # One window larger than this page: find its boundary first (phase "find").
+                newest = pending[0].line.end
+                pending = []
+                fitted: list[dict[str, Any]] = []
+                for hit in resolved:
+                    entry = _fit_hit(ctx, hit)
+                    if entry is None:
+                        return Page(fitted, _back_state(ctx, BackState(hit.line.end)))
+                    fitted.append(entry)
+                at = reader.state
+                return _more(fitted, ctx.state(
+                    phase="find", pos=at.pos, skip=at.skip_end, skip_marker=at.skip_marker,
+                    end=newest,
+                ))
             elif not resolving:
                 resume = reader.state
         else:
@@ -382,7 +377,7 @@ def _locate(
 ) -> tuple[_Found | None, BackState, bool]:
     """Newest-first scan for the first line ``wanted`` accepts, stopping at a floor that is not
     itself wanted. Returns (found, resume state, reached the start of history)."""
-    start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    start = _back_start(ctx, state)
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for line in reader:
         seen = classify(line)
@@ -453,9 +448,12 @@ def item_matches(item: Item, wanted: str) -> bool:
 def read_item(ctx: Ctx, state: CursorState | None) -> Page:
     wanted = ctx.req.key
     missing = PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
-    if state is not None and state.phase == "item":
+    if state is not None and state.phase in ("item", "itemwin"):
         if ctx.req.offset_chars is not None and ctx.req.offset_chars != state.offset:
             raise PageFailure("invalid_argument", "offset_chars differs from the cursor's")
+        if state.phase == "itemwin":
+            scan = _back_start(ctx, state)
+            return _read_in_window(ctx, scan, state.at, state.end, state.offset)
         return _read_located(ctx, state.pos, state.end, window=state.window, offset=state.offset)
 
     def is_wanted(seen: Seen) -> bool:
@@ -466,22 +464,43 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
         if at_start:
             raise missing
         return _more([], _back_state(ctx, at))
-    window = _window_of(ctx, found.line)
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
+    window, scan = _window_of(ctx, BackState(found.line.start))
+    if window is None:
+        return _window_later(ctx, scan, found.line.start, found.line.end, offset)
     return _page_text(
         ctx, found.line.start, found.line.end, found.seen, window=window, offset=offset
     )
 
 
-def _window_of(ctx: Ctx, line: RawLine) -> str | None:
-    """The window of the row at ``line``: the next boundary below it, within what is left of
-    this call's budget (None when that is not enough)."""
-    reader = BackwardReader(ctx.segments(), BackState(line.start), ctx.budget)
+def _window_of(ctx: Ctx, start: BackState) -> tuple[str | None, BackState]:
+    """The window of a row: the next boundary below ``start``, within what is left of this
+    call's budget (None, and where the look-up stopped, when that is not enough)."""
+    reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for older in reader:
         seen = classify(older)
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
-            return seen.window_id
-    return None if reader.exhausted else ROOT_WINDOW_ID
+            return seen.window_id, reader.state
+    return (None, reader.state) if reader.exhausted else (ROOT_WINDOW_ID, reader.state)
+
+
+def _window_later(ctx: Ctx, scan: BackState, start: int, end: int, offset: int) -> Page:
+    """The item is found but its window is not known yet (R25: never null): go on looking
+    for its boundary on the next page (phase ``itemwin``), then read it."""
+    return _more([], ctx.state(
+        phase="itemwin", pos=scan.pos, skip=scan.skip_end, skip_marker=scan.skip_marker,
+        at=start, end=end, offset=offset,
+    ))
+
+
+def _read_in_window(ctx: Ctx, scan: BackState, start: int, end: int, offset: int) -> Page:
+    window, at = _window_of(ctx, scan)
+    if window is None:
+        return _window_later(ctx, at, start, end, offset)
+    if ctx.budget.bytes_left < end - start or ctx.budget.rows_left == 0:
+        # the look-up used this call's scan budget: read the item itself on the next page
+        return _more([], ctx.state(phase="item", pos=start, end=end, window=window, offset=offset))
+    return _read_located(ctx, start, end, window=window, offset=offset)
 
 
 def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset: int) -> Page:
@@ -492,7 +511,7 @@ def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset:
     ctx.budget.rows += 1
     if data is None or not data.endswith(b"\n"):
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
-    seen = classify(RawLine(start, end, data[:-1], b'"contextBoundaryKind"' in data, True))
+    seen = classify(RawLine(start, end, data[:-1], mentions_reset_key(data), True))
     if seen.kind is not Kind.ITEM or seen.item is None:
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
     return _page_text(ctx, start, end, seen, window=window, offset=offset)

@@ -28,11 +28,11 @@ from typing import Any
 from segue.context.boundaries import (
     boundary_kind,
     is_boundary,
-    is_manual_reset,
+    is_ui_hidden,
     item_id,
-    raw_may_be_reset,
     window_id_of_boundary,
 )
+from segue.context.floor import is_floor_line
 from segue.history.scan import parse_line
 from segue.messages import Part, Row
 from segue.retrieval.envelope import char_cost
@@ -106,12 +106,12 @@ def classify(line: RawLine, prefilter: Prefilter | None = None) -> Seen:
     if prefilter is not None and not line.marker and prefilter(raw):
         return Seen(Kind.SKIP)
     row = parse_line(raw)
-    if row is None:
-        if raw_may_be_reset(raw):
+    if is_floor_line(row, line.marker):
+        if row is None:
             return Seen(Kind.FLOOR, raw_window_id(line), "reset")
-        return Seen(Kind.SKIP)
-    if is_manual_reset(row):
         return Seen(Kind.FLOOR, _window_id(row, line), "reset", row=row)
+    if row is None:
+        return Seen(Kind.SKIP)
     if is_boundary(row):
         return Seen(Kind.BOUNDARY, _window_id(row, line), boundary_kind(row), row=row)
     item = project(row)
@@ -121,10 +121,11 @@ def classify(line: RawLine, prefilter: Prefilter | None = None) -> Seen:
 
 
 def is_hidden(row: Row) -> bool:
-    """Not an item: hidden synthetic rows (the lead-in) and quarantined rows (R22, R25)."""
+    """Not an item: rows Xum hides (synthetic without ``uiVisible: true``, compaction
+    requests) and quarantined rows (R22, R25)."""
     if row.flag("contextBudgetRejected") or "contextBudgetRejectedMessage" in row.metadata:
         return True
-    return row.flag("synthetic") and row.metadata.get("uiVisible") is False
+    return is_ui_hidden(row)
 
 
 def project(row: Row) -> Item | None:

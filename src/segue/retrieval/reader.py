@@ -27,11 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.history.scan import RESET_MARKER
+from segue.context.floor import EDGE, mentions_reset_key
 
 MAX_LINE = 1 << 20
 _CHUNK = 1 << 16
-_EDGE = len(RESET_MARKER) - 1
+_EDGE = EDGE
 
 
 @dataclass
@@ -91,10 +91,12 @@ class HistoryMoved(Exception):
 @dataclass(frozen=True)
 class BackState:
     """Resume point of a backward read: ``[pos, ...)`` is consumed; ``skip_end`` is set while
-    crossing an oversized line that ends there."""
+    crossing an oversized line that ends there (``skip_marker``: the reset key was seen in the
+    part of it already read, R11)."""
 
     pos: int
     skip_end: int | None = None
+    skip_marker: bool = False
 
 
 class BackwardReader:
@@ -108,21 +110,24 @@ class BackwardReader:
 
     def __iter__(self) -> Iterator[RawLine]:
         pos, skip_end = self.state.pos, self.state.skip_end
+        seen = self.state.skip_marker
         for seg in reversed(self.segs):
             if pos <= seg.start or seg.end <= seg.start:
                 continue
             pos = min(pos, seg.end)
-            yield from self._segment(seg, pos, skip_end)
+            yield from self._segment(seg, pos, skip_end, seen)
             if self.exhausted:
                 return
-            pos, skip_end = seg.start, None
+            pos, skip_end, seen = seg.start, None, False
         self.state = BackState(0)
 
-    def _segment(self, seg: Segment, pos: int, skip_end: int | None) -> Iterator[RawLine]:
+    def _segment(
+        self, seg: Segment, pos: int, skip_end: int | None, seen: bool = False
+    ) -> Iterator[RawLine]:
         budget = self.budget
         line_end = skip_end if skip_end is not None else pos
         oversized = skip_end is not None
-        marker = False
+        marker = seen and oversized
         edge = b""
         pending = b""
         own_nl: bool | None = True if oversized else None
@@ -131,7 +136,7 @@ class BackwardReader:
                 if oversized:
                     budget.rows += 1
                     yield RawLine(
-                        seg.start, line_end, None, marker or RESET_MARKER in edge, bool(own_nl)
+                        seg.start, line_end, None, marker or mentions_reset_key(edge), bool(own_nl)
                     )
                 elif line_end > seg.start:
                     if budget.rows_left == 0:
@@ -144,7 +149,7 @@ class BackwardReader:
             if n == 0 or budget.rows_left == 0:
                 if oversized:
                     # re-read the edge next time so a marker split at ``pos`` is still seen
-                    self._suspend(BackState(min(pos + len(edge), line_end), line_end))
+                    self._suspend(BackState(min(pos + len(edge), line_end), line_end, marker))
                 else:
                     self._suspend(BackState(line_end))
                 return
@@ -155,11 +160,11 @@ class BackwardReader:
                 nl = chunk.rfind(b"\n")
                 if nl < 0:
                     both = chunk + edge
-                    marker = marker or RESET_MARKER in both
+                    marker = marker or mentions_reset_key(both)
                     edge = both[:_EDGE]
                     continue
                 tail = chunk[nl + 1 :] + edge
-                marker = marker or RESET_MARKER in tail
+                marker = marker or mentions_reset_key(tail)
                 budget.rows += 1
                 yield RawLine(pos + nl + 1, line_end, None, marker, bool(own_nl))
                 line_end = pos + nl + 1
@@ -186,7 +191,7 @@ class BackwardReader:
             pending = pending[:hi]
             if len(pending) > MAX_LINE + 1:
                 oversized = True
-                marker = RESET_MARKER in pending
+                marker = mentions_reset_key(pending)
                 edge = pending[:_EDGE]
                 pending = b""
 
@@ -198,8 +203,8 @@ class BackwardReader:
 def _line(start: int, end: int, data: bytes, own_nl: bool) -> RawLine:
     raw = data[:-1] if own_nl else data
     if len(raw) > MAX_LINE:
-        return RawLine(start, end, None, RESET_MARKER in raw, own_nl)
-    return RawLine(start, end, raw, RESET_MARKER in raw, own_nl)
+        return RawLine(start, end, None, mentions_reset_key(raw), own_nl)
+    return RawLine(start, end, raw, mentions_reset_key(raw), own_nl)
 
 
 @dataclass(frozen=True)
@@ -248,7 +253,7 @@ class ForwardReader:
                         self._suspend(FwdState(line_start))
                         return
                     budget.rows += 1
-                    m = marker or RESET_MARKER in edge or RESET_MARKER in pending
+                    m = marker or mentions_reset_key(edge) or mentions_reset_key(pending)
                     raw = None if oversized else pending
                     yield RawLine(line_start, seg.end, raw, m, False)
                 return
@@ -266,10 +271,10 @@ class ForwardReader:
                 nl = chunk.find(b"\n")
                 if nl < 0:
                     both = edge + chunk
-                    marker = marker or RESET_MARKER in both
+                    marker = marker or mentions_reset_key(both)
                     edge = both[-_EDGE:]
                     continue
-                marker = marker or RESET_MARKER in (edge + chunk[:nl])
+                marker = marker or mentions_reset_key(edge + chunk[:nl])
                 budget.rows += 1
                 end = pos - n + nl + 1
                 yield RawLine(line_start, end, None, marker, True)
@@ -294,7 +299,7 @@ class ForwardReader:
             pending = pending[search_from:]
             if len(pending) > MAX_LINE + 1:
                 oversized = True
-                marker = RESET_MARKER in pending
+                marker = mentions_reset_key(pending)
                 edge = pending[-_EDGE:]
                 pending = b""
 

@@ -102,6 +102,8 @@ class RolloverPlan:
     rollover_id: str
     now_ms: int
     pending_request: str | None = None
+    #: the old window had its notes warning before the rollover (Xum's flushOpportunity)
+    flush_opportunity: bool = False
 
 
 def admit_rollover(
@@ -136,6 +138,7 @@ def admit_rollover(
             trigger=plan.trigger,
             now_ms=plan.now_ms,
             pending_request=plan.pending_request,
+            flush_opportunity=plan.flush_opportunity,
         )
         system = build_system()
         candidate = ProviderRequest(system, tuple(batch[1:]), tools)

@@ -38,6 +38,10 @@ def summary_from(result: StepResult) -> str:
     return summary
 
 
+#: Xum's ``compacted`` value for each of segue's compaction reasons (``true``: automatic)
+COMPACTED_BY: dict[str, bool | str] = {"manual": "user", "idle": "idle"}
+
+
 def compaction_row(
     summary: str,
     *,
@@ -55,6 +59,7 @@ def compaction_row(
         metadata={
             "timestamp": now_ms,
             "compactionBoundary": True,
+            "compacted": COMPACTED_BY.get(reason, True),
             "compactionEpoch": epoch,
             "compactionReason": reason,
             "model": provider.model,

@@ -96,6 +96,7 @@ class Turn:
             rollover_id=s.new_id("r"),
             now_ms=s.clock(),
             pending_request=pending_request,
+            flush_opportunity=warned_in_window(window),
         )
         # The new window's carryover is snapshotted into the candidate system text at prepare
         # and published (pending edits cleared) at cleanup, before the append (R21).
@@ -275,6 +276,9 @@ class Turn:
                 now_ms=s.clock(),
                 percent=percent,
                 label=rollover_label(s.config.threshold),
+                context_tokens=projected,
+                max_tokens=s.budget.limit,
+                budget_tokens=s.budget.trigger_tokens or s.budget.hard_ceiling,
             )
             window = [*window, *s._append([row])]
             s.on_event(Warned(percent, row.text))

@@ -8,7 +8,8 @@ written before a possible floor ever reaches a request.
 
 from __future__ import annotations
 
-from segue.context.boundaries import is_boundary, is_compaction_boundary, raw_may_be_reset
+from segue.context.boundaries import is_boundary
+from segue.context.floor import is_floor_line
 from segue.history.protocol import TranscriptStore
 from segue.messages import Row
 
@@ -18,12 +19,14 @@ def load_window(store: TranscriptStore) -> list[Row]:
     newest_first: list[Row] = []
     for line in store.lines_reverse():
         row = line.row
+        if is_floor_line(row, line.reset_marker):
+            if row is not None and is_boundary(row):
+                newest_first.append(row)
+            break
         if row is None:
-            if line.reset_marker or (line.raw is not None and raw_may_be_reset(line.raw)):
-                break
             continue
         newest_first.append(row)
-        if is_boundary(row) or is_compaction_boundary(row):
+        if is_boundary(row):
             break
     newest_first.reverse()
     return newest_first

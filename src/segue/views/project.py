@@ -8,10 +8,13 @@ privacy. It differs from the stored row only where showing the stored form would
 * a tool call shows as ``[tool NAME] {input}`` followed by its output, if any;
 * a quarantined row (R22) is shown from ``metadata.contextBudgetRejectedMessage`` with its
   original role, marked as rejected, because the outer row is an empty placeholder;
-* the lead-in and other ``uiVisible: false`` rows, reset boundaries and empty assistant rows
-  are hidden (R9): they are machinery, and the windows view shows boundaries as dividers;
-* machine-authored rows (budget warnings, synthetic continuations) are labelled ``segue``, never
-  shown as the human's words (R9).
+* rows Xum hides (``synthetic`` without ``uiVisible: true``, such as the lead-in, the
+  synthetic continuation and hidden file snapshots; compaction requests), other
+  ``uiVisible: false`` rows, reset boundaries and empty assistant rows are hidden (R9, R25):
+  they are machinery, and the windows view shows boundaries as dividers;
+* machine-authored rows (budget warnings) are labelled ``segue``, never shown as the human's
+  words (R9). The human's message that triggered a rollover carries Xum's
+  ``context-window-continuation`` tag but is not synthetic: it is labelled ``user``.
 
 Everything here is pure.
 """
@@ -22,7 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from segue.context.boundaries import LEAD_IN_TYPE, is_reset_row
+from segue.context.boundaries import (
+    LEAD_IN_TYPE,
+    ROLLOVER_TYPE,
+    WARNING_TYPE,
+    is_reset_row,
+    is_ui_hidden,
+)
 from segue.errors import RowDecodeError
 from segue.messages import Part, Role, Row, encode_obj, row_from_obj
 
@@ -61,7 +70,7 @@ def is_hidden(row: Row) -> bool:
         return True
     if row.flag("contextBudgetRejected"):
         return False
-    if row.mux_type == LEAD_IN_TYPE or row.metadata.get("uiVisible") is False:
+    if is_ui_hidden(row) or row.metadata.get("uiVisible") is False:
         return True
     return row.role == "assistant" and not row.parts
 
@@ -119,9 +128,11 @@ def _as_role(value: object, default: Role) -> Role:
     return default
 
 
+_MACHINE_TYPES = frozenset({LEAD_IN_TYPE, ROLLOVER_TYPE, WARNING_TYPE})
+
+
 def _is_machine(row: Row) -> bool:
-    mux = row.mux_type
-    return (mux is not None and mux.startswith("context-")) or row.flag("synthetic")
+    return row.flag("synthetic") or row.mux_type in _MACHINE_TYPES
 
 
 def display(row: Row) -> Display:

@@ -1,0 +1,85 @@
+"""Recognizing floor candidates in bytes (R11). Pure; the one recognizer every reader shares.
+
+The privacy floor is a matter of bytes, not of one spelling. A line is a **floor candidate**
+when its bytes hold the reset key ``contextBoundaryKind`` as a JSON string token however the
+JSON writes it: every character literal or as a ``\\u00XX`` escape (hex in either case), so
+``"contextBoundary\\u004bind"`` counts. Whitespace around the colon, key order and duplicate
+keys do not matter, because only the key token itself is looked for. A line counts whether or
+not it can be decoded (too deeply nested, invalid UTF-8, not an object, over 1 MiB).
+
+Decoded rows are judged by :func:`is_floor_line`: a strict rollover boundary is never a floor
+(R11 names what validates), every other reset row is, and so is any other row whose bytes hold
+the key (a duplicate key that a decoder resolved to something else, a reset key nested where
+no reader expects it): damage fails closed.
+
+Streaming: a line may arrive in pieces (a large line read in chunks, forward or backward).
+:class:`KeyWatch` keeps :data:`EDGE` bytes of overlap, the longest spelling of the token less
+one, so a token that straddles any read edge is still seen.
+"""
+
+from __future__ import annotations
+
+import re
+
+from segue.context.boundaries import is_reset_row, is_strict_rollover
+from segue.messages import Row
+
+RESET_KEY = "contextBoundaryKind"
+#: the plain spelling, found with a fast substring test
+LITERAL = b'"' + RESET_KEY.encode() + b'"'
+#: the longest spelling of the token: two quotes and six bytes (``\\u00XX``) per character
+MAX_TOKEN = 2 + 6 * len(RESET_KEY)
+#: overlap kept between pieces of a streamed line
+EDGE = MAX_TOKEN - 1
+_ESCAPE = b"\\u00"
+
+
+def _char_pattern(ch: str) -> bytes:
+    """One character of the key: itself, or ``\\u00XX`` with hex digits in either case."""
+    digits = b"".join(
+        b"[" + d.lower().encode() + d.upper().encode() + b"]" if d.isalpha() else d.encode()
+        for d in f"{ord(ch):02x}"
+    )
+    return b"(?:" + re.escape(ch.encode()) + rb"|\\u00" + digits + b")"
+
+
+_TOKEN = re.compile(b'"' + b"".join(_char_pattern(c) for c in RESET_KEY) + b'"')
+
+
+def mentions_reset_key(data: bytes) -> bool:
+    """Whether ``data`` holds the reset key token in any JSON spelling."""
+    if LITERAL in data:
+        return True
+    # any other spelling escapes at least one character
+    return _ESCAPE in data and _TOKEN.search(data) is not None
+
+
+def is_floor_line(row: Row | None, marker: bool) -> bool:
+    """Whether a line is a floor candidate: ``row`` is the decoded row (None when the line
+    could not be decoded or was too large to), ``marker`` whether its bytes hold the key."""
+    if row is None:
+        return marker
+    if is_strict_rollover(row):
+        return False
+    return marker or is_reset_row(row)
+
+
+class KeyWatch:
+    """Feeds the pieces of one line, in file order (``forward``) or reverse order, and tells
+    whether the reset key token occurred anywhere in the bytes fed so far."""
+
+    __slots__ = ("edge", "forward", "found")
+
+    def __init__(self, *, forward: bool) -> None:
+        self.forward = forward
+        self.found = False
+        self.edge = b""
+
+    def feed(self, piece: bytes) -> bool:
+        if not piece:
+            return self.found
+        both = self.edge + piece if self.forward else piece + self.edge
+        if not self.found and mentions_reset_key(both):
+            self.found = True
+        self.edge = both[-EDGE:] if self.forward else both[:EDGE]
+        return self.found
