@@ -18,7 +18,8 @@ from segue.context.boundaries import (
     item_id,
     window_id_of_boundary,
 )
-from segue.history.scan import MAX_LINE, RESET_MARKER, parse_line
+from segue.context.floor import mentions_reset_key
+from segue.history.scan import MAX_LINE, parse_line
 from segue.messages import Row
 from segue.views.project import display, is_hidden
 
@@ -80,7 +81,7 @@ def prepare(
             body = body_of(row)
             item = item_id(row)
             seq = row.sequence
-        out.append(Prepared(pos, off, raw, seq, item, RESET_MARKER in raw, window_id, body))
+        out.append(Prepared(pos, off, raw, seq, item, mentions_reset_key(raw), window_id, body))
         pos += 1
         off += len(raw) + 1
     return out, window_id
