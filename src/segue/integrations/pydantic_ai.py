@@ -99,9 +99,11 @@ class SegueHistory:
 
     # -- what a user calls -----------------------------------------------------------------------
 
-    def capability(self) -> SegueCapability:
-        """The hook and the toolset together: ``Agent(model, capabilities=[...])``."""
-        return SegueCapability(self)
+    def capability(self, *, offer_tools: bool = True) -> SegueCapability:
+        """The hook and the toolset together: ``Agent(model, capabilities=[...])``. With
+        ``offer_tools=False`` the agent gets no ``session_history``: messages persist, and a
+        full window pauses the run instead of rolling over (R13)."""
+        return SegueCapability(self, offer_tools=offer_tools)
 
     def toolset(self) -> FunctionToolset[Any]:
         """``session_history`` and ``new_context`` over this workspace."""
@@ -193,6 +195,7 @@ class SegueCapability(AbstractCapability[Any]):
     ``session_history`` / ``new_context`` toolset."""
 
     history: SegueHistory
+    offer_tools: bool = True
 
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
@@ -222,8 +225,8 @@ class SegueCapability(AbstractCapability[Any]):
         self.history.flush(result.all_messages())
         return result
 
-    def get_toolset(self) -> FunctionToolset[Any]:
-        return self.history.toolset()
+    def get_toolset(self) -> FunctionToolset[Any] | None:
+        return self.history.toolset() if self.offer_tools else None
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
