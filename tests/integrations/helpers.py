@@ -70,8 +70,11 @@ def rollovers(rows: list[dict[str, Any]]) -> list[int]:
     ]
 
 
-def assert_rollover_shapes(rows: list[dict[str, Any]], index: int) -> None:
-    """The batch at ``index``: boundary, lead-in, trigger, in the shapes of SPEC §3."""
+def assert_rollover_shapes(
+    rows: list[dict[str, Any]], index: int, *, human_trigger: bool = False
+) -> None:
+    """The batch at ``index``: boundary, lead-in, trigger (the human's message, or a
+    synthetic continuation), in the shapes of SPEC §3."""
     boundary, lead_in, trigger = rows[index : index + 3]
     assert boundary["role"] == "assistant"
     assert boundary["parts"] == []
@@ -88,9 +91,11 @@ def assert_rollover_shapes(rows: list[dict[str, Any]], index: int) -> None:
     assert lead_in["metadata"]["uiVisible"] is False
     assert mux(lead_in) == {"type": "context-window-lead-in", "rolloverId": meta["rolloverId"]}
     assert trigger["role"] == "user"
-    if meta["reason"] == "on-send" and not meta.get("requestedBy"):
+    if human_trigger:
         # The human's own message: provider-visible and UI-visible.
+        assert meta["reason"] == "on-send"
         assert trigger["metadata"].get("synthetic") is not True
+        assert trigger["metadata"].get("uiVisible") is not False
     else:
         assert trigger["metadata"]["synthetic"] is True
         assert trigger["metadata"]["uiVisible"] is False

@@ -180,38 +180,75 @@ def test_new_context_not_allowed_without_session_history(segue_home: Path) -> No
     assert rollovers(disk_rows(segue_home, WS)) == []
 
 
+BIG = "Now summarize everything you read, in detail, please. " * 60
+
+
 def test_a_send_into_a_full_window_rolls_over_on_send(segue_home: Path) -> None:
     s = session()
-    model = ScriptedModel([*reader_steps()[:4], lambda _: say("read four")])
+    model = ScriptedModel([*reader_steps()[:4], lambda _: say("read four"), lambda _: say("fine")])
     agent = Agent(name="a", model=model, tools=[read_chunk, *s.tools()])
     run(agent, "Read four chunks.", s)
-    before = len(rollovers(disk_rows(segue_home, WS)))
-    # A restarted process derives the pressure from disk (R7).
-    s2 = session()
-    model2 = ScriptedModel([lambda _: say("fine")])
-    agent2 = Agent(name="a", model=model2, tools=[read_chunk, *s2.tools()])
-    big = "Now summarize everything you read, in detail, please. " * 60
-    run(agent2, big, s2)
+    assert rollovers(disk_rows(segue_home, WS)) == []
+    run(agent, BIG, s)
     rows = disk_rows(segue_home, WS)
-    starts = rollovers(rows)
-    assert len(starts) == before + 1
-    assert_rollover_shapes(rows, starts[-1])
-    assert mux(rows[starts[-1]])["reason"] == "on-send"
-    trigger = rows[starts[-1] + 2]
-    assert trigger["parts"][0]["text"] == big  # the human's words, provider-visible
-    sent = json.dumps(model2.inputs[0])
-    assert "fresh context window" in sent and "Chunk 3" not in sent
+    (start,) = rollovers(rows)
+    assert_rollover_shapes(rows, start, human_trigger=True)
+    assert mux(rows[start])["reason"] == "on-send"
+    trigger = rows[start + 2]
+    assert trigger["parts"][0]["text"] == BIG  # the human's words, provider-visible
+    assert trigger["metadata"].get("synthetic") is not True
+    sent = json.dumps(model.inputs[-1])
+    assert "fresh context window" in sent and "Chunk 3" not in sent and BIG.strip() in sent
+
+
+def test_a_restarted_process_rolls_over_at_its_first_send(segue_home: Path) -> None:
+    """A new process does not know the agent when the SDK stores its message, so the
+    message is stored as it is and the check runs before the first model call (R7, R13)."""
+    first = session()
+    BIGGER = BIG * 2
+    agent = Agent(
+        name="a",
+        model=ScriptedModel([*reader_steps()[:4], lambda _: say("read four")]),
+        tools=[read_chunk, *first.tools()],
+    )
+    run(agent, "Read four chunks.", first)
+
+    narrow = session()
+    blocked = Agent(name="narrow", model=ScriptedModel([]), tools=[read_chunk])
+    with pytest.raises(TurnPaused, match="session_history"):
+        run(blocked, BIGGER, narrow)
+    assert rollovers(disk_rows(segue_home, WS)) == []
+
+    again = session()
+    model = ScriptedModel([lambda _: say("fine")])
+    run(Agent(name="a", model=model, tools=[read_chunk, *again.tools()]), BIGGER, again)
+    rows = disk_rows(segue_home, WS)
+    (start,) = rollovers(rows)
+    assert_rollover_shapes(rows, start)
+    assert mux(rows[start])["reason"] == "on-send"
+    # Both sends of the message stay on disk; the new window quotes the unanswered one.
+    assert sum(1 for r in rows if r["parts"] and r["parts"][0].get("text") == BIGGER) == 2
+    sent = json.dumps(model.inputs[0])
+    assert BIGGER.strip() in sent and "Chunk 3" not in sent
 
 
 def test_a_message_too_large_for_any_window_is_quarantined(segue_home: Path) -> None:
-    s = session()
-    agent = Agent(name="a", model=ScriptedModel([]), tools=[*s.tools()])
+    # In a process that has not seen the agent yet (the message is stored, then quarantined
+    # in place) and in one that has (the message is stored quarantined).
+    fresh = session()
+    agent = Agent(name="a", model=ScriptedModel([lambda _: say("ok")]), tools=[*fresh.tools()])
     with pytest.raises(RequestRejected, match="fresh context window"):
-        run(agent, "enormous " * 5000, s)
-    (row,) = disk_rows(segue_home, WS)
-    assert row["role"] == "assistant" and row["parts"] == []
-    assert row["metadata"]["contextBudgetRejected"] is True
-    assert row["metadata"]["contextBudgetRejectedMessage"]["role"] == "user"
+        run(agent, "enormous " * 5000, fresh)
+    run(agent, "hello", fresh)
+    with pytest.raises(RequestRejected, match="fresh context window"):
+        run(agent, "gigantic " * 5000, fresh)
+    rows = disk_rows(segue_home, WS)
+    assert [r["role"] for r in rows] == ["assistant", "user", "assistant", "assistant"]
+    for row, word in ((rows[0], "enormous"), (rows[3], "gigantic")):
+        assert row["parts"] == []
+        assert row["metadata"]["contextBudgetRejected"] is True
+        original = row["metadata"]["contextBudgetRejectedMessage"]
+        assert original["role"] == "user" and word in original["parts"][0]["text"]
 
 
 def test_example_runs_offline_and_honours_segue_home(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id
+from segue.context.boundaries import item_id
 from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision, Situation, decide
 from segue.context.rollover import RolloverReason, quarantined
 from segue.errors import RequestRejected, TurnPaused, UsageError
@@ -155,14 +156,7 @@ class WindowEngine:
     ) -> list[Row]:
         """A human message: preflight, decide, append it (after a rollover batch when the
         window is full). Returns the stored rows."""
-        fresh = self.count(system, [trigger], tools) + LEAD_IN_ALLOWANCE
-        if not self.budget.fits(fresh):
-            self.store.append([quarantined(trigger)])
-            raise RequestRejected(
-                f"the message does not fit even a fresh context window ({fresh} tokens > "
-                f"{self.budget.hard_ceiling} of {self.budget.limit}); it was kept in the "
-                "transcript but will not be sent"
-            )
+        self._preflight(trigger, system, tools, stored=False)
         window = self.window()
         projected = self.count(system, [*active_rows(window), trigger], tools)
         decision = self._decide(projected, window, may_use_history)
@@ -185,13 +179,17 @@ class WindowEngine:
         mid-stream when the window is full, and return the rows the model may see."""
         window = self.window()
         rows = active_rows(window)
+        last = rows[-1] if rows else None
+        unanswered = last is not None and last.role == "user" and not last.flag("synthetic")
+        if unanswered and last is not None:
+            self._preflight(last, system, tools, stored=True)
         projected = self.count(system, rows, tools)
         decision = self._decide(projected, window, may_use_history)
         if decision.action is Action.ROLLOVER:
-            last = rows[-1] if rows else None
-            unanswered = last is not None and last.role == "user" and not last.flag("synthetic")
+            # A human message the model has not answered yet: the window filled at a send
+            # that could not be checked when it was stored. It is quoted into the new window.
             admitted = self._roll_over(
-                "mid-stream",
+                "on-send" if unanswered else "mid-stream",
                 window,
                 projected,
                 None,
@@ -245,6 +243,24 @@ class WindowEngine:
         return {"ok": True, "windowId": admitted.window_id}
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _preflight(
+        self, message: Row, system: str, tools: Sequence[Mapping[str, Any]], *, stored: bool
+    ) -> None:
+        """R16: a message that cannot fit even a fresh window is rejected before any model
+        call, and kept transcript-only (R22): quarantined in place, or appended so."""
+        fresh = self.count(system, [message], tools) + LEAD_IN_ALLOWANCE
+        if self.budget.fits(fresh):
+            return
+        if stored:
+            self.store.quarantine(item_id(message))
+        else:
+            self.store.append([quarantined(message)])
+        raise RequestRejected(
+            f"the message does not fit even a fresh context window ({fresh} tokens > "
+            f"{self.budget.hard_ceiling} of {self.budget.limit}); it was kept in the "
+            "transcript but will not be sent"
+        )
 
     def _decide(self, projected: int, window: list[Row], may_use_history: bool) -> Decision:
         # Choosing the rollover edge is the opt-in (R1's experiment); the notes warning

@@ -170,10 +170,11 @@ class RolloverSession(SegueSession):
         )
         self.store = self.engine.store
         # What the last model request looked like; a send is measured against it (the SDK
-        # saves the turn input before it builds the first request of the run).
+        # saves the turn input before it builds the first request of the run). Until this
+        # process has seen one, whether the agent may use session_history is unknown (None).
         self._system = ""
         self._tools: list[dict[str, Any]] = tool_schemas([SESSION_HISTORY, NEW_CONTEXT])
-        self._may_use_history = True
+        self._may_use_history: bool | None = None
 
     def tools(self) -> list[FunctionTool]:
         """``session_history`` and ``new_context`` as function tools of this session."""
@@ -184,7 +185,10 @@ class RolloverSession(SegueSession):
         return RunConfig(call_model_input_filter=self.filter_model_input, **options)
 
     async def add_items(self, items: list[Any]) -> None:
-        if len(items) == 1 and is_human_input(items[0]):
+        # With the agent still unknown, the message is appended as it is: R13 cannot be
+        # checked yet, so the filter decides before the first model call (an on-send
+        # rollover then quotes the message into the new window's continuation).
+        if len(items) == 1 and is_human_input(items[0]) and self._may_use_history is not None:
             (row,) = self._rows(items)
             self.engine.send(
                 row,
@@ -200,7 +204,7 @@ class RolloverSession(SegueSession):
         full, and hand the model only the active window (read from the store)."""
         self._observe(data.agent, data.model_data.instructions)
         rows = self.engine.settle(
-            system=self._system, tools=self._tools, may_use_history=self._may_use_history
+            system=self._system, tools=self._tools, may_use_history=bool(self._may_use_history)
         )
         # The items are the SDK's own (stored verbatim) or plain messages and tool pairs.
         items: list[Any] = rows_items(rows)
@@ -246,7 +250,7 @@ def history_tools(session: RolloverSession) -> list[FunctionTool]:
             reason if isinstance(reason, str) else "",
             system=session._system,
             tools=session._tools,
-            may_use_history=session._may_use_history,
+            may_use_history=bool(session._may_use_history),
         )
         return json.dumps(result, ensure_ascii=False)
 

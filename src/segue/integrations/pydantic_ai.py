@@ -39,7 +39,7 @@ try:
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.messages import ModelMessage, ModelRequest
     from pydantic_ai.models import ModelRequestContext
-    from pydantic_ai.toolsets import FunctionToolset
+    from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise UsageError("pydantic-ai is not installed: pip install 'segue[pydantic-ai]'") from exc
 
@@ -135,7 +135,10 @@ class SegueHistory:
     async def processor(
         self, ctx: RunContext[Any], messages: list[ModelMessage]
     ) -> list[ModelMessage]:
-        """A pydantic-ai history processor: persist, decide, return the active window."""
+        """A pydantic-ai history processor: persist, decide, return the active window.
+        It sees no tool schemas; whether the agent may look back (R13) is read from the
+        agent's toolsets."""
+        self._may_use_history = ctx.agent is not None and _offers_history(ctx.agent.toolsets)
         return self.step(messages, system=_instructions(messages), tools=None)
 
     # -- the step --------------------------------------------------------------------------------
@@ -231,6 +234,18 @@ class SegueCapability(AbstractCapability[Any]):
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None  # holds a live store: not spec-serializable
+
+
+def _offers_history(toolsets: Sequence[AbstractToolset[Any]]) -> bool:
+    found: list[bool] = []
+
+    def visit(toolset: AbstractToolset[Any]) -> None:
+        if isinstance(toolset, FunctionToolset) and SESSION_HISTORY in toolset.tools:
+            found.append(True)
+
+    for toolset in toolsets:
+        toolset.apply(visit)
+    return bool(found)
 
 
 def _instructions(messages: Sequence[ModelMessage]) -> str:
