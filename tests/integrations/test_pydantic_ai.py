@@ -4,6 +4,7 @@ least twice, session_history recovering the first window's detail, R13, new_cont
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, AgentRunResult
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
     ModelMessage,
@@ -97,6 +98,11 @@ def agent_for(
     return agent
 
 
+def run(agent: Agent[None, str], prompt: str) -> AgentRunResult[str]:
+    # asyncio.run closes its loop; run_sync keeps one open past the test.
+    return asyncio.run(agent.run(prompt))
+
+
 def history() -> SegueHistory:
     return SegueHistory(WS, model="openai:gpt-4o", context_window=4000)
 
@@ -115,7 +121,7 @@ def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
         [*readers(), tool("session_history", action="search", query="vault CODE"), answer]
     )
     h = history()
-    result = agent_for(h, script).run_sync("Read the report, then tell me the vault code.")
+    result = run(agent_for(h, script), "Read the report, then tell me the vault code.")
     assert result.output == "w:0"
 
     rows = disk_rows(segue_home, WS)
@@ -145,7 +151,7 @@ def test_rows_are_xum_shaped_and_a_new_run_continues(segue_home: Path) -> None:
     h = history()
     script = Script([tool("read_chunk", n=1), text("read it"), text("second answer")])
     agent = agent_for(h, script)
-    agent.run_sync("Read chunk 1.")
+    run(agent, "Read chunk 1.")
     rows = disk_rows(segue_home, WS)
     assert [r["role"] for r in rows] == ["user", "assistant", "assistant", "assistant"]
     assert rows[0]["parts"] == [{"type": "text", "text": "Read chunk 1.", "state": "done"}]
@@ -162,7 +168,7 @@ def test_rows_are_xum_shaped_and_a_new_run_continues(segue_home: Path) -> None:
     )
     # A new run (a new process would do the same) continues from the store.
     again = agent_for(history(), script)
-    again.run_sync("And now?")
+    run(again, "And now?")
     assert "Read chunk 1." in dumped(script.seen[-1]) and "read it" in dumped(script.seen[-1])
     assert len(disk_rows(segue_home, WS)) == 6
 
@@ -171,7 +177,7 @@ def test_rollover_is_blocked_without_session_history(segue_home: Path) -> None:
     h = history()
     script = Script(readers())
     with pytest.raises(TurnPaused, match="session_history"):
-        agent_for(h, script, offer_tools=False).run_sync("Read the report.")
+        run(agent_for(h, script, offer_tools=False), "Read the report.")
     rows = disk_rows(segue_home, WS)
     assert rollovers(rows) == []
     assert sum(1 for r in rows if r["parts"][0].get("state") == "output-available") >= 3
@@ -182,7 +188,7 @@ def test_model_asks_for_a_new_context(segue_home: Path) -> None:
     script = Script(
         [tool("read_chunk", n=0), tool("new_context", reason="chunk 0 is done"), text("ok")]
     )
-    agent_for(h, script).run_sync("Read chunk 0.")
+    run(agent_for(h, script), "Read chunk 0.")
     rows = disk_rows(segue_home, WS)
     (index,) = rollovers(rows)
     assert_rollover_shapes(rows, index)
@@ -202,7 +208,7 @@ def test_test_model_and_the_plain_history_processor(segue_home: Path) -> None:
         capabilities=[ProcessHistory(h.processor)],
         toolsets=[h.toolset()],
     )
-    result = agent.run_sync("look back")
+    result = run(agent, "look back")
     assert isinstance(result.output, str)
     h.flush(result.all_messages())
     rows = disk_rows(segue_home, WS)
