@@ -18,7 +18,10 @@ window boundary); ``clear_session`` is segue's ``/clear``.
   model call (the run config's ``call_model_input_filter``, which the SDK calls after the
   previous step's items were saved: a settled step), the next request is counted with the
   model's real encoding; at the threshold a fresh window starts (R5 rows, nothing
-  summarized) and the model is sent only the active window;
+  summarized) and the model is sent only the active window. The first message a process
+  stores comes before it has seen the agent, so R13 cannot be checked then: that message is
+  stored as it is, and if the window is full the rollover happens before the first model
+  call, quoting the message into the new window's continuation;
 * ``session.tools()`` gives the agent ``session_history`` (bounded, above the privacy floor)
   and ``new_context`` (R37);
 * an agent without ``session_history`` is not rolled over (R13): the run stops with
