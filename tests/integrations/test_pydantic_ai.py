@@ -28,7 +28,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from segue.errors import TurnPaused
+from segue.errors import RequestRejected, TurnPaused
 from segue.integrations.pydantic_ai import SegueHistory
 from segue.tokens import count_text
 from tests.integrations.helpers import (
@@ -235,3 +235,16 @@ def test_example_runs_offline_and_honours_segue_home(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "4711-0815" in done.stdout
     assert len(windows_json(home, "pydantic-ai-rollover")) >= 3
+
+
+def test_a_prompt_too_large_for_any_window_is_quarantined(segue_home: Path) -> None:
+    script = Script([])
+    with pytest.raises(RequestRejected, match="fresh context window"):
+        run(agent_for(history(), script), "enormous " * 5000)
+    assert script.seen == []  # no model call
+    (row,) = disk_rows(segue_home, WS)
+    assert row["role"] == "assistant" and row["parts"] == []
+    assert row["metadata"]["contextBudgetRejected"] is True
+    original = row["metadata"]["contextBudgetRejectedMessage"]
+    assert original["role"] == "user" and "enormous" in original["parts"][0]["text"]
+    assert history().messages() == []  # nothing rejected is ever replayed
