@@ -248,3 +248,35 @@ def test_a_prompt_too_large_for_any_window_is_quarantined(segue_home: Path) -> N
     original = row["metadata"]["contextBudgetRejectedMessage"]
     assert original["role"] == "user" and "enormous" in original["parts"][0]["text"]
     assert history().messages() == []  # nothing rejected is ever replayed
+
+
+BIG = "Now summarize everything you read, in detail, please. " * 60
+
+
+def test_a_prompt_into_a_full_window_rolls_over_on_send(segue_home: Path) -> None:
+    script = Script([*readers()[:4], text("read four"), text("fine")])
+    agent = agent_for(history(), script)
+    run(agent, "Read four chunks.")
+    assert rollovers(disk_rows(segue_home, WS)) == []
+    run(agent, BIG)
+    rows = disk_rows(segue_home, WS)
+    (start,) = rollovers(rows)
+    assert_rollover_shapes(rows, start, human_trigger=True)
+    assert rows[start + 2]["parts"][0]["text"] == BIG
+    sent = dumped(script.seen[-1])
+    assert "fresh context window" in sent and "Chunk 3" not in sent
+    assert rows[-1]["parts"][0]["text"] == "fine"
+
+
+def test_the_plain_processor_blocks_without_the_toolset(segue_home: Path) -> None:
+    h = history()
+    agent = Agent(FunctionModel(Script(readers())), capabilities=[ProcessHistory(h.processor)])
+
+    @agent.tool_plain
+    def read_chunk(n: int) -> str:
+        """Read chunk ``n`` of the report."""
+        return chunk(n)
+
+    with pytest.raises(TurnPaused, match="session_history"):
+        run(agent, "Read the report.")
+    assert rollovers(disk_rows(segue_home, WS)) == []
