@@ -9,6 +9,8 @@ so a pair can never be split across windows.
 A call without a result (a stream interrupted mid tool call leaves ``input-available``,
 ``input-streaming`` or ``output-redacted``) stays on disk but is left out of the request: a
 provider rejects a call that has no result. A row left with no parts by that is left out too.
+A call whose result a later row of the window carries (same ``toolCallId``: writers that keep
+call and result in two rows, like the framework integrations) has its result and stays.
 
 The human's message that triggered a rollover (tagged ``context-window-continuation``) is an
 ordinary user row here: it always reaches the provider.
@@ -51,15 +53,29 @@ def is_tool_call(part: Part) -> bool:
     return part.type == "dynamic-tool" or part.type.startswith("tool-")
 
 
-def is_unsettled_call(part: Part) -> bool:
-    return is_tool_call(part) and part.state not in SETTLED_TOOL_STATES
+def is_unsettled_call(part: Part, answered: frozenset[str] = frozenset()) -> bool:
+    """A call without its result. ``answered``: call ids whose result a later row carries
+    (writers that keep call and result in two rows, as the framework integrations do)."""
+    if not is_tool_call(part) or part.state in SETTLED_TOOL_STATES:
+        return False
+    return part.toolCallId is None or part.toolCallId not in answered
 
 
-def without_unsettled_calls(row: Row) -> Row:
+def answered_call_ids(rows: Sequence[Row]) -> frozenset[str]:
+    """The ids of every call that has a result somewhere in ``rows``."""
+    return frozenset(
+        p.toolCallId
+        for row in rows
+        for p in row.parts
+        if is_tool_call(p) and p.state in SETTLED_TOOL_STATES and p.toolCallId is not None
+    )
+
+
+def without_unsettled_calls(row: Row, answered: frozenset[str] = frozenset()) -> Row:
     """``row`` without its tool calls that have no result (the same object when it has none)."""
-    if not any(is_unsettled_call(p) for p in row.parts):
+    if not any(is_unsettled_call(p, answered) for p in row.parts):
         return row
-    kept = tuple(p for p in row.parts if not is_unsettled_call(p))
+    kept = tuple(p for p in row.parts if not is_unsettled_call(p, answered))
     return msgspec.structs.replace(row, parts=kept)
 
 
@@ -69,18 +85,23 @@ def provider_eligible(row: Row) -> bool:
     return not (row.role == "assistant" and not row.parts)
 
 
-def active_rows(rows: Sequence[Row]) -> list[Row]:
+def active_rows(rows: Sequence[Row], *, drop_unanswered: bool = True) -> list[Row]:
     """The rows of the newest window that a request may include, oldest first.
+
+    ``drop_unanswered=False`` keeps calls without a result: for a framework's own session
+    store, which hands back exactly what it stored and pairs calls itself.
 
     A synthetic continuation that a user message follows was never acted on (its turn was
     interrupted, e.g. by a crash right after a mid-stream rollover): it is left out, so a
     restarted process never resurrects queued work (R7) — the user's new message leads.
     """
     eligible: list[Row] = []
-    for row in rows[newest_window_start(rows) :]:
+    window = rows[newest_window_start(rows) :]
+    answered = answered_call_ids(window)
+    for row in window:
         if not provider_eligible(row):
             continue
-        cleaned = without_unsettled_calls(row)
+        cleaned = without_unsettled_calls(row, answered) if drop_unanswered else row
         if cleaned.parts or not row.parts:
             eligible.append(cleaned)
     return [

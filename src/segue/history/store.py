@@ -49,12 +49,13 @@ from segue.history.receipt import (
     stamp_of,
     write_receipt,
 )
-from segue.history.recovery import recover_locked
+from segue.history.recovery import recover_locked, truncate_to
 from segue.history.reports import RecoveryReport, VerifyReport
 from segue.history.rotation import rotate
 from segue.history.scan import (
     Source,
     StoredLine,
+    scan_backward,
     scan_backward_file,
     scan_forward,
     scan_forward_file,
@@ -267,6 +268,31 @@ class HistoryStore:
             rewrite_line(self.layout, source, line, encode_row(new), durable=self.durable)
             self._finalize(epoch, floor)
             return new
+
+    def drop_last(self, item_id: str) -> Row | None:
+        """Remove the newest row of the transcript when it is ``item_id`` (a library
+        session's ``pop``). Returns the removed row, or None when the newest line is another
+        row, a boundary (R11: the system never erases a floor or a window start), a line that
+        is not a row, or absent. A truncation under the lock with a new epoch (R29, R34):
+        cursors expire, and the sequence floor stays, so the number is never reused."""
+        with self.locked():
+            self._prepare()
+            last = next(scan_backward(paths(self.layout).chat, "chat"), None)
+            if (
+                last is None
+                or last.row is None
+                or last.reset_marker
+                or is_boundary(last.row)
+                or not matches_item(last.row, item_id)
+            ):
+                return None
+            floor = self._next_locked(read_receipt(self.layout))
+            epoch = new_epoch()
+            chat, archive = current_stamps(self.layout)
+            self._publish(Receipt("pending", epoch, chat, archive, floor))
+            truncate_to(self.layout, "chat", last.offset, durable=self.durable)
+            self._finalize(epoch, floor)
+            return last.row
 
     def clear_all(self) -> None:
         with self.mutating():

@@ -1,0 +1,344 @@
+"""The context engine as a library: one workspace's store, budget and look-back, for edges
+that do not run segue's own turn loop (the framework integrations). No framework import.
+
+A framework calls two moments, as segue's turn loop does (R3, R6):
+
+* :meth:`WindowEngine.send` when a human message arrives: preflight against a fresh window
+  (R16: a message that can never fit is quarantined, R22, and rejected), then the budget
+  decision; a rollover writes boundary, lead-in and the message itself as one batch (R5).
+* :meth:`WindowEngine.settle` before each further model request, when the previous step is
+  durable: the decision again, a mid-stream rollover with one synthetic continuation.
+
+Both keep R13: a rollover that would seal existing context is blocked (``TurnPaused``) when
+the agent cannot call ``session_history``. Rollovers go through segue's own admission
+(:func:`segue.session.admission.admit_rollover`, R21): the candidate request (the caller's
+system text, the tool schemas and the exact rows of the new window) is counted with the
+model's real encoding and must fit before anything is appended. Nothing is summarized.
+
+The framework's own message history is never trusted for what the model sees: the active
+window is always re-read from the store, so two processes sharing a workspace agree, and a
+restarted process derives pressure from the persisted rows (R7).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from segue.context.active import active_rows, has_sealable_context
+from segue.context.assembly import current_window_id
+from segue.context.boundaries import item_id
+from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision, Situation, decide
+from segue.context.rollover import RolloverReason, quarantined
+from segue.errors import RequestRejected, TurnPaused, UsageError
+from segue.history import HistoryStore
+from segue.messages import Row, with_metadata
+from segue.providers.limits import table_limit
+from segue.retrieval.schema import TOOL_SCHEMA
+from segue.retrieval.tool import SessionHistoryTool
+from segue.session.admission import Admitted, Cancellation, RolloverPlan, admit_rollover
+from segue.session.window import load_window
+from segue.tokens import count_request, resolve_model
+from segue.tokens.registry import split_model
+from segue.workspace import Layout, default_home
+
+SESSION_HISTORY = "session_history"
+NEW_CONTEXT = "new_context"
+
+#: The lead-in a fresh window starts with, counted generously for the R16 preflight.
+LEAD_IN_ALLOWANCE = 256
+
+NEW_CONTEXT_DESCRIPTION = (
+    "Start a fresh context window now, at a good stopping point. Nothing is summarized: every "
+    "earlier message stays on disk and session_history can look it up. Give a short reason."
+)
+NEW_CONTEXT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"reason": {"type": "string", "description": "why a fresh window helps now"}},
+    "required": ["reason"],
+    "additionalProperties": False,
+}
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _new_id(kind: str) -> str:
+    return f"{kind}-{uuid.uuid4().hex[:16]}"
+
+
+def tool_schemas(names: Sequence[str]) -> list[dict[str, Any]]:
+    """Counting shapes of segue's two tools, for edges that advertise them."""
+    known: dict[str, dict[str, Any]] = {
+        SESSION_HISTORY: {
+            "name": SESSION_HISTORY,
+            "description": SessionHistoryTool.description,
+            "input_schema": dict(TOOL_SCHEMA),
+        },
+        NEW_CONTEXT: {
+            "name": NEW_CONTEXT,
+            "description": NEW_CONTEXT_DESCRIPTION,
+            "input_schema": dict(NEW_CONTEXT_SCHEMA),
+        },
+    }
+    return [known[n] for n in names if n in known]
+
+
+class WindowEngine:
+    """One workspace's transcript, budget and ``session_history`` for a framework edge.
+
+    ``model`` names the model in segue's ``provider:name`` form; it chooses the encoding the
+    guards count with (R17) and, unless ``context_window`` is given, the limit. An unknown
+    model needs ``encoding`` (a bundled encoding name) and ``context_window``.
+    """
+
+    def __init__(
+        self,
+        workspace_id: str,
+        *,
+        model: str,
+        context_window: int | None = None,
+        encoding: str | None = None,
+        threshold: int = DEFAULT_THRESHOLD,
+        home: Path | str | None = None,
+        durable: bool = True,
+        clock: Callable[[], int] = _now_ms,
+        new_id: Callable[[str], str] = _new_id,
+    ) -> None:
+        self.layout = Layout(Path(home) if home is not None else default_home(), workspace_id)
+        self.store = HistoryStore(self.layout, durable=durable)
+        self.token_model = resolve_model(model, encoding)
+        limit = context_window if context_window is not None else table_limit(*split_model(model))
+        if limit is None:
+            raise UsageError(
+                f"the context window of {model} is not known; pass context_window=<tokens>"
+            )
+        try:
+            self.budget = Budget(limit, threshold)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        self.history_tool = SessionHistoryTool(self.layout)
+        self.clock = clock
+        self.new_id = new_id
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def window(self) -> list[Row]:
+        return load_window(self.store)
+
+    def active(self) -> list[Row]:
+        return active_rows(self.window())
+
+    def window_id(self) -> str:
+        return current_window_id(self.window())
+
+    def count(self, system: str, rows: Sequence[Row], tools: Sequence[Mapping[str, Any]]) -> int:
+        """The request's size counted with the model's real encoding (R17)."""
+        return count_request(system, rows, tools, self.token_model).tokens
+
+    def history(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """One ``session_history`` call: bounded, above the floor (R11, R23-R27)."""
+        return self.history_tool.call(args)
+
+    # -- the two moments -------------------------------------------------------------------------
+
+    def send(
+        self,
+        trigger: Row,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        may_use_history: bool,
+    ) -> list[Row]:
+        """A human message: preflight, decide, append it (after a rollover batch when the
+        window is full). Returns the stored rows."""
+        self._preflight(trigger, system, tools, stored=False)
+        window = self.window()
+        projected = self.count(system, [*active_rows(window), trigger], tools)
+        decision = self._decide(projected, window, may_use_history)
+        if decision.action is Action.ROLLOVER:
+            return self._roll_over(
+                "on-send", window, projected, trigger, system=system, tools=tools
+            ).stored
+        if decision.action in (Action.BLOCK, Action.PAUSE):
+            raise TurnPaused(_reason(decision) + " (the message was not sent)")
+        return self.store.append([trigger])
+
+    def settle(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        may_use_history: bool,
+    ) -> list[Row]:
+        """Before the next model request, with the previous step durable: decide, roll over
+        mid-stream when the window is full, and return the rows the model may see."""
+        window = self.window()
+        rows = active_rows(window)
+        last = rows[-1] if rows else None
+        unanswered = last is not None and last.role == "user" and not last.flag("synthetic")
+        if unanswered and last is not None:
+            self._preflight(last, system, tools, stored=True)
+        projected = self.count(system, rows, tools)
+        decision = self._decide(projected, window, may_use_history)
+        if decision.action is Action.ROLLOVER:
+            # A human message the model has not answered yet: the window filled at a send
+            # that could not be checked when it was stored. It is quoted into the new window.
+            admitted = self._roll_over(
+                "on-send" if unanswered else "mid-stream",
+                window,
+                projected,
+                None,
+                system=system,
+                tools=tools,
+                pending_request=last.text if unanswered and last is not None else None,
+            )
+            return active_rows(admitted.stored)
+        if decision.action in (Action.BLOCK, Action.PAUSE):
+            raise TurnPaused(_reason(decision))
+        if not self.budget.fits(projected):
+            # Nothing sealable (else the decision above rolled over): the request itself is
+            # too large for any window (R16).
+            raise RequestRejected(
+                f"the next request ({projected} tokens) does not fit the context window "
+                f"({self.budget.hard_ceiling} of {self.budget.limit}) even fresh"
+            )
+        return rows
+
+    def new_context(
+        self,
+        reason: str,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        may_use_history: bool,
+    ) -> dict[str, Any]:
+        """The model asked for a fresh window (R37): a rollover like R5's, ``reason``
+        ``on-send`` and ``requestedBy: "model"``, answered with the new window's id.
+
+        The rollover seals the window at the last settled step: the step that made this call
+        is not durable yet, so it (the call and its result) opens the new window whole."""
+        if not isinstance(reason, str) or not reason.strip():
+            return _error("invalid_argument", "reason must be a non-empty string")
+        if not may_use_history:
+            return _error(
+                "not_allowed",
+                "this agent may not use session_history, so a fresh window would lose access "
+                "to earlier work (R13)",
+            )
+        window = self.window()
+        if not has_sealable_context(window):
+            return {"ok": True, "windowId": current_window_id(window)}
+        projected = self.count(system, active_rows(window), tools)
+        try:
+            admitted = self._roll_over(
+                "on-send", window, projected, None, system=system, tools=tools, by_model=True
+            )
+        except TurnPaused as exc:
+            return _error("not_allowed", exc.message)
+        return {"ok": True, "windowId": admitted.window_id}
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _preflight(
+        self, message: Row, system: str, tools: Sequence[Mapping[str, Any]], *, stored: bool
+    ) -> None:
+        """R16: a message that cannot fit even a fresh window is rejected before any model
+        call, and kept transcript-only (R22): quarantined in place, or appended so."""
+        fresh = self.count(system, [message], tools) + LEAD_IN_ALLOWANCE
+        if self.budget.fits(fresh):
+            return
+        if stored:
+            self.store.quarantine(item_id(message))
+        else:
+            self.store.append([quarantined(message)])
+        raise RequestRejected(
+            f"the message does not fit even a fresh context window ({fresh} tokens > "
+            f"{self.budget.hard_ceiling} of {self.budget.limit}); it was kept in the "
+            "transcript but will not be sent"
+        )
+
+    def _decide(self, projected: int, window: list[Row], may_use_history: bool) -> Decision:
+        # Choosing the rollover edge is the opt-in (R1's experiment); the notes warning
+        # (R14) needs segue's memory tool, which a framework agent does not have.
+        return decide(
+            self.budget,
+            Situation(
+                projected=projected,
+                experiment=True,
+                may_use_history=may_use_history,
+                window_has_context=has_sealable_context(window),
+                warned=True,
+                notes_writable=False,
+            ),
+        )
+
+    def _roll_over(
+        self,
+        reason: RolloverReason,
+        window: list[Row],
+        context_tokens: int,
+        trigger: Row | None,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        pending_request: str | None = None,
+        by_model: bool = False,
+    ) -> Admitted:
+        plan = RolloverPlan(
+            reason=reason,
+            previous_window_id=current_window_id(window),
+            context_tokens=context_tokens,
+            trigger=trigger,
+            ids=(self.new_id("rollover"), self.new_id("lead-in"), self.new_id("continue")),
+            rollover_id=self.new_id("r"),
+            now_ms=self.clock(),
+            pending_request=pending_request,
+        )
+        return admit_rollover(
+            plan,
+            store=_RequestedByModel(self.store) if by_model else self.store,
+            budget=self.budget,
+            build_system=lambda: system,
+            tools=tuple(dict(t) for t in tools),
+            count=lambda request: self.count(request.system, request.rows, request.tools),
+            # No context-scoped caches or carryover live in a framework edge.
+            cleanup=lambda: None,
+            cancel=Cancellation(),
+        )
+
+
+class _RequestedByModel(HistoryStore):
+    """The same transcript (same files, same lock) as admission sees it for a model-requested
+    rollover (R37): the batch's boundary row gets ``requestedBy: "model"`` in its rollover
+    metadata (SPEC §3) on its way to disk."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        super().__init__(
+            store.layout,
+            durable=store.durable,
+            lock_timeout=store.lock_timeout,
+            sync_journal=store.sync_journal,
+        )
+
+    def append(self, rows: Sequence[Row]) -> list[Row]:
+        if not rows:
+            return []
+        first, *rest = rows
+        mux = first.metadata.get("muxMetadata")
+        if isinstance(mux, dict):
+            first = with_metadata(first, muxMetadata={**mux, "requestedBy": "model"})
+        return super().append([first, *rest])
+
+
+def _reason(decision: Decision) -> str:
+    return decision.reason or f"context budget: {decision.action.value}"
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": code, "message": message}}
+

@@ -1,0 +1,218 @@
+"""pydantic-ai messages ⇄ segue rows (``pip install 'segue[pydantic-ai]'``).
+
+One ``ModelMessage`` is one row, in the shape Xum writes (SPEC §3):
+
+* a request with a user prompt → a ``user`` row with its text (media as ``file`` parts);
+* a request of tool returns and retries → an ``assistant`` row of ``dynamic-tool`` parts,
+  state ``output-available`` (``output-error`` for a retry), with the call's name and input;
+* a request of system prompts only → a ``system`` row;
+* a response → an ``assistant`` row: text parts, ``dynamic-tool`` calls (state
+  ``input-available``), thinking as ``reasoning``; other parts keep it non-empty with an
+  opaque ``data-pydantic-ai`` part.
+
+The message itself is kept verbatim (``ModelMessagesTypeAdapter``'s JSON) under
+``metadata.pydanticAiMessage`` and given back unchanged. A message read back carries the id
+of its row in ``metadata["segueRowId"]``, which is how the history processor tells stored
+messages from new ones. Rows segue wrote itself (a lead-in, a continuation) read back as
+user prompts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from segue.messages import Part, Role, Row, make_row
+
+MESSAGE_KEY = "pydanticAiMessage"
+ROW_ID_KEY = "segueRowId"
+OPAQUE_PART = "data-pydantic-ai"
+
+
+def stored_row_id(message: ModelMessage) -> str | None:
+    meta = message.metadata
+    value = meta.get(ROW_ID_KEY) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def calls_of(messages: Iterable[ModelMessage]) -> dict[str, tuple[str, Any]]:
+    """``tool_call_id -> (tool name, input)`` of the tool calls in ``messages``."""
+    found: dict[str, tuple[str, Any]] = {}
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    found[part.tool_call_id] = (part.tool_name, part.args_as_dict())
+    return found
+
+
+def _user_parts(part: UserPromptPart) -> list[Part]:
+    if isinstance(part.content, str):
+        return [Part(type="text", text=part.content, state="done")]
+    parts: list[Part] = []
+    for piece in part.content:
+        if isinstance(piece, str):
+            parts.append(Part(type="text", text=piece, state="done"))
+        else:
+            media = getattr(piece, "media_type", None)
+            url = getattr(piece, "url", None)
+            parts.append(
+                Part(
+                    type="file",
+                    mediaType=media if isinstance(media, str) else "application/octet-stream",
+                    url=url if isinstance(url, str) else "",
+                )
+            )
+    return parts
+
+
+def message_row(
+    message: ModelMessage,
+    *,
+    row_id: str,
+    now_ms: int,
+    calls: Mapping[str, tuple[str, Any]],
+) -> Row:
+    dumped = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    meta: dict[str, Any] = {"timestamp": now_ms, MESSAGE_KEY: dumped}
+    parts: list[Part] = []
+    role: Role
+    if isinstance(message, ModelRequest):
+        users = [p for p in message.parts if isinstance(p, UserPromptPart)]
+        if users:
+            role = "user"
+            for user in users:
+                parts.extend(_user_parts(user))
+        elif all(isinstance(p, SystemPromptPart) for p in message.parts) and message.parts:
+            role = "system"
+            text = "\n\n".join(p.content for p in message.parts if isinstance(p, SystemPromptPart))
+            parts.append(Part(type="text", text=text, state="done"))
+        else:
+            role = "assistant"
+            for req_part in message.parts:
+                if isinstance(req_part, RetryPromptPart):
+                    if req_part.tool_name:
+                        parts.append(
+                            _tool_part(
+                                req_part.tool_call_id,
+                                calls,
+                                req_part.tool_name,
+                                "output-error",
+                                req_part.model_response(),
+                            )
+                        )
+                    else:
+                        parts.append(
+                            Part(type="text", text=req_part.model_response(), state="done")
+                        )
+                elif isinstance(req_part, ToolReturnPart):
+                    parts.append(
+                        _tool_part(
+                            req_part.tool_call_id,
+                            calls,
+                            req_part.tool_name,
+                            "output-available",
+                            _output(req_part),
+                        )
+                    )
+    else:
+        role = "assistant"
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                parts.append(Part(type="text", text=part.content, state="done"))
+            elif isinstance(part, ToolCallPart):
+                parts.append(
+                    Part(
+                        type="dynamic-tool",
+                        toolCallId=part.tool_call_id,
+                        toolName=part.tool_name,
+                        input=part.args_as_dict(),
+                        state="input-available",
+                    )
+                )
+            elif isinstance(part, ThinkingPart):
+                parts.append(Part(type="reasoning", text=part.content))
+    if not parts:
+        parts.append(Part(type=OPAQUE_PART))
+    return make_row(role, id=row_id, parts=parts, metadata=meta)
+
+
+def _tool_part(
+    call_id: str, calls: Mapping[str, tuple[str, Any]], name: str, state: str, output: Any
+) -> Part:
+    known_name, args = calls.get(call_id, (name, {}))
+    return Part(
+        type="dynamic-tool",
+        toolCallId=call_id,
+        toolName=known_name,
+        input=args,
+        state=state,
+        output=output,
+    )
+
+
+def _output(part: ToolReturnPart[Any]) -> Any:
+    """The tool's return value as JSON, or its text when it is not JSON-shaped."""
+    text = part.model_response_str()
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def row_messages(row: Row) -> list[ModelMessage]:
+    """The messages a row stands for, each stamped with the row's id."""
+    stored = row.metadata.get(MESSAGE_KEY)
+    messages: list[ModelMessage]
+    if isinstance(stored, dict):
+        messages = list(ModelMessagesTypeAdapter.validate_python([stored]))
+    else:
+        messages = _plain_messages(row)
+    for message in messages:
+        message.metadata = {**(message.metadata or {}), ROW_ID_KEY: row.id}
+    return messages
+
+
+def _plain_messages(row: Row) -> list[ModelMessage]:
+    text = row.text
+    if row.role == "user":
+        return [ModelRequest(parts=[UserPromptPart(text)])] if text else []
+    if row.role == "system":
+        return [ModelRequest(parts=[SystemPromptPart(text)])] if text else []
+    response_parts: list[TextPart | ToolCallPart] = [TextPart(text)] if text else []
+    returns: list[ToolReturnPart] = []
+    for part in row.parts:
+        if part.type != "dynamic-tool" or part.state not in ("output-available", "output-error"):
+            continue
+        call_id = part.toolCallId or ""
+        name = part.toolName or ""
+        response_parts.append(ToolCallPart(name, part.input or {}, tool_call_id=call_id))
+        returns.append(ToolReturnPart(name, part.output, tool_call_id=call_id))
+    messages: list[ModelMessage] = []
+    if response_parts:
+        messages.append(ModelResponse(parts=response_parts))
+    if returns:
+        messages.append(ModelRequest(parts=returns))
+    return messages
+
+
+def is_send(message: ModelMessage) -> bool:
+    """A request that carries a human prompt (the start of a run)."""
+    return isinstance(message, ModelRequest) and any(
+        isinstance(p, UserPromptPart) for p in message.parts
+    )

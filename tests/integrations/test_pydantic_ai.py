@@ -1,0 +1,282 @@
+"""segue inside pydantic-ai with its own offline models (FunctionModel, TestModel): every
+message persisted in Xum's shape, the model handed only the active window (R5-R7), rollover at
+least twice, session_history recovering the first window's detail, R13, new_context (R37)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+from pydantic_ai import Agent, AgentRunResult
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from segue.errors import RequestRejected, TurnPaused
+from segue.integrations.pydantic_ai import SegueHistory
+from segue.tokens import count_text
+from tests.integrations.helpers import (
+    DETAIL,
+    ROOT,
+    assert_rollover_shapes,
+    chunk,
+    disk_rows,
+    env,
+    mux,
+    rollovers,
+    windows_json,
+)
+
+WS = "pydantic-ws"
+CHUNKS = 12
+Step = Callable[[list[ModelMessage]], ModelResponse]
+
+
+class Script:
+    """FunctionModel's function: scripted steps, every request recorded."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self.steps = list(steps)
+        self.seen: list[list[ModelMessage]] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.seen.append(list(messages))
+        assert self.steps, "the model was called more often than scripted"
+        return self.steps.pop(0)(messages)
+
+
+def dumped(messages: list[ModelMessage]) -> str:
+    return json.dumps([str(m) for m in messages])
+
+
+def tool(name: str, **args: Any) -> Step:
+    return lambda _: ModelResponse(parts=[ToolCallPart(name, args)])
+
+
+def text(answer: str) -> Step:
+    return lambda _: ModelResponse(parts=[TextPart(answer)])
+
+
+def last_return(messages: list[ModelMessage], name: str) -> Any:
+    for message in reversed(messages):
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart) and part.tool_name == name:
+                return part.content
+    raise AssertionError(f"no {name} result in view")
+
+
+def agent_for(
+    history: SegueHistory, script: Script, *, offer_tools: bool = True
+) -> Agent[None, str]:
+    agent = Agent(
+        FunctionModel(script),
+        instructions="Read the report, then answer from it.",
+        capabilities=[history.capability(offer_tools=offer_tools)],
+    )
+
+    @agent.tool_plain
+    def read_chunk(n: int) -> str:
+        """Read chunk ``n`` of the report."""
+        return chunk(n)
+
+    return agent
+
+
+def run(agent: Agent[None, str], prompt: str) -> AgentRunResult[str]:
+    # asyncio.run closes its loop; run_sync keeps one open past the test.
+    return asyncio.run(agent.run(prompt))
+
+
+def history() -> SegueHistory:
+    return SegueHistory(WS, model="openai:gpt-4o", context_window=4000)
+
+
+def readers() -> list[Step]:
+    return [tool("read_chunk", n=n) for n in range(CHUNKS)]
+
+
+def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
+    def answer(messages: list[ModelMessage]) -> ModelResponse:
+        result = last_return(messages, "session_history")
+        found = [i for i in result["items"] if "4711-0815" in i["text"]]
+        return ModelResponse(parts=[TextPart(found[0]["windowId"] if found else "not found")])
+
+    script = Script(
+        [*readers(), tool("session_history", action="search", query="vault CODE"), answer]
+    )
+    h = history()
+    result = run(agent_for(h, script), "Read the report, then tell me the vault code.")
+    assert result.output == "w:0"
+
+    rows = disk_rows(segue_home, WS)
+    starts = rollovers(rows)
+    assert len(starts) >= 2
+    for index in starts:
+        assert_rollover_shapes(rows, index)
+    first_roll = next(i for i, m in enumerate(script.seen) if "fresh context window" in dumped(m))
+    lookback = CHUNKS
+    assert 0 < first_roll < lookback
+    assert all(DETAIL not in dumped(m) for m in script.seen[first_roll : lookback + 1])
+    assert DETAIL in dumped(script.seen[lookback + 1])
+    assert all(count_text(dumped(m), "openai:gpt-4o").tokens < 4000 for m in script.seen)
+
+    # Every message of the run is on disk, the final answer included, verbatim.
+    assert all(
+        "pydanticAiMessage" in r["metadata"]
+        for i, r in enumerate(rows)
+        if not any(i in range(s, s + 3) for s in starts)
+    )
+    assert rows[-1]["role"] == "assistant" and rows[-1]["parts"][0]["text"] == "w:0"
+    windows = windows_json(segue_home, WS)
+    assert [w["kind"] for w in windows] == ["root"] + ["rollover"] * len(starts)
+
+
+def test_rows_are_xum_shaped_and_a_new_run_continues(segue_home: Path) -> None:
+    h = history()
+    script = Script([tool("read_chunk", n=1), text("read it"), text("second answer")])
+    agent = agent_for(h, script)
+    run(agent, "Read chunk 1.")
+    rows = disk_rows(segue_home, WS)
+    assert [r["role"] for r in rows] == ["user", "assistant", "assistant", "assistant"]
+    assert rows[0]["parts"] == [{"type": "text", "text": "Read chunk 1.", "state": "done"}]
+    call, result = rows[1]["parts"][0], rows[2]["parts"][0]
+    assert (call["type"], call["toolName"], call["state"]) == (
+        "dynamic-tool",
+        "read_chunk",
+        "input-available",
+    )
+    assert (result["toolName"], result["state"], result["input"]) == (
+        "read_chunk",
+        "output-available",
+        {"n": 1},
+    )
+    # A new run (a new process would do the same) continues from the store.
+    again = agent_for(history(), script)
+    run(again, "And now?")
+    assert "Read chunk 1." in dumped(script.seen[-1]) and "read it" in dumped(script.seen[-1])
+    assert len(disk_rows(segue_home, WS)) == 6
+
+
+def test_rollover_is_blocked_without_session_history(segue_home: Path) -> None:
+    h = history()
+    script = Script(readers())
+    with pytest.raises(TurnPaused, match="session_history"):
+        run(agent_for(h, script, offer_tools=False), "Read the report.")
+    rows = disk_rows(segue_home, WS)
+    assert rollovers(rows) == []
+    assert sum(1 for r in rows if r["parts"][0].get("state") == "output-available") >= 3
+
+
+def test_model_asks_for_a_new_context(segue_home: Path) -> None:
+    h = history()
+    script = Script(
+        [tool("read_chunk", n=0), tool("new_context", reason="chunk 0 is done"), text("ok")]
+    )
+    run(agent_for(h, script), "Read chunk 0.")
+    rows = disk_rows(segue_home, WS)
+    (index,) = rollovers(rows)
+    assert_rollover_shapes(rows, index)
+    assert mux(rows[index])["requestedBy"] == "model"
+    assert mux(rows[index])["reason"] == "on-send"
+    window_id = f"w:{rows[index]['metadata']['historySequence']}"
+    assert last_return(script.seen[-1], "new_context") == {"ok": True, "windowId": window_id}
+    assert DETAIL not in dumped(script.seen[-1])
+
+
+def test_test_model_and_the_plain_history_processor(segue_home: Path) -> None:
+    """pydantic-ai's TestModel calls every tool it is given with generated arguments: the
+    schema is accepted and each call gets a well-formed answer, persisted like any other."""
+    h = history()
+    agent = Agent(
+        TestModel(call_tools=["session_history"]),
+        capabilities=[ProcessHistory(h.processor)],
+        toolsets=[h.toolset()],
+    )
+    result = run(agent, "look back")
+    assert isinstance(result.output, str)
+    h.flush(result.all_messages())
+    rows = disk_rows(segue_home, WS)
+    answers = [
+        p["output"]
+        for r in rows
+        for p in r["parts"]
+        if p["type"] == "dynamic-tool" and p["state"] == "output-available"
+    ]
+    assert answers and all(isinstance(a, dict) and "ok" in a for a in answers)
+    assert rows[0]["parts"][0]["text"] == "look back"
+
+
+def test_example_runs_offline_and_honours_segue_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "pydantic_ai_rollover.py")],
+        env=env(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "4711-0815" in done.stdout
+    assert len(windows_json(home, "pydantic-ai-rollover")) >= 3
+
+
+def test_a_prompt_too_large_for_any_window_is_quarantined(segue_home: Path) -> None:
+    script = Script([])
+    with pytest.raises(RequestRejected, match="fresh context window"):
+        run(agent_for(history(), script), "enormous " * 5000)
+    assert script.seen == []  # no model call
+    (row,) = disk_rows(segue_home, WS)
+    assert row["role"] == "assistant" and row["parts"] == []
+    assert row["metadata"]["contextBudgetRejected"] is True
+    original = row["metadata"]["contextBudgetRejectedMessage"]
+    assert original["role"] == "user" and "enormous" in original["parts"][0]["text"]
+    assert history().messages() == []  # nothing rejected is ever replayed
+
+
+BIG = "Now summarize everything you read, in detail, please. " * 60
+
+
+def test_a_prompt_into_a_full_window_rolls_over_on_send(segue_home: Path) -> None:
+    script = Script([*readers()[:4], text("read four"), text("fine")])
+    agent = agent_for(history(), script)
+    run(agent, "Read four chunks.")
+    assert rollovers(disk_rows(segue_home, WS)) == []
+    run(agent, BIG)
+    rows = disk_rows(segue_home, WS)
+    (start,) = rollovers(rows)
+    assert_rollover_shapes(rows, start, human_trigger=True)
+    assert rows[start + 2]["parts"][0]["text"] == BIG
+    sent = dumped(script.seen[-1])
+    assert "fresh context window" in sent and "Chunk 3" not in sent
+    assert rows[-1]["parts"][0]["text"] == "fine"
+
+
+def test_the_plain_processor_blocks_without_the_toolset(segue_home: Path) -> None:
+    h = history()
+    agent = Agent(FunctionModel(Script(readers())), capabilities=[ProcessHistory(h.processor)])
+
+    @agent.tool_plain
+    def read_chunk(n: int) -> str:
+        """Read chunk ``n`` of the report."""
+        return chunk(n)
+
+    with pytest.raises(TurnPaused, match="session_history"):
+        run(agent, "Read the report.")
+    assert rollovers(disk_rows(segue_home, WS)) == []
