@@ -116,6 +116,11 @@ def _int_or_none(value: object) -> int | None:
     return None
 
 
+def _is_role(value: object) -> TypeGuard[Role]:
+    # isinstance first: an object or a list is unhashable and cannot be looked up in a set
+    return isinstance(value, str) and value in ROLES
+
+
 def _is_str_dict(value: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict)
 
@@ -165,12 +170,15 @@ def with_metadata(row: Row, **changes: Any) -> Row:
 def _load(line: bytes) -> Any:
     try:
         return msgspec.json.decode(line)
+    except RecursionError:
+        raise RowDecodeError("not a JSON row: nested too deeply") from None
     except msgspec.DecodeError as exc:
         # msgspec refuses lone-surrogate escapes, which JSON allows and JS writers emit;
-        # the stdlib accepts them. Invalid UTF-8 fails here too, as it must.
+        # the stdlib accepts them. Invalid UTF-8 fails here too, as it must, and so does
+        # nesting too deep for either decoder (msgspec's limit, then Python's recursion).
         try:
             return json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise RowDecodeError(f"not a JSON row: {exc}") from None
 
 
@@ -185,7 +193,7 @@ def row_from_obj(obj: Any) -> Row:
     workspace = obj.get("workspaceId")
     if not isinstance(row_id, str):
         raise RowDecodeError("row has no string 'id'")
-    if role not in ROLES:
+    if not _is_role(role):
         raise RowDecodeError(f"row {row_id!r} has an invalid role {role!r}")
     if not isinstance(raw_parts, list):
         raise RowDecodeError(f"row {row_id!r}: 'parts' must be a list")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from segue.errors import RowDecodeError
+from segue.fsutil import open_regular_file
 from segue.messages import Row, decode_row
 
 Source = Literal["archive", "chat"]
@@ -110,10 +111,9 @@ class _Budget:
 
 
 def _open(path: Path) -> BinaryIO | None:
-    try:
-        return open(path, "rb", buffering=0)
-    except FileNotFoundError:
-        return None
+    # Never follows a final symlink, never blocks on a FIFO; a non-regular file is a
+    # FileError naming the path (fsutil).
+    return open_regular_file(path)
 
 
 def _bounds(f: BinaryIO, start: int, end: int | None) -> tuple[int, int]:

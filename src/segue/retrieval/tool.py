@@ -78,7 +78,7 @@ class SessionHistoryTool:
         except (ArgumentError, CursorError) as exc:
             return envelope.error(exc.code, exc.message)
         try:
-            with self.store.locked():
+            with self.store.read_locked():  # shared: pages never change the files (R30)
                 return self._page(req, state)
         except LockTimeout as exc:
             return envelope.error("history_timeout", exc.message)
