@@ -59,7 +59,7 @@ def segue(
     FIGURES["commands run"] += 1
     try:
         proc = subprocess.run(
-            cmd, input=stdin or b"", capture_output=True, timeout=timeout, env=env()
+            cmd, check=False, input=stdin or b"", capture_output=True, timeout=timeout, env=env()
         )
     except subprocess.TimeoutExpired:
         FIGURES["hangs"] += 1
@@ -90,9 +90,7 @@ def one_error(r: Result, *, code: int = 1, contains: str | None = None) -> str:
     assert r.code == code, (r.args, r.code, r.err)
     lines = r.error_lines
     assert len(lines) == 1, r.err
-    others = [
-        line for line in r.err.splitlines() if line and not line.startswith("segue: note:")
-    ]
+    others = [line for line in r.err.splitlines() if line and not line.startswith("segue: note:")]
     assert others == lines, r.err  # nothing but the error line (and notes) on stderr
     if contains is not None:
         assert contains in lines[0], lines[0]
@@ -142,8 +140,10 @@ def changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         a, b = before.get(p), after.get(p)
         if a and b and a[0] == b[0] == "file":
             FIGURES["bytes changed outside"] += max(len(a[1]), len(b[1]))
-        elif (a and a[0] == "file") or (b and b[0] == "file"):
-            FIGURES["bytes changed outside"] += len((a or b)[1])
+        elif a is not None and a[0] == "file":
+            FIGURES["bytes changed outside"] += len(a[1])
+        elif b is not None and b[0] == "file":
+            FIGURES["bytes changed outside"] += len(b[1])
         else:
             FIGURES["bytes changed outside"] += 1
     return diff

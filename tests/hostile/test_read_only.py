@@ -33,7 +33,9 @@ def _home(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("args", READ_COMMANDS, ids=" ".join)
-def test_read_commands_create_nothing_under_a_fresh_home(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_read_commands_create_nothing_under_a_fresh_home(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
     home = tmp_path / "home"
     fault("read on a home that does not exist")
     r = segue(home, *args)
@@ -52,17 +54,21 @@ def test_read_commands_change_nothing_in_a_session(tmp_path: Path, args: tuple[s
 
 def _mount_read_only(source: Path, target: Path) -> bool:
     target.mkdir()
-    if subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "--bind", str(source), str(target)], check=False, capture_output=True
+    ).returncode:
         return False
     remount = ["mount", "-o", "remount,bind,ro", str(target)]
-    if subprocess.run(remount, capture_output=True).returncode:
-        subprocess.run(["umount", str(target)], capture_output=True)
+    if subprocess.run(remount, check=False, capture_output=True).returncode:
+        subprocess.run(["umount", str(target)], check=False, capture_output=True)
         return False
     return True
 
 
 @pytest.fixture(params=["bind-ro", "chmod-a-w"])
-def read_only_home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, tuple[str, ...]]]:
+def read_only_home(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[Path, tuple[str, ...]]]:
     """A seeded home that cannot be written: a read-only bind mount (as root), or a
     ``chmod -R a-w`` copy read by a user without override rights."""
     home = _home(tmp_path)
@@ -73,7 +79,7 @@ def read_only_home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[t
         try:
             yield target, ()
         finally:
-            subprocess.run(["umount", str(target)], capture_output=True)
+            subprocess.run(["umount", str(target)], check=False, capture_output=True)
         return
     prefix = unprivileged()
     if prefix is None:
@@ -135,7 +141,10 @@ def test_a_write_on_a_read_only_home_is_one_clear_line(
     extra.write_bytes(b'{"id":"x","role":"user","parts":[],"metadata":{}}\n')
     extra.chmod(0o644)
     before = snapshot(home)
-    for args in (("history", "import", str(extra)), ("settings", "set", "experiments.tokenBudget", "true")):
+    for args in (
+        ("history", "import", str(extra)),
+        ("settings", "set", "experiments.tokenBudget", "true"),
+    ):
         fault("write on a read-only home")
         r = segue(home, *args, prefix=prefix)
         line = one_error(r, code=r.code)
