@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from segue.errors import LockTimeout
+from segue.errors import FileError, LockTimeout
 from segue.history.store import HistoryStore
 from segue.retrieval import envelope, pages
 from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
@@ -82,6 +82,10 @@ class SessionHistoryTool:
                 return self._page(req, state)
         except LockTimeout as exc:
             return envelope.error("history_timeout", exc.message)
+        except FileError as exc:
+            # A transcript file that is not a regular file, or cannot be read: nothing is
+            # answered from around it (a floor could be in it).
+            return envelope.error("history_changed", exc.message)
         except pages.PageFailure as exc:
             return envelope.error(exc.code, exc.message)
         except (HistoryMoved, FileNotFoundError):
