@@ -190,8 +190,22 @@ def read_regular(path: os.PathLike[str] | str, *, max_size: int) -> bytes | None
         os.close(fd)
 
 
+class _Output:
+    """What :func:`atomic_output` yields: ``write`` puts every byte or raises FileError."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd = fd
+        self._path = path
+
+    def write(self, data: bytes) -> None:
+        try:
+            write_all(self._fd, data)
+        except OSError as exc:
+            raise file_error(exc, self._path, "write") from None
+
+
 @contextlib.contextmanager
-def atomic_output(path: Path) -> Iterator[BinaryIO]:
+def atomic_output(path: Path) -> Iterator[_Output]:
     """Write a new version of ``path`` (a user-named output such as an export) atomically:
     a temp file in the same directory, fsync, ``os.replace``, directory fsync.
 
@@ -201,9 +215,7 @@ def atomic_output(path: Path) -> Iterator[BinaryIO]:
     error of the producer) removes the temp file and leaves ``path`` as it was."""
     parent = path.parent
     if not parent.is_dir():
-        raise FileError(
-            f"cannot write {path}: directory {parent} does not exist", path=path
-        )
+        raise FileError(f"cannot write {path}: directory {parent} does not exist", path=path)
     check_regular(path, "replace")
     try:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
@@ -211,14 +223,14 @@ def atomic_output(path: Path) -> Iterator[BinaryIO]:
         raise file_error(exc, path, "write") from None
     tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            try:
-                yield handle
-                handle.flush()
-                os.fchmod(handle.fileno(), 0o644)
-                os.fsync(handle.fileno())
-            except OSError as exc:
-                raise file_error(exc, path, "write") from None
+        try:
+            yield _Output(fd, path)
+            os.fchmod(fd, 0o644)
+            os.fsync(fd)
+        except OSError as exc:
+            raise file_error(exc, path, "write") from None
+        finally:
+            os.close(fd)
         check_regular(path, "replace")  # it may have become something else meanwhile
         try:
             os.replace(tmp, path)
@@ -229,7 +241,6 @@ def atomic_output(path: Path) -> Iterator[BinaryIO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-
 
 def fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)

@@ -44,7 +44,7 @@ from typing import Any, Literal
 import msgspec
 
 from segue.errors import ReceiptError
-from segue.fsutil import atomic_write
+from segue.fsutil import atomic_write, file_error
 from segue.history.paths import paths
 from segue.workspace import Layout
 
@@ -231,8 +231,8 @@ def write_receipt(layout: Layout, receipt: Receipt, *, durable: bool = True) -> 
             return
         atomic_write(path, record, durable=durable)
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise ReceiptError(f"cannot write receipt {path}: {reason}", path=path) from exc
+        message = file_error(exc, path, "write the receipt").message
+        raise ReceiptError(message, path=path) from exc
 
 
 def _write_in_place(path: os.PathLike[str], record: bytes, *, durable: bool) -> bool:

@@ -224,7 +224,7 @@ class HistoryStore:
                     if self.durable:
                         os.fsync(fd)
                 except OSError as exc:
-                    raise self._roll_back(fd, before, after, exc) from None
+                    raise self._roll_back(fd, before, first, exc) from None
                 now = os.fstat(fd)
             finally:
                 os.close(fd)
@@ -261,7 +261,7 @@ class HistoryStore:
             return stored
 
     def _roll_back(
-        self, fd: int, before: os.stat_result, after: int, exc: OSError
+        self, fd: int, before: os.stat_result, first: int, exc: OSError
     ) -> FileError:
         """The batch could not be written whole (a full disk, an I/O error): cut chat back to
         where the batch began, so it is not there at all, and publish a stable receipt for
@@ -285,7 +285,8 @@ class HistoryStore:
             # fails anyway, the pending receipt's journal says the batch is absent.
             write_receipt(
                 self.layout,
-                Receipt("stable", new_epoch(), chat, archive, next_sequence=after),
+                # the batch's sequences were never seen by anyone: the next batch takes them
+                Receipt("stable", new_epoch(), chat, archive, next_sequence=first),
                 durable=self.durable,
             )
         return FileError(
