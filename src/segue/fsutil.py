@@ -67,7 +67,7 @@ def describe_os_error(exc: OSError, path: os.PathLike[str] | str | None = None) 
     reason = _REASONS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
         return f"{reason} at {where}" if where is not None else reason
-    return f"{where}: {reason}" if where is not None else reason
+    return f"cannot access {where}: {reason}" if where is not None else reason
 
 
 def file_error(

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.hostile.harness import env
 
@@ -45,3 +46,10 @@ def owner_for_foreign_files() -> int:
     runuser (the runner is nobody)."""
     prefix = unprivileged()
     return 0 if prefix is not None and prefix[0] == "runuser" else NOBODY
+
+
+def give_to_runner(root: Path) -> None:
+    """Make ``root`` the unprivileged runner's own (it already is for setpriv: uid 0)."""
+    prefix = unprivileged()
+    if prefix is not None and prefix[0] == "runuser":
+        subprocess.run(["chown", "-R", str(NOBODY), str(root)], check=True)

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from segue.errors import FileError, LockTimeout
+from segue.fsutil import describe_os_error
 from segue.history.store import HistoryStore
 from segue.retrieval import envelope, pages
 from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
@@ -92,6 +93,8 @@ class SessionHistoryTool:
             return envelope.error(
                 "history_changed", "the transcript changed while it was read; call again"
             )
+        except OSError as exc:  # no access, an I/O error: the files, not the model
+            return envelope.error("history_changed", describe_os_error(exc))
 
     def _cursor(self, req: Request) -> CursorState | None:
         if req.cursor is None:
