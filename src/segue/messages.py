@@ -24,6 +24,7 @@ Invariants kept here:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeGuard
 
@@ -231,9 +232,34 @@ def _part_from_obj(row_id: str, obj: Any) -> Part:
     return Part(**known, extra=extra)
 
 
+#: Deepest nesting a row may have. Every reader walks rows recursively (projection, display,
+#: export), at a few Python frames per level against a limit of 1,000 frames, so a deeper
+#: line is not a row: it is an unparseable line, kept byte-exact and skipped. Rows Xum writes
+#: nest a few levels (tool inputs and outputs); 128 is far above that.
+MAX_NESTING = 128
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def _too_deep(data: bytes) -> bool:
+    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
+        return False  # the common case: too few brackets to nest that deep
+    depth = 0
+    for match in _BRACKET.finditer(_JSON_STRING.sub(b'""', data)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 def decode_row(line: bytes | str) -> Row:
     """Decode one line (without or with its newline) into a Row."""
     data = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    if _too_deep(data):
+        raise RowDecodeError(f"not a JSON row: nested more than {MAX_NESTING} levels deep")
     return row_from_obj(_load(data))
 
 

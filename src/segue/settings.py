@@ -326,21 +326,17 @@ def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Setti
             return updated
     except FileLockTimeout:
         raise LockTimeout(lock_path, LOCK_TIMEOUT_SECONDS) from None
-    except FileError as exc:
-        raise SettingsError(exc.message, path=path) from None
     except OSError as exc:
         where = Path(exc.filename) if exc.filename else path
-        raise SettingsError(file_error(exc, where, "write").message, path=path) from None
+        raise file_error(exc, where, "write") from None
 
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` atomically and durably, creating its directory first. A settings
     file that is not a regular file (a symlink, FIFO, device) is refused, never replaced."""
+    check_regular(path, "replace")
     try:
-        check_regular(path, "replace")
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, data)
-    except FileError as exc:
-        raise SettingsError(exc.message, path=path) from None
-    except OSError as exc:
-        raise SettingsError(file_error(exc, path, "write").message, path=path) from None
+    except OSError as exc:  # a full disk, a read-only home: the machine, not the settings
+        raise file_error(exc, path, "write") from None

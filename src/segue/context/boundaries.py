@@ -86,7 +86,8 @@ def is_strict_rollover(row: Row) -> bool:
     rollover_id = _field(row, "rolloverId")
     if not isinstance(rollover_id, str) or not rollover_id:
         return False
-    if _field(row, "reason") not in ROLLOVER_REASONS:
+    reason = _field(row, "reason")
+    if not isinstance(reason, str) or reason not in ROLLOVER_REASONS:  # a list is unhashable
         return False
     previous = _field(row, "previousWindowId")
     if not isinstance(previous, str) or not _WINDOW_ID_RE.fullmatch(previous):

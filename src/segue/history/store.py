@@ -101,7 +101,10 @@ class HistoryStore:
         return _lock.hold(paths(self.layout).lock, self.lock_timeout)
 
     def read_locked(self) -> AbstractContextManager[None]:
-        """The lock as a reader takes it: shared, never creating anything (see ``lock``)."""
+        """The lock as a reader takes it: shared, never creating anything (see ``lock``).
+        Where there is no session directory there is nothing to read and nothing to lock."""
+        if not os.path.lexists(paths(self.layout).session_dir):
+            return contextlib.nullcontext()
         return _lock.hold(paths(self.layout).lock, self.lock_timeout, shared=True)
 
     def _check_files(self, action: str) -> None:
