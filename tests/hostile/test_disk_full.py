@@ -29,6 +29,7 @@ from tests.hostile.harness import (
     session,
     snapshot,
 )
+from tests.scripted_cli import script
 
 PAGE = 4096
 
@@ -177,3 +178,25 @@ def test_export_and_settings_on_a_full_disk(disk: Path, tmp_path: Path) -> None:
     assert "no space left on device at" in line
     free(fillers)
     assert changed(before, snapshot(disk, skip=(lock,))) == []
+
+
+def test_a_turn_on_a_full_disk(disk: Path, tmp_path: Path) -> None:
+    """``segue run``: the user's message cannot be stored, so the turn fails cleanly, with
+    its closing JSON object, and nothing half-written stays behind."""
+    home, acknowledged = _seeded(disk, tmp_path, 4)
+    scratch = tmp_path / "model"
+    scratch.mkdir()
+    model = script(scratch, [{"text": "an answer that is never needed"}])
+    chat = session(home) / "chat.jsonl"
+    before = chat.read_bytes()
+    fillers = fill(disk)
+    fault("ENOSPC: segue run")
+    r = segue(home, "run", "-m", model, "--json", "x" * 20000)
+    line = one_error(r)
+    assert "no space left on device at" in line
+    closing = json.loads(r.out.splitlines()[-1])
+    assert closing["status"] == "error"
+    free(fillers)
+    assert chat.read_bytes() == before
+    ok(segue(home, "history", "verify"))
+    _lost(acknowledged, home)
