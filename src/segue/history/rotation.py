@@ -57,8 +57,11 @@ def rotate(layout: Layout, cut: int, *, durable: bool) -> bool:
     the rotation could not be done and was undone (see the module docstring)."""
     if cut <= 0:
         return True
-    st = os.stat(paths(layout).chat)
-    whole = read_range(paths(layout).chat, 0, st.st_size)
+    try:
+        st = os.stat(paths(layout).chat)
+        whole = read_range(paths(layout).chat, 0, st.st_size)
+    except (OSError, FileError):
+        return False  # nothing changed yet
     head, tail = whole[:cut], whole[cut:]
     archive_before = file_size(paths(layout).archive) or 0
     marker = Marker(
