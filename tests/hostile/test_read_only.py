@@ -3,6 +3,7 @@ read-only commands; a mounted backup or a shared read-only volume)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -152,3 +153,19 @@ def test_a_write_on_a_read_only_home_is_one_clear_line(
         assert str(home) in line
     assert changed(before, snapshot(home)) == []
     assert session(home).is_dir()
+
+
+def test_reads_of_a_xum_like_home_create_nothing(tmp_path: Path) -> None:
+    """A home segue never wrote (a Xum home: a transcript, no receipt, no locks folder):
+    every read command answers and leaves no file or folder behind."""
+    home = tmp_path / "xum-home"
+    s = session(home)
+    s.mkdir(parents=True)
+    rows = [row(i, f"message {i}") | {"metadata": {"historySequence": i}} for i in range(3)]
+    (s / "chat.jsonl").write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+    before = snapshot(home)
+    for args in READ_COMMANDS:
+        fault(f"read of a Xum-like home: {' '.join(args)}")
+        ok(segue(home, *args))
+    assert changed(before, snapshot(home)) == []
+    assert not (home / "locks").exists()
