@@ -286,10 +286,14 @@ def atomic_write(
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if temp_name is None or tmp.exists():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            # a failed write names no file: name the one being replaced (same OSError
+            # subclass, so callers catching OSError still do)
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
     if durable:
         fsync_dir(path.parent)
