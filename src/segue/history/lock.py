@@ -73,6 +73,7 @@ class _PathLock:
         self.pid = -1
         self.depth = 0
         self.unlocked = False  # the current (reader's) hold runs without the lock
+        self.shared = False  # the current hold is a reader's
 
     def _reset_after_fork(self) -> None:
         if self.pid != os.getpid():
@@ -121,8 +122,13 @@ class _PathLock:
 
     def acquire(self, deadline: float, timeout: float, *, shared: bool) -> None:
         if self.depth > 0 and self.pid == os.getpid():
+            if self.shared and not shared:
+                # a shared flock (or none at all) cannot be upgraded without a window in
+                # which another writer gets in: a writer must take the lock first
+                raise RuntimeError(f"a writer cannot nest inside a reader's hold of {self.path}")
             self.depth += 1
             return
+        self.shared = shared
         if shared:
             reader_fd = self._reader_descriptor()
             if reader_fd is None:
