@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from segue.cli.main import cli
 from segue.context.budget import rollover_label
-from segue.errors import SettingsError
+from segue.errors import FileError, SettingsError
 from segue.settings import (
     Settings,
     effective_threshold,
@@ -144,7 +144,7 @@ def test_atomic_write_leaves_old_file_on_failure(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(FileError, match=f"no space left on device at {path}"):
         save_settings(path, Settings().with_value("threshold.default", 90))
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]  # no temp left

@@ -18,6 +18,8 @@ command line can turn it into one clear line and an exit code.
     │   ├── TurnCancelled           the caller cancelled (Ctrl-C); settled results stay durable
     │   └── CompactionFailed        no usable summary; nothing was committed
     └── RuntimeFailure              something outside the caller's control failed
+        ├── FileError               a path segue cannot use safely: not a regular file,
+        │                           a link, no access, no space left (names the path)
         ├── StoreError              transcript store failures
         │   ├── LockTimeout         names the lock path
         │   ├── RowDecodeError      a line that is not a row
@@ -156,6 +158,19 @@ class CompactionFailed(ContextSignal):
 
 class RuntimeFailure(SegueError):
     code = "runtime"
+
+
+class FileError(RuntimeFailure):
+    """A file segue must read or write is unusable: a directory, FIFO, device or symbolic
+    link where a regular file belongs, too large, not accessible, or on a full or read-only
+    disk. The message names the path and what is wrong."""
+
+    code = "file"
+
+    def __init__(self, message: str, *, path: Path | None = None, errno: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.errno = errno
 
 
 class StoreError(RuntimeFailure):

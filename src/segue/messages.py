@@ -24,6 +24,7 @@ Invariants kept here:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeGuard
 
@@ -116,6 +117,11 @@ def _int_or_none(value: object) -> int | None:
     return None
 
 
+def _is_role(value: object) -> TypeGuard[Role]:
+    # isinstance first: an object or a list is unhashable and cannot be looked up in a set
+    return isinstance(value, str) and value in ROLES
+
+
 def _is_str_dict(value: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict)
 
@@ -165,10 +171,12 @@ def with_metadata(row: Row, **changes: Any) -> Row:
 def _load(line: bytes) -> Any:
     try:
         return msgspec.json.decode(line)
-    except (msgspec.DecodeError, RecursionError) as exc:
+    except RecursionError:
+        raise RowDecodeError("not a JSON row: nested too deeply") from None
+    except msgspec.DecodeError as exc:
         # msgspec refuses lone-surrogate escapes, which JSON allows and JS writers emit;
-        # the stdlib accepts them. Invalid UTF-8 fails here too, as it must, and so does a
-        # line nested too deeply for either decoder (RecursionError): it is not a row.
+        # the stdlib accepts them. Invalid UTF-8 fails here too, as it must, and so does
+        # nesting too deep for either decoder (msgspec's limit, then Python's recursion).
         try:
             return json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
@@ -186,7 +194,7 @@ def row_from_obj(obj: Any) -> Row:
     workspace = obj.get("workspaceId")
     if not isinstance(row_id, str):
         raise RowDecodeError("row has no string 'id'")
-    if role not in ROLES:
+    if not _is_role(role):
         raise RowDecodeError(f"row {row_id!r} has an invalid role {role!r}")
     if not isinstance(raw_parts, list):
         raise RowDecodeError(f"row {row_id!r}: 'parts' must be a list")
@@ -224,9 +232,34 @@ def _part_from_obj(row_id: str, obj: Any) -> Part:
     return Part(**known, extra=extra)
 
 
+#: Deepest nesting a row may have. Every reader walks rows recursively (projection, display,
+#: export), at a few Python frames per level against a limit of 1,000 frames, so a deeper
+#: line is not a row: it is an unparseable line, kept byte-exact and skipped. Rows Xum writes
+#: nest a few levels (tool inputs and outputs); 128 is far above that.
+MAX_NESTING = 128
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def _too_deep(data: bytes) -> bool:
+    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
+        return False  # the common case: too few brackets to nest that deep
+    depth = 0
+    for match in _BRACKET.finditer(_JSON_STRING.sub(b'""', data)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 def decode_row(line: bytes | str) -> Row:
     """Decode one line (without or with its newline) into a Row."""
     data = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    if _too_deep(data):
+        raise RowDecodeError(f"not a JSON row: nested more than {MAX_NESTING} levels deep")
     return row_from_obj(_load(data))
 
 

@@ -33,8 +33,8 @@ from filelock import FileLock
 from filelock import Timeout as FileLockTimeout
 
 from segue.context.budget import DEFAULT_THRESHOLD
-from segue.errors import LockTimeout, SettingsError, UsageError
-from segue.fsutil import atomic_write
+from segue.errors import FileError, LockTimeout, SettingsError, UsageError
+from segue.fsutil import atomic_write, check_regular, file_error, read_regular
 from segue.plugins.config import PluginSpec, parse_plugins
 from segue.providers.model_ref import parse_model
 from segue.tokens.encodings import ENCODING_NAMES
@@ -48,6 +48,8 @@ CONTEXT_WINDOW_PREFIX = "contextWindow."
 #: family covers (a local fine-tune behind an OpenAI-compatible server).
 ENCODING_PREFIX = "encoding."
 LOCK_TIMEOUT_SECONDS = 10.0
+#: A settings file is a few hundred bytes; anything past this is not one (or /dev/zero).
+MAX_SETTINGS_BYTES = 1 << 20
 
 Validator = Callable[[str, Any], Any]
 
@@ -320,13 +322,16 @@ def settings_path(home: Path) -> Path:
 def load_settings(path: Path) -> Settings:
     """Read ``path``; a missing file means all defaults."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        # No link followed, no FIFO or device read forever, no file of absurd size loaded.
+        raw = read_regular(path, max_size=MAX_SETTINGS_BYTES)
+    except FileError as exc:
+        raise SettingsError(exc.message, path=path) from None
+    if raw is None:
         return Settings()
-    except OSError as exc:
-        raise SettingsError(f"cannot read {path}: {exc.strerror}", path=path) from None
     try:
         obj = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise SettingsError(f"{path} is not valid JSON: nested too deeply", path=path) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise SettingsError(f"{path} is not valid JSON: {exc}", path=path) from None
     return from_obj(obj, path)
@@ -339,18 +344,27 @@ def save_settings(path: Path, settings: Settings) -> None:
 
 def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Settings:
     """Read, change and write back under the settings lock; returns what was written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(path.name + ".lock")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        check_regular(lock_path, "lock")
         with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
             updated = change(load_settings(path))
             save_settings(path, updated)
             return updated
     except FileLockTimeout:
         raise LockTimeout(lock_path, LOCK_TIMEOUT_SECONDS) from None
+    except OSError as exc:
+        where = Path(exc.filename) if exc.filename else path
+        raise file_error(exc, where, "write") from None
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` atomically and durably, creating its directory first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data)
+    """Replace ``path`` atomically and durably, creating its directory first. A settings
+    file that is not a regular file (a symlink, FIFO, device) is refused, never replaced."""
+    check_regular(path, "replace")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    except OSError as exc:  # a full disk, a read-only home: the machine, not the settings
+        raise file_error(exc, path, "write") from None

@@ -76,7 +76,6 @@ def _segue(home: Path, *args: str, cwd: Path | None = None) -> subprocess.Comple
     )
 
 
-@pytest.mark.xfail(reason="readers still create the store's lock file", strict=True)
 @pytest.mark.parametrize(("transcript", "needle"), _transcripts())
 def test_reads_of_a_xum_home_work_and_change_nothing(
     tmp_path: Path, transcript: bytes, needle: str

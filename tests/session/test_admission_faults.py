@@ -33,7 +33,7 @@ from segue.context.boundaries import (
     is_strict_rollover,
     is_synthetic_continuation,
 )
-from segue.errors import StoreError
+from segue.errors import FileError, StoreError
 from segue.history import HistoryStore
 from segue.messages import Row, decode_row, make_row
 from segue.session import Session
@@ -329,7 +329,7 @@ def test_torn_append_during_admission_is_never_a_fresh_window(
 
     with monkeypatch.context() as patch:
         patch.setattr("segue.history.store.write_all", torn_write)
-        with pytest.raises(OSError, match="No space"):
+        with pytest.raises(FileError, match=r"no space left on device at .*; nothing was written"):
             session.send(PROMPT)
 
     assert injector.snapshot is not None

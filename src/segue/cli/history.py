@@ -14,12 +14,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from segue.errors import SegueError
+from segue.errors import FileError, SegueError
+from segue.fsutil import atomic_output, read_regular
 from segue.messages import encode_obj
 from segue.views.export import FORMATS, ExportFormat, export, format_timestamp
 from segue.views.windows import (
@@ -41,6 +43,8 @@ SEARCH_HEADER = (
     "cannot see (before a /clear --soft, hidden rows, rejected input)."
 )
 _LINE = 100
+#: An import is one batch held in memory; a file past this is not a session file.
+MAX_IMPORT_BYTES = 1 << 30
 
 
 def _write(text: str) -> None:
@@ -66,7 +70,9 @@ def _store(ctx: click.Context) -> TranscriptStore:
 
 
 def _rows(ctx: click.Context) -> Iterator[Row]:
-    return _store(ctx).rows()
+    # The user's own view is complete: no line is too long for it (R24's 1 MiB bound is the
+    # model tool's). Rows stream one at a time, so memory is bounded by the longest row.
+    return _store(ctx).rows(max_line=None)
 
 
 def _one_line(text: str, width: int = _LINE) -> str:
@@ -193,28 +199,28 @@ def _search(store: TranscriptStore, query: str) -> Iterator[Hit]:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Write here (replaced atomically) instead of standard output.",
+    help="Write here (replaced atomically) instead of standard output. Only a regular file "
+    "is replaced: a device, FIFO, directory or symbolic link there is refused.",
 )
 @click.pass_context
 def export_cmd(ctx: click.Context, fmt: ExportFormat, output: Path | None) -> None:
     """Export the whole transcript, every window, with a divider where each one began."""
     store = _store(ctx)
     workspace = _ctx(ctx).workspace_id
-    # JSON reads the history twice (windows, then rows); the lock keeps both passes on the
-    # same history. Markdown and HTML make one pass and need no lock.
-    with store.locked() if fmt == "json" else nullcontext():
-        chunks = export(fmt, store.rows, workspace)
+    rows = partial(store.rows, max_line=None)  # complete, like every view for the user
+    # JSON reads the history twice (windows, then rows); the shared lock keeps both passes
+    # on the same history. Markdown and HTML make one pass and need no lock.
+    with store.read_locked() if fmt == "json" else nullcontext():
+        chunks = export(fmt, rows, workspace)
         if output is None:
             for chunk in chunks:
                 _write(chunk)
             return
-        with click.open_file(
-            str(output), "w", encoding="utf-8", errors="backslashreplace", atomic=True
-        ) as handle:
+        with atomic_output(output) as handle:
             for chunk in chunks:
-                handle.write(chunk)
+                handle.write(chunk.encode("utf-8", "backslashreplace"))
     click.echo(f"Exported workspace {workspace} ({fmt}) to {output}", err=True)
 
 
@@ -251,7 +257,7 @@ def _lines(kind: str, entries: Iterable[str]) -> None:
 
 
 @history.command("import")
-@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))
 @click.option(
     "--from",
     "source",
@@ -277,12 +283,18 @@ def import_cmd(ctx: click.Context, file: Path, source: str | None) -> None:
 
         refuse_if_streaming(_ctx(ctx).layout)  # before the lock file is even created
     if source is None:
-        if file.is_dir():
-            raise click.UsageError(f"{file} is a directory; a Xum session is one file")
-        rows = _store(ctx).import_rows(file.read_bytes())
+        try:
+            data = read_regular(file, max_size=MAX_IMPORT_BYTES)
+        except FileError as exc:
+            raise click.BadParameter(exc.message, param_hint="FILE") from None
+        if data is None:
+            raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
+        rows = _store(ctx).import_rows(data)
     else:
         from segue.importers import import_path
 
+        if not file.exists():
+            raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
         rows = import_path(_store(ctx), source, file)
     if not rows:
         what = "nothing new" if source is not None else "no rows"

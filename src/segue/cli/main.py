@@ -24,6 +24,7 @@ from segue.cli.store import migrate_cmd, store_group
 from segue.cli.tokens import tokens
 from segue.cli.workspaces import workspaces
 from segue.errors import ContextSignal, SegueError, UsageError
+from segue.fsutil import describe_os_error
 from segue.history.factory import check_store_url
 from segue.workspace import default_home, derive_workspace_id, validate_workspace_id
 
@@ -40,6 +41,13 @@ class SegueGroup(click.Group):
                 raise SystemExit(3) from None
             if isinstance(exc, UsageError):
                 raise SystemExit(2) from None
+            raise SystemExit(1) from None
+        except OSError as exc:
+            # The backstop for a machine fault no layer below turned into a SegueError (a
+            # full disk, a read-only home, no access): one line naming the path, exit 1.
+            if isinstance(exc, BrokenPipeError):
+                raise SystemExit(1) from None
+            click.echo(f"segue: error: {describe_os_error(exc)}", err=True)
             raise SystemExit(1) from None
 
 

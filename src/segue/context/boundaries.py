@@ -92,7 +92,8 @@ def is_strict_rollover(row: Row) -> bool:
     rollover_id = mux.get("rolloverId")
     if not isinstance(rollover_id, str) or not rollover_id:
         return False
-    if mux.get("reason") not in ROLLOVER_REASONS:
+    reason = mux.get("reason")
+    if not isinstance(reason, str) or reason not in ROLLOVER_REASONS:  # a list is unhashable
         return False
     previous = mux.get("previousWindowId")
     if not isinstance(previous, str) or not _WINDOW_ID_RE.fullmatch(previous):

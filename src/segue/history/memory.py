@@ -105,7 +105,12 @@ class InMemoryStore:
             snapshot = self._stored("archive") + self._stored("chat")
         yield from reversed(snapshot)
 
-    def rows(self) -> Iterator[Row]:
+    def read_locked(self) -> AbstractContextManager[None]:
+        return self.locked()
+
+    def rows(self, *, max_line: int | None = None) -> Iterator[Row]:
+        """Every row (``max_line`` is accepted for the protocol; nothing here is skipped)."""
+        del max_line
         for line in self.lines():
             if line.row is not None:
                 yield line.row

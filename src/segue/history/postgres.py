@@ -418,7 +418,14 @@ class PostgresStore:
         for found in self._query("true", (), "DESC"):
             yield found.line
 
-    def rows(self) -> Iterator[Row]:
+    def read_locked(self) -> AbstractContextManager[None]:
+        """A reader's hold: the advisory lock, so two passes read the same history."""
+        return self.locked()
+
+    def rows(self, *, max_line: int | None = None) -> Iterator[Row]:
+        """Every row; ``max_line`` is accepted for the protocol: rows are stored whole and
+        no line is skipped here (the model's bound applies in ``session_history``)."""
+        del max_line
         for line in self.lines():
             if line.row is not None:
                 yield line.row

@@ -45,6 +45,7 @@ from typing import Any, Literal
 import msgspec
 
 from segue.errors import ReceiptError
+from segue.fsutil import file_error
 from segue.history.paths import paths
 from segue.history.sidecar import (
     AppendJournal,
@@ -280,8 +281,8 @@ def write_receipt(
     try:
         write_record(path, record, durable=durable)
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise ReceiptError(f"cannot write receipt {path}: {reason}", path=path) from exc
+        message = file_error(exc, path, "write the receipt").message
+        raise ReceiptError(message, path=path) from exc
     journal = receipt.append if receipt.state == "pending" else None
     merged = dataclasses.replace(receipt, append=journal, ours=True)
     if not sidecar:

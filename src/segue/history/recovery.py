@@ -18,13 +18,22 @@ Order, each step deterministic and idempotent (a crash during recovery is recove
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from contextlib import closing
 from pathlib import Path
 
 from segue.context.floor import KeyWatch
 from segue.errors import RowDecodeError
-from segue.fsutil import file_size, fsync_dir, read_range, sha256_range, write_all
+from segue.fsutil import (
+    file_size,
+    fsync_dir,
+    open_regular,
+    open_regular_file,
+    read_range,
+    sha256_range,
+    write_all,
+)
 from segue.history.marker import (
     Marker,
     MarkerUnreadable,
@@ -164,7 +173,9 @@ def truncate_to(layout: Layout, source: Source, size: int, *, durable: bool) -> 
 
 
 def _do_truncate(path: os.PathLike[str], size: int, *, durable: bool) -> None:
-    fd = os.open(path, os.O_WRONLY)
+    fd = open_regular(path, os.O_WRONLY)
+    if fd is None:
+        raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
     try:
         os.ftruncate(fd, size)
         if durable:
@@ -203,8 +214,13 @@ def _resolve_journal(
         report.actions.append(f"kept a whole batch at chat offset {j.start} (receipt was pending)")
         cut = batch_cut(layout, j.start, j.end)
         if cut is not None and cut > 0:
-            rotate(layout, cut, durable=durable)
-            report.actions.append("did the rotation the interrupted batch called for")
+            if rotate(layout, cut, durable=durable):
+                report.actions.append("did the rotation the interrupted batch called for")
+            else:
+                report.problems.append(
+                    "could not do the rotation the interrupted batch called for (left for "
+                    "the next boundary; every row is still in chat.jsonl)"
+                )
         return
     if j.start <= size <= j.end:
         if size > j.start:
@@ -233,7 +249,10 @@ def torn_tail(layout: Layout, source: Source) -> tuple[int, int, bool] | None:
 
 def _mentions_reset(path: os.PathLike[str], start: int, stop: int) -> bool:
     watch = KeyWatch(forward=True)
-    with open(path, "rb") as f:
+    f = open_regular_file(path)
+    if f is None:
+        return False
+    with f:
         f.seek(start)
         left = stop - start
         while left > 0:
@@ -260,7 +279,9 @@ def _is_complete_row(path: os.PathLike[str], start: int, stop: int) -> bool:
 
 
 def _seal(layout: Layout, source: Source, *, durable: bool) -> None:
-    fd = os.open(_path(layout, source), os.O_WRONLY | os.O_APPEND)
+    fd = open_regular(_path(layout, source), os.O_WRONLY | os.O_APPEND)
+    if fd is None:
+        return
     try:
         write_all(fd, b"\n")
         if durable:

@@ -16,6 +16,13 @@ Two files change, so a rotation is a transaction (R34). Steps, all under the loc
 Recovery finishes from the marker: chat still as before → redo 2-4 (never a duplicate: the
 archive is first cut back to its old size); chat already replaced → only 4. Cost is
 proportional to the active epoch, never to the archive.
+
+A rotation that fails while it runs (a full disk: the archive or the new chat cannot be
+written) is undone on the spot: the archive is cut back to its old size, the temp file and
+the marker are removed, and :func:`rotate` returns False. Nothing is lost by that: every row
+is still in chat (archive ++ chat is the same history), and the next batch that holds a
+boundary rotates everything before it. So a caller never reports an accepted batch as
+failed because its rotation could not be done.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ import contextlib
 import os
 
 from segue.context.boundaries import is_boundary
-from segue.fsutil import atomic_write, file_size, read_range, write_all
+from segue.errors import FileError
+from segue.fsutil import atomic_write, file_size, open_regular, read_range, write_all
 from segue.history.marker import Marker, expect_of, remove_marker, write_marker
 from segue.history.paths import paths
 from segue.history.reports import RecoveryReport
@@ -43,13 +51,17 @@ def batch_cut(layout: Layout, start: int, end: int) -> int | None:
     return cut
 
 
-def rotate(layout: Layout, cut: int, *, durable: bool) -> None:
+def rotate(layout: Layout, cut: int, *, durable: bool) -> bool:
     """Move ``chat[0:cut]`` to the archive (``cut`` must be a line start). Caller holds the
-    lock, has published a pending receipt, and chat/archive end with a newline."""
+    lock, has published a pending receipt, and chat/archive end with a newline. False when
+    the rotation could not be done and was undone (see the module docstring)."""
     if cut <= 0:
-        return
-    st = os.stat(paths(layout).chat)
-    whole = read_range(paths(layout).chat, 0, st.st_size)
+        return True
+    try:
+        st = os.stat(paths(layout).chat)
+        whole = read_range(paths(layout).chat, 0, st.st_size)
+    except (OSError, FileError):
+        return False  # nothing changed yet
     head, tail = whole[:cut], whole[cut:]
     archive_before = file_size(paths(layout).archive) or 0
     marker = Marker(
@@ -61,13 +73,46 @@ def rotate(layout: Layout, cut: int, *, durable: bool) -> None:
         archive=expect_of(head, start=archive_before),
         final=expect_of(tail),
     )
-    write_marker(layout, marker, durable=durable)
-    _move(layout, marker, head, tail, durable=durable)
+    try:
+        write_marker(layout, marker, durable=durable)
+    except OSError:
+        return False  # nothing changed yet
+    try:
+        _move(layout, marker, head, tail, durable=durable)
+    except (OSError, FileError):
+        _undo(layout, marker, durable=durable)
+        return False
+    return True
+
+
+def _undo(layout: Layout, m: Marker, *, durable: bool) -> None:
+    """Roll a failed rotation back. Chat's replacement is written to a temp file first, so
+    unless the rename already happened (then the rotation is complete and only the marker
+    goes), chat is untouched and the archive is cut back to its old size. Best effort: if a
+    step fails, the marker stays and recovery finishes or redoes the rotation later, as
+    after a crash."""
+    assert m.archive is not None
+    assert m.final is not None
+    try:
+        if not m.final.holds(paths(layout).chat):
+            fd = open_regular(paths(layout).archive, os.O_WRONLY)
+            if fd is not None:
+                try:
+                    os.ftruncate(fd, m.archive.start)
+                    if durable:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+            _drop_temp(layout)
+        remove_marker(layout, durable=durable)
+    except (OSError, FileError):
+        return
 
 
 def _move(layout: Layout, m: Marker, head: bytes, tail: bytes, *, durable: bool) -> None:
     assert m.archive is not None
-    fd = os.open(paths(layout).archive, os.O_WRONLY | os.O_CREAT, 0o644)
+    fd = open_regular(paths(layout).archive, os.O_WRONLY | os.O_CREAT)
+    assert fd is not None
     try:
         os.ftruncate(fd, m.archive.start)
         os.lseek(fd, m.archive.start, os.SEEK_SET)

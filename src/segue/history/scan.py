@@ -22,6 +22,7 @@ from typing import BinaryIO, Literal
 
 from segue.context.floor import EDGE, mentions_reset_key
 from segue.errors import RowDecodeError
+from segue.fsutil import open_regular_file
 from segue.messages import Row, decode_row
 
 Source = Literal["archive", "chat"]
@@ -111,10 +112,9 @@ class _Budget:
 
 
 def _open(path: Path) -> BinaryIO | None:
-    try:
-        return open(path, "rb", buffering=0)
-    except FileNotFoundError:
-        return None
+    # Never follows a final symlink, never blocks on a FIFO; a non-regular file is a
+    # FileError naming the path (fsutil).
+    return open_regular_file(path)
 
 
 def _bounds(f: BinaryIO, start: int, end: int | None) -> tuple[int, int]:

@@ -24,13 +24,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import BinaryIO
 
 from segue.context.boundaries import is_boundary
-from segue.errors import ReceiptError, StoreError
-from segue.fsutil import fsync_dir, write_all
+from segue.errors import FileError, ReceiptError, StoreError
+from segue.fsutil import (
+    check_regular,
+    describe_os_error,
+    file_error,
+    fsync_dir,
+    open_regular,
+    open_regular_file,
+    write_all,
+)
 from segue.history import lock as _lock
 from segue.history.batch import encode_batch, matches_item, parse_import, stamp
 from segue.history.inflight import refuse_if_streaming
@@ -53,6 +62,7 @@ from segue.history.recovery import recover_locked, truncate_to
 from segue.history.reports import RecoveryReport, VerifyReport
 from segue.history.rotation import rotate
 from segue.history.scan import (
+    MAX_LINE,
     Source,
     StoredLine,
     scan_backward,
@@ -100,6 +110,25 @@ class HistoryStore:
         refuse_if_streaming(self.layout)
         return self.locked()
 
+    def read_locked(self) -> AbstractContextManager[None]:
+        """The lock as a reader takes it: shared, never creating anything (see ``lock``).
+        Where there is no session directory there is nothing to read and nothing to lock."""
+        if not os.path.lexists(paths(self.layout).session_dir):
+            return contextlib.nullcontext()
+        return _lock.hold(paths(self.layout).lock, self.lock_timeout, shared=True)
+
+    def _check_files(self, action: str) -> None:
+        """Refuse, naming the path, a transcript file that is not a regular file (a symlink,
+        directory, FIFO or device): segue never reads or writes through one (``fsutil``)."""
+        p = paths(self.layout)
+        if os.path.lexists(p.session_dir) and not p.session_dir.is_dir():
+            raise FileError(
+                f"cannot {action} the transcript: {p.session_dir} is not a directory",
+                path=p.session_dir,
+            )
+        for path in (p.chat, p.archive):
+            check_regular(path, action)
+
     def recover(self) -> RecoveryReport:
         with self.mutating():
             return self._recover()
@@ -109,9 +138,13 @@ class HistoryStore:
 
     def _prepare(self) -> tuple[Receipt | None, bool]:
         """Recover, then return the receipt and whether it vouches for both files now."""
+        self._check_files("write")
         d = paths(self.layout).session_dir
         if not d.is_dir():
-            d.mkdir(parents=True, exist_ok=True)
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise file_error(exc, d, "create the session directory") from None
             if self.durable:
                 fsync_dir(d.parent)
         receipt = read_receipt(self.layout)
@@ -175,7 +208,9 @@ class HistoryStore:
             data, cut_in_batch = encode_batch(stored)
             after = first + len(stored)
             epoch = receipt.epoch if receipt is not None and matched else new_epoch()
-            fd = os.open(paths(self.layout).chat, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            chat_path = paths(self.layout).chat
+            fd = open_regular(chat_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            assert fd is not None
             try:
                 before = os.fstat(fd)
                 if before.st_size == 0 and self.durable:
@@ -201,9 +236,12 @@ class HistoryStore:
                     Receipt("pending", epoch, chat, archive, after, journal),
                     durable=self.sync_journal,
                 )
-                write_all(fd, data)
-                if self.durable:
-                    os.fsync(fd)
+                try:
+                    write_all(fd, data)
+                    if self.durable:
+                        os.fsync(fd)
+                except OSError as exc:
+                    raise self._roll_back(fd, before, first, exc) from None
                 now = os.fstat(fd)
             finally:
                 os.close(fd)
@@ -223,7 +261,13 @@ class HistoryStore:
                 # receipt so a crash before the rotation's marker still leads to it.
                 epoch = new_epoch()
                 chat, archive = current_stamps(self.layout)
-                self._publish(Receipt("pending", epoch, chat, archive, after, journal))
+                try:
+                    self._publish(Receipt("pending", epoch, chat, archive, after, journal))
+                except ReceiptError as exc:
+                    # The batch is durable and acknowledged; only its rotation waits (the
+                    # next boundary batch rotates everything before it).
+                    self.last_receipt_error = exc
+                    return stored
                 rotate(self.layout, before.st_size + cut_in_batch, durable=self.durable)
             elif matched:
                 # Nothing but this write touched the files since the receipt was verified
@@ -232,6 +276,41 @@ class HistoryStore:
                 return stored
             self._finalize(epoch, after)
             return stored
+
+    def _roll_back(
+        self, fd: int, before: os.stat_result, first: int, exc: OSError
+    ) -> FileError:
+        """The batch could not be written whole (a full disk, an I/O error): cut chat back to
+        where the batch began, so it is not there at all, and publish a stable receipt for
+        the files as they now are. The error says whether that worked: a failure is only
+        reported as "not written" when the batch really is gone."""
+        chat_path = paths(self.layout).chat
+        try:
+            os.ftruncate(fd, before.st_size)
+            if self.durable:
+                os.fsync(fd)
+        except OSError:
+            return FileError(
+                f"{describe_os_error(exc, chat_path)}; the batch may be partly written "
+                "(the next segue command removes it)",
+                path=chat_path,
+                errno=exc.errno,
+            )
+        chat, archive = current_stamps(self.layout)
+        with contextlib.suppress(ReceiptError):
+            # In place, one page that already exists: this needs no new disk space. If it
+            # fails anyway, the pending receipt's journal says the batch is absent.
+            write_receipt(
+                self.layout,
+                # the batch's sequences were never seen by anyone: the next batch takes them
+                Receipt("stable", new_epoch(), chat, archive, next_sequence=first),
+                durable=self.durable,
+            )
+        return FileError(
+            f"{describe_os_error(exc, chat_path)}; nothing was written",
+            path=chat_path,
+            errno=exc.errno,
+        )
 
     def import_rows(self, data: bytes) -> list[Row]:
         return self.append(parse_import(data))
@@ -313,12 +392,13 @@ class HistoryStore:
     # -- reads -----------------------------------------------------------------------------------
 
     def _snapshot(self) -> tuple[BinaryIO | None, int, BinaryIO | None, int]:
-        """Open both files under the lock. The open descriptors keep reading the same bytes
-        even if a rotation or rewrite replaces a file afterwards."""
-        with self.locked():
+        """Open both files under the (shared) lock. The open descriptors keep reading the
+        same bytes even if a rotation or rewrite replaces a file afterwards."""
+        with self.read_locked():
+            self._check_files("read")
             bounds = visible_bounds(self.layout)
-            archive = _open(paths(self.layout).archive)
-            chat = _open(paths(self.layout).chat)
+            archive = open_regular_file(paths(self.layout).archive)
+            chat = open_regular_file(paths(self.layout).chat)
             # Only up to the last newline: a torn tail is not data, and once the lock is
             # released a writer may recover it away and write a batch over those offsets,
             # whose first lines would then show without the rest (R28).
@@ -326,13 +406,18 @@ class HistoryStore:
             chat_end = _complete_end(chat, bounds.chat_end)
         return archive, archive_end, chat, chat_end
 
-    def lines(self) -> Iterator[StoredLine]:
+    def lines(self, *, max_line: int | None = MAX_LINE) -> Iterator[StoredLine]:
+        """Every complete line, oldest first. ``max_line=None``: no line is too long (the
+        user's own views and exports are complete; the model's tool keeps R24's bound)."""
+        limit = sys.maxsize if max_line is None else max_line
         archive, archive_end, chat, chat_end = self._snapshot()
         try:
             if archive is not None:
-                yield from scan_forward_file(archive, "archive", 0, end=archive_end)
+                yield from scan_forward_file(
+                    archive, "archive", 0, end=archive_end, max_line=limit
+                )
             if chat is not None:
-                yield from scan_forward_file(chat, "chat", 0, end=chat_end)
+                yield from scan_forward_file(chat, "chat", 0, end=chat_end, max_line=limit)
         finally:
             for f in (archive, chat):
                 if f is not None:
@@ -350,8 +435,8 @@ class HistoryStore:
                 if f is not None:
                     f.close()
 
-    def rows(self) -> Iterator[Row]:
-        for line in self.lines():
+    def rows(self, *, max_line: int | None = MAX_LINE) -> Iterator[Row]:
+        for line in self.lines(max_line=max_line):
             if line.row is not None:
                 yield line.row
 
@@ -359,7 +444,8 @@ class HistoryStore:
         # Under the lock: an append or rewrite in flight in another process looks exactly
         # like an interrupted one (pending receipt, marker), which is damage only once no
         # writer holds the lock.
-        with self.locked():
+        with self.read_locked():
+            self._check_files("verify")
             return verify_layout(self.layout)
 
 
@@ -376,9 +462,3 @@ def _complete_end(f: BinaryIO | None, end: int) -> int:
         pos -= n
     return 0
 
-
-def _open(path: os.PathLike[str]) -> BinaryIO | None:
-    try:
-        return open(path, "rb", buffering=0)
-    except FileNotFoundError:
-        return None

@@ -58,7 +58,11 @@ def verify_layout(layout: Layout) -> VerifyReport:
             report.lines += 1
             where = f"{_name(source)} line {number} (offset {line.offset})"
             if line.raw is None:
-                _note(report.warnings, counts, "big", f"{where}: longer than 1 MiB, skipped")
+                _note(
+                    report.warnings, counts, "big",
+                    f"{where}: longer than 1 MiB (session_history skips it, R24; the "
+                    "history views and exports show it)",
+                )
                 continue
             if line.row is None:
                 _note(report.warnings, counts, "bad", f"{where}: not a row, skipped")

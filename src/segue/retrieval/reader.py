@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from segue.context.floor import EDGE, mentions_reset_key
+from segue.fsutil import open_regular_file
 
 MAX_LINE = 1 << 20
 _CHUNK = 1 << 16
@@ -74,7 +75,10 @@ def segments(archive: Path, archive_size: int, chat: Path, chat_size: int) -> li
 
 
 def _pread(path: Path, offset: int, size: int) -> bytes:
-    with open(path, "rb", buffering=0) as f:
+    f = open_regular_file(path)  # no link followed, no FIFO blocking (fsutil)
+    if f is None:
+        raise HistoryMoved(path)
+    with f:
         data = os.pread(f.fileno(), size, offset)
     if len(data) != size:
         # Only possible if a file shrank while we hold the lock: an untracked writer. The

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from segue.fsutil import check_regular
+from segue.history.paths import paths
 from segue.history.receipt import FileStamp, current_stamps, read_receipt
 from segue.history.visibility import visible_bounds
 from segue.workspace import Layout
@@ -35,6 +37,10 @@ class Snapshot:
 
 
 def take(layout: Layout) -> Snapshot:
+    # A FIFO, device or link at a transcript path stats as some other file (or as empty):
+    # reading around it could miss a floor in it (R11), so it is refused, naming the path.
+    for path in (paths(layout).chat, paths(layout).archive):
+        check_regular(path, "read")
     receipt = read_receipt(layout)
     chat, archive = current_stamps(layout)
     # ``ours``: a receipt Xum republished after its own append vouches for nothing segue

@@ -22,7 +22,8 @@ from typing import Any
 
 import msgspec
 
-from segue.errors import LockTimeout
+from segue.errors import FileError, LockTimeout
+from segue.fsutil import describe_os_error
 from segue.history.store import HistoryStore
 from segue.retrieval import envelope, pages
 from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
@@ -78,16 +79,22 @@ class SessionHistoryTool:
         except (ArgumentError, CursorError) as exc:
             return envelope.error(exc.code, exc.message)
         try:
-            with self.store.locked():
+            with self.store.read_locked():  # shared: pages never change the files (R30)
                 return self._page(req, state)
         except LockTimeout as exc:
             return envelope.error("history_timeout", exc.message)
+        except FileError as exc:
+            # A transcript file that is not a regular file, or cannot be read: nothing is
+            # answered from around it (a floor could be in it).
+            return envelope.error("history_changed", exc.message)
         except pages.PageFailure as exc:
             return envelope.error(exc.code, exc.message)
         except (HistoryMoved, FileNotFoundError):
             return envelope.error(
                 "history_changed", "the transcript changed while it was read; call again"
             )
+        except OSError as exc:  # no access, an I/O error: the files, not the model
+            return envelope.error("history_changed", describe_os_error(exc))
 
     def _cursor(self, req: Request) -> CursorState | None:
         if req.cursor is None:
