@@ -14,6 +14,7 @@ from pathlib import Path
 
 from segue.events import EventSink
 from segue.policy import available_agents
+from segue.policy.approval import Mode
 from segue.session import Session
 from segue.session.factory import open_session
 from segue.workspace import Layout
@@ -26,6 +27,8 @@ class SessionMaker:
     #: ``-m``: when given it wins over the agent's and the settings' model on every rebuild.
     model: str | None = None
     durable: bool = True
+    #: ``--approve``: the approval mode of every Session built here (None: the settings').
+    approval: Mode | None = None
 
     def open(
         self, agent_name: str | None, on_event: EventSink, keep: Session | None = None
@@ -39,6 +42,7 @@ class SessionMaker:
             agent_name=agent_name,
             on_event=on_event,
             durable=self.durable,
+            approval=self.approval,
         )
         if keep is None:
             return fresh
@@ -54,6 +58,7 @@ class SessionMaker:
             restrictions=fresh.policy.restrictions,
             on_event=on_event,
             plugins=fresh.plugins,  # built from the (possibly changed) plugins setting
+            approval=fresh.approval,  # the mode may follow a changed setting too
         )
 
     def agents(self) -> list[str]:

@@ -41,7 +41,7 @@ from segue.session.admission import (
     RolloverPlan,
     admit_rollover,
 )
-from segue.session.result import TurnResult
+from segue.session.result import TurnResult, add_usage
 from segue.session.turn_hooks import TurnHooks
 from segue.tokens import calibration_file, count_text
 from segue.tools.base import tool_error
@@ -57,6 +57,7 @@ class Turn:
         self.s = session
         self.rollovers = 0
         self.text = ""
+        self.usage: dict[str, int] | None = None
         self.emergency_used = False
         self.hooks = TurnHooks.start(session)
 
@@ -197,6 +198,7 @@ class Turn:
             )
             window = [*window, *s._append([row])]
             self.text = result.text
+            self.usage = add_usage(self.usage, result.usage.to_obj())
             tokens = (result.usage.input_tokens or 0) + (result.usage.output_tokens or 0)
             s.on_event(
                 StepUsage(
@@ -208,7 +210,12 @@ class Turn:
             )
             if not result.tool_calls:
                 return TurnResult(
-                    "completed", None, current_window_id(window), self.rollovers, self.text
+                    "completed",
+                    None,
+                    current_window_id(window),
+                    self.rollovers,
+                    self.text,
+                    self.usage,
                 )
             request, window, system = self._settled(request, window, system, result.usage, outputs)
         raise TurnPaused(f"the turn stopped after {s.config.max_steps} provider steps")
@@ -300,7 +307,11 @@ class Turn:
         s.on_event(ToolStarted(call.id, call.name, call.input))
         try:
             output = s.tools.run(
-                call.name, call.input, s.allowed, cancelled=lambda: s.cancellation.cancelled
+                call.name,
+                call.input,
+                s.allowed,
+                cancelled=lambda: s.cancellation.cancelled,
+                approve=s.approval.check,  # R38: a denial is this call's durable result
             )
         except Exception as exc:  # noqa: BLE001 - a tool's bug must not lose the settled turn
             output = tool_error("tool_failed", f"{type(exc).__name__}: {exc}")

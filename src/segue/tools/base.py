@@ -29,6 +29,12 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any]) -> Any: ...
 
 
+#: Approval (R38): given the tool and its input, None to go ahead or the result to record
+#: instead of running it (see :mod:`segue.tools.gate`). A tool says it only reads with a
+#: ``read_only = True`` attribute; without one it is taken to change the machine.
+Approve = Callable[["Tool", Mapping[str, Any]], "dict[str, Any] | None"]
+
+
 @runtime_checkable
 class Cancellable(Protocol):
     """A tool that can stop early when the turn is cancelled (a long shell command)."""
@@ -102,9 +108,11 @@ class ToolRegistry:
         args: Mapping[str, Any],
         allowed: Callable[[str], bool],
         cancelled: Callable[[], bool] | None = None,
+        approve: Approve | None = None,
     ) -> Any:
-        """Run a tool call; unknown or disallowed tools answer with an error object. A tool
-        that can stop early (:class:`Cancellable`) is told how to see a cancelled turn."""
+        """Run a tool call; unknown or disallowed tools answer with an error object, and so
+        does a call ``approve`` turns down (it is then not run). A tool that can stop early
+        (:class:`Cancellable`) is told how to see a cancelled turn."""
         tool = self._tools.get(name)
         if tool is None:
             return tool_error("unknown_tool", f"no tool named {name!r}")
@@ -112,6 +120,8 @@ class ToolRegistry:
             return tool_error("tool_not_allowed", f"tool {name!r} is not allowed for this agent")
         if not isinstance(args, Mapping):
             return tool_error("invalid_argument", "tool input must be a JSON object")
+        if approve is not None and (denied := approve(tool, args)) is not None:
+            return denied
         if cancelled is not None and isinstance(tool, Cancellable):
             return tool.run_cancellable(args, cancelled)
         return tool.run(args)
