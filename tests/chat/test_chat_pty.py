@@ -69,7 +69,7 @@ def _chat(tmp: Path, home: Path, script: Path, env: dict[str, str],
           terminals: list[Terminal]) -> Terminal:
     terminal = Terminal(
         [sys.executable, "-m", "segue", "--home", str(home), "-w", WORKSPACE, "chat",
-         "-m", f"scripted:{script}"],
+         "-m", f"scripted:{script}", "--approve", "full"],  # approval: test_approval_pty
         cwd=tmp, env=env,
     )
     terminals.append(terminal)

@@ -26,7 +26,8 @@ from typing import Any, Protocol, TypeVar
 import click
 
 from segue.chat import commands as cmd
-from segue.chat.interrupt import QuitNow
+from segue.chat.approval import APPROVAL_PROMPT, choices, headline, parse_answer, preview_lines
+from segue.chat.interrupt import QuitNow, interrupts_raise
 from segue.chat.meter import meter_text, reported_usage
 from segue.cli.render import Renderer, divider
 from segue.context.active import active_rows
@@ -37,6 +38,7 @@ from segue.session import Session
 from segue.session.admission import Cancellation
 from segue.settings import load_settings, parse_cli_value, settings_path, update_settings
 from segue.tokens import approximate_request
+from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest
 
 T = TypeVar("T")
 
@@ -157,7 +159,7 @@ class ChatLoop:
 
     def run(self) -> int:
         """Chat until /exit, end of input or a double Ctrl-C; returns the exit status."""
-        self._session = self.sessions.open(self._agent_name, self.renderer)
+        self._session = self._attach(self.sessions.open(self._agent_name, self.renderer))
         s = self.session
         self.say(
             f"segue chat · workspace {s.layout.workspace_id} · model {s.provider.model} · "
@@ -226,6 +228,38 @@ class ChatLoop:
                 self.say(f"unknown command {name}; /help lists the commands", fg="red")
             case cmd.Invalid(usage):
                 self.say(f"usage: {usage}", fg="red")
+
+    # -- approval (R38) ----------------------------------------------------------------------------
+
+    def _attach(self, session: Session) -> Session:
+        """The session, with this chat as the person its approval gate asks. A chat reading
+        piped input has nobody to ask (the next line is the next message, not an answer), so
+        there a call that would ask is denied, as in ``segue run``."""
+        gate = session.approval
+        approver = self.approve if self.interactive else None
+        session.approval = ApprovalGate(gate.mode, gate.rules, approver)
+        return session
+
+    def approve(self, request: ApprovalRequest) -> Answer:
+        """Show the exact call and read y / n / a. Ctrl-C (or end of input) at the question
+        is no, and stops the turn at its next safe point."""
+        self.say(headline(request), fg="yellow", dim=False)
+        for line in preview_lines(request):
+            self.write("    " + self._style(line.text, **_TONES[line.tone]) + "\n")
+        self.say(choices(request))
+        try:
+            with interrupts_raise():
+                typed = self.read_line(APPROVAL_PROMPT)
+        except (EOFError, KeyboardInterrupt):
+            self.write("\n")
+            self.session.cancellation.cancel()
+            typed = ""
+        answer = parse_answer(typed)
+        if answer is Answer.ALWAYS:
+            self.say(f"remembered for this workspace: allow {request.pattern}")
+        elif answer is Answer.NO:
+            self.say("not run; the model is told it was declined")
+        return answer
 
     # -- a turn ------------------------------------------------------------------------------------
 
@@ -305,7 +339,7 @@ class ChatLoop:
         current = written.get(key)
         self.say(f"{key} = {'(unset)' if current is None else _json(current)}")
         # The next turn runs with the new settings (threshold, experiment, model).
-        self._session = self.sessions.open(s.agent.name, self.renderer, keep=s)
+        self._session = self._attach(self.sessions.open(s.agent.name, self.renderer, keep=s))
 
     def _agent_show(self) -> None:
         self.say(
@@ -314,13 +348,22 @@ class ChatLoop:
 
     def _agent_switch(self, name: str) -> None:
         s = self.session
-        self._session = self.sessions.open(name, self.renderer, keep=s)
+        self._session = self._attach(self.sessions.open(name, self.renderer, keep=s))
         self.say(f"agent {self.session.agent.name} · model {self.session.provider.model}")
 
     def _help(self) -> None:
         width = max(len(usage) for usage, _ in cmd.HELP)
         for usage, what in cmd.HELP:
             self.say(f"{usage:<{width}}  {what}")
+
+
+_TONES: dict[str, dict[str, Any]] = {
+    "plain": {"bold": True},
+    "added": {"fg": "green"},
+    "removed": {"fg": "red"},
+    "hunk": {"fg": "cyan"},
+    "note": {"dim": True},
+}
 
 
 def _json(value: Any) -> str:
