@@ -38,7 +38,7 @@ from segue.session import Session
 from segue.session.admission import Cancellation
 from segue.settings import load_settings, parse_cli_value, settings_path, update_settings
 from segue.tokens import approximate_request
-from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest
+from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest, Approver
 
 T = TypeVar("T")
 
@@ -93,13 +93,17 @@ class ChatLoop:
         color: bool,
         agent_name: str | None = None,
         guard: Guard = direct,
+        approver: Approver | None = None,
     ) -> None:
+        """``approver`` asks about a tool call that needs approval (R38); the default asks
+        through ``read_line`` (the full-screen chat passes a dialog)."""
         self.sessions = sessions
         self.read_line = read_line
         self.write = write
         self.interactive = interactive
         self.color = color
         self.guard = guard
+        self._approver: Approver = approver if approver is not None else self.approve
         self.renderer = Renderer(
             out=write, err=lambda s: write(s + "\n"), color=color, show_usage=False
         )
@@ -236,7 +240,7 @@ class ChatLoop:
         piped input has nobody to ask (the next line is the next message, not an answer), so
         there a call that would ask is denied, as in ``segue run``."""
         gate = session.approval
-        approver = self.approve if self.interactive else None
+        approver = self._approver if self.interactive else None
         session.approval = ApprovalGate(gate.mode, gate.rules, approver)
         return session
 
