@@ -4,8 +4,11 @@ its approval: denied by default with a durable result, allowed with --approve (R
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +77,39 @@ def test_bash_is_denied_without_approval_and_runs_with_approve_full(tmp_path: Pa
     again = _run(tmp_path, "--approve", "full", "go", responses=[call, {"text": "done"}])
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "made").exists()
+
+
+def test_ctrl_c_stops_the_run_at_its_next_safe_point_with_exit_130(tmp_path: Path) -> None:
+    fifo = tmp_path / "requests.fifo"
+    os.mkfifo(fifo)
+    script = tmp_path / "script.json"
+    # Each step opens the FIFO to log its request and waits there for this test to read it:
+    # a provider call in flight, held while SIGINT arrives.
+    script.write_text(json.dumps({
+        "contextWindow": 200000, "encoding": "o200k_base", "requestLog": str(fifo),
+        "responses": [{"text": "", "toolCalls": [{"name": "memory", "input": {"command": "view"}}]},
+                      {"text": "NEVER"}],
+    }))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "segue", "--home", str(tmp_path / "home"), "-w", WS, "run",
+         "-m", f"scripted:{script}", "go on"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        layout = Layout(tmp_path / "home", WS)
+        deadline = time.monotonic() + 60
+        while not (layout.chat.exists() and b"go on" in layout.chat.read_bytes()):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGINT)  # the first step is held at the FIFO
+        with fifo.open("rb") as held:
+            held.read()  # let the step finish: it settles, then the turn stops
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err.decode()
+    assert b"NEVER" not in out
+    assert err.decode().count("segue: interrupted: the steps that settled are kept") == 1
+    rows = list(HistoryStore(layout).rows())
+    assert [r.role for r in rows] == ["user", "assistant"]  # the settled step stayed
