@@ -147,7 +147,10 @@ class ChatLoop:
             counted = s.count(request)
         tokens = max(counted, reported_usage(window))
         return meter_text(
-            s.budget.percent(tokens), s.config.threshold, experiment=s.config.experiment
+            s.budget.percent(tokens),
+            s.config.threshold,
+            experiment=s.config.experiment,
+            limit=s.budget.limit,
         )
 
     def _prompt(self) -> str:
@@ -329,7 +332,9 @@ class ChatLoop:
         for key, value in settings.effective().items():
             mark = "" if key in settings.values else "  (default)"
             self.say(f"  {key} = {'(unset)' if value is None else _json(value)}{mark}")
-        label = meter_text(0, s.config.threshold, experiment=s.config.experiment)
+        label = meter_text(
+            0, s.config.threshold, experiment=s.config.experiment, limit=s.budget.limit
+        )
         self.say(
             f"this session: model {s.provider.model}, agent {s.agent.name}, context "
             f"{s.budget.limit} tokens, {label.removeprefix('0% · ')}"

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id, last_step_usage, warned_in_window
-from segue.context.budget import Action, Decision, Situation, decide, rollover_label
+from segue.context.budget import (
+    Action,
+    Decision,
+    Situation,
+    decide,
+    rollover_label,
+    trigger_label,
+)
 from segue.context.rollover import (
     RolloverReason,
     compaction_continuation_row,
@@ -205,7 +212,7 @@ class Turn:
                     tokens,
                     s.budget.limit,
                     s.budget.percent(tokens),
-                    rollover_label(s.config.threshold),
+                    trigger_label(s.budget, experiment=s.config.experiment),
                 )
             )
             if not result.tool_calls:
