@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import click
 
 from segue.chat import ChatLoop, SessionMaker, run_interruptible
-from segue.policy.approval import MODES, parse_mode
+from segue.chat.presence import hold_chat
+from segue.policy.approval import MODES, Mode, parse_mode
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
@@ -95,17 +96,26 @@ def chat(
     told), a always allows that pattern in this workspace. With input piped in, nobody can be
     asked, so such calls are denied unless --approve says otherwise.
 
+    One chat per workspace: a second chat on the same workspace says which process holds it.
+
     Ctrl-C stops a running turn at its next safe point; steps that settled stay on disk.
     Ctrl-C twice at the prompt leaves. With --tui the same chat runs full-screen (Escape
     also stops a turn; Ctrl-D or Ctrl-Q leaves).
     """
     mode = parse_mode(approve) if approve is not None else None
+    with hold_chat(obj.layout):
+        sys.exit(_chat(obj, model, agent_name, tui=tui, mode=mode))
+
+
+def _chat(
+    obj: CliContext, model: str | None, agent_name: str | None, *, tui: bool, mode: Mode | None
+) -> int:
     if tui:
         # Imported here so that the line chat never loads Textual.
         from segue.tui import run_tui
 
         maker = SessionMaker(obj.layout, Path.cwd(), model, approval=mode)
-        sys.exit(run_tui(maker, agent_name=agent_name))
+        return run_tui(maker, agent_name=agent_name)
     interactive = sys.stdin.isatty()
     if interactive:
         _enable_line_editing()
@@ -118,4 +128,4 @@ def chat(
         agent_name=agent_name,
         guard=run_interruptible,
     )
-    sys.exit(loop.run())
+    return loop.run()
