@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from segue.cli.render import ROLLOVER_DIVIDER, brief
+from segue.cli.tool_text import call_text, result_text
 from segue.events import (
     AssistantText,
     Compacted,
@@ -116,9 +117,9 @@ def event_lines(event: Event) -> list[Line]:
     if isinstance(event, AssistantText | StepUsage):
         return []
     if isinstance(event, ToolStarted):
-        return [Line("tool", f"  ⚙ {event.name} {brief(event.input, 100)}")]
+        return [Line("tool", f"  ⚙ {call_text(event.name, event.input)}")]
     if isinstance(event, ToolFinished):
-        return [Line("tool", f"    → {brief(event.output, 100)}")]
+        return [Line("tool", result_text(event.output))]
     if isinstance(event, RolledOver):
         return [
             Line("divider", ROLLOVER_DIVIDER),
