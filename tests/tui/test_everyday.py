@@ -131,3 +131,20 @@ def test_the_approval_dialog_shows_the_command_and_always_remembers_it(tmp_path:
     svg = (tmp_path / "approval.svg").read_text()
     assert svg.startswith("<svg")
     assert "ls&#160;-a" in svg or "ls -a" in svg  # the dialog, as drawn
+
+
+def test_a_reply_is_rendered_as_markdown(tmp_path: Path) -> None:
+    reply = "Use **care** here:\n\n- first point\n- second point\n\n```\nx = 1\n```"
+    c = chat(tmp_path, [{"text": reply}])
+
+    async def scenario(app: ChatApp, pilot: Pilot[int]) -> None:
+        await at_prompt(pilot, app, 1)
+        app.query_one("#prompt", PromptArea).value = "advise"
+        await pilot.press("enter")
+        await at_prompt(pilot, app, 2)
+        screen = app.export_screenshot().replace("&#160;", " ")
+        assert "care" in screen and "**care**" not in screen  # emphasis, not asterisks
+        assert "•" in screen and "first point" in screen  # a list item
+        assert "```" not in screen and "x = 1" in screen  # a code block
+
+    _run(c, scenario, size=(110, 40))

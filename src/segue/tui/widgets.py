@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.markdown import Markdown
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -23,8 +24,10 @@ from segue.tui.lines import Line
 
 
 class Entry(Static):
-    """One transcript entry. ``line`` is what it shows, as plain text (markup is off: the
-    transcript holds the user's and the model's words, which must never be interpreted)."""
+    """One transcript entry. ``line`` is what it shows. Textual markup is off (the transcript
+    holds the user's and the model's words, which must never be interpreted as styling); the
+    model's replies are rendered as Markdown (code blocks, lists, emphasis), everything else
+    as plain text."""
 
     def __init__(self, line: Line) -> None:
         super().__init__(_shown(line), markup=False, classes=line.kind)
@@ -35,7 +38,14 @@ class Entry(Static):
         self.update(_shown(self.line))
 
 
-def _shown(line: Line) -> str:
+def _shown(line: Line) -> str | Markdown:
+    if line.kind == "assistant":
+        # Markdown's own renderer, which shows a link's text and never runs anything.
+        return Markdown(line.text, code_theme="ansi_dark", hyperlinks=False)
+    return _plain(line)
+
+
+def _plain(line: Line) -> str:
     if line.kind == "divider":
         return divider(line.text)
     if line.kind == "user":
