@@ -29,6 +29,7 @@ from segue.chat import commands as cmd
 from segue.chat.approval import APPROVAL_PROMPT, choices, headline, parse_answer, preview_lines
 from segue.chat.interrupt import QuitNow, interrupts_raise
 from segue.chat.meter import meter_text, reported_usage
+from segue.chat.wrap import WordWrap
 from segue.cli.render import Renderer, divider
 from segue.context.active import active_rows
 from segue.errors import SegueError
@@ -94,9 +95,11 @@ class ChatLoop:
         agent_name: str | None = None,
         guard: Guard = direct,
         approver: Approver | None = None,
+        width: int | None = None,
     ) -> None:
         """``approver`` asks about a tool call that needs approval (R38); the default asks
-        through ``read_line`` (the full-screen chat passes a dialog)."""
+        through ``read_line`` (the full-screen chat passes a dialog). With ``width`` (the
+        terminal's), the model's streamed words are wrapped at word boundaries."""
         self.sessions = sessions
         self.read_line = read_line
         self.write = write
@@ -105,7 +108,8 @@ class ChatLoop:
         self.guard = guard
         self._approver: Approver = approver if approver is not None else self.approve
         self.renderer = Renderer(
-            out=write, err=lambda s: write(s + "\n"), color=color, show_usage=False
+            out=WordWrap(write, width), err=lambda s: write(s + "\n"), color=color,
+            show_usage=False,
         )
         self._agent_name = agent_name
         self._session: Session | None = None

@@ -10,6 +10,7 @@ printed; the context meter follows each turn instead.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -127,5 +128,6 @@ def _chat(
         color=_wants_color(),
         agent_name=agent_name,
         guard=run_interruptible,
+        width=shutil.get_terminal_size().columns if interactive else None,
     )
     return loop.run()
