@@ -113,3 +113,45 @@ def test_ctrl_c_stops_the_run_at_its_next_safe_point_with_exit_130(tmp_path: Pat
     assert err.decode().count("segue: interrupted: the steps that settled are kept") == 1
     rows = list(HistoryStore(layout).rows())
     assert [r.role for r in rows] == ["user", "assistant"]  # the settled step stayed
+
+
+def _outputs(tmp: Path) -> list[Any]:
+    rows = HistoryStore(Layout(tmp / "home", WS)).rows()
+    return [p.output for r in rows for p in r.parts if p.type == "dynamic-tool"]
+
+
+def test_the_approval_setting_and_the_workspace_mode(tmp_path: Path) -> None:
+    both = {"text": "", "toolCalls": [
+        {"name": "file_write", "input": {"path": "notes.txt", "content": "hi\n"}},
+        {"name": "bash", "input": {"command": "touch made"}},
+    ]}
+    home = tmp_path / "home"
+    setting = subprocess.run(
+        [sys.executable, "-m", "segue", "--home", str(home), "settings", "set", "approval",
+         "auto-edit"], capture_output=True, text=True, check=False)
+    assert setting.returncode == 0, setting.stderr
+    # Each run's script differs: the scripted provider keeps its place in a script it saw.
+    done = _run(tmp_path, "go", responses=[both, {"text": "ok 1"}])
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "hi\n"  # auto-edit: the edit ran
+    assert not (tmp_path / "made").exists()  # bash would ask, and run cannot: denied
+    assert [o.get("ok") for o in _outputs(tmp_path)] == [True, False]
+
+    # The workspace's own mode wins over the setting; --approve wins over both.
+    (home / "approvals").mkdir(exist_ok=True)
+    (home / "approvals" / f"{WS}.json").write_text(json.dumps({"mode": "deny", "rules": []}))
+    again = _run(tmp_path, "go", responses=[both, {"text": "ok 2"}])
+    assert again.returncode == 0, again.stderr
+    assert [o["error"]["code"] for o in _outputs(tmp_path)[2:]] == ["approval_denied"] * 2
+    forced = _run(tmp_path, "--approve", "full", "go", responses=[both, {"text": "ok 3"}])
+    assert forced.returncode == 0, forced.stderr
+    assert (tmp_path / "made").exists()
+
+
+def test_a_bad_approvals_file_is_one_clear_line(tmp_path: Path) -> None:
+    (tmp_path / "home" / "approvals").mkdir(parents=True)
+    (tmp_path / "home" / "approvals" / f"{WS}.json").write_text("{not json")
+    done = _run(tmp_path, "--json", "go")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "is not valid JSON" in done.stderr
+    assert json.loads(done.stdout)["status"] == "error"  # the closing object, before the turn
