@@ -34,6 +34,7 @@ from segue.cli.render import Renderer, divider
 from segue.context.active import active_rows
 from segue.errors import SegueError
 from segue.events import EventSink
+from segue.policy.approval import Mode, parse_mode
 from segue.providers.request import ProviderRequest
 from segue.session import Session
 from segue.session.admission import Cancellation
@@ -107,6 +108,8 @@ class ChatLoop:
         self.color = color
         self.guard = guard
         self._approver: Approver = approver if approver is not None else self.approve
+        #: ``/approve MODE``: this chat's mode, kept when the session is rebuilt.
+        self._mode: Mode | None = None
         self.renderer = Renderer(
             out=WordWrap(write, width), err=lambda s: write(s + "\n"), color=color,
             show_usage=False,
@@ -231,6 +234,8 @@ class ChatLoop:
                 self._agent_show()
             case cmd.AgentSwitch(name):
                 self._agent_switch(name)
+            case cmd.Approve(mode):
+                self._approve_command(mode)
             case cmd.Help():
                 self._help()
             case cmd.Exit():
@@ -248,8 +253,25 @@ class ChatLoop:
         there a call that would ask is denied, as in ``segue run``."""
         gate = session.approval
         approver = self._approver if self.interactive else None
-        session.approval = ApprovalGate(gate.mode, gate.rules, approver)
+        mode = self._mode if self._mode is not None else gate.mode
+        session.approval = ApprovalGate(mode, gate.rules, approver)
         return session
+
+    def _approve_command(self, mode: str | None) -> None:
+        s = self.session
+        if mode is not None:
+            self._mode = parse_mode(mode)
+            self._attach(s)
+        gate = s.approval
+        self.say(f"approval mode {gate.mode.value} (ask, auto-edit, full or deny: /approve MODE)")
+        rules = gate.rules.rules() if gate.rules is not None else ()
+        where = f" in {gate.rules.path}" if gate.rules is not None else ""
+        if not rules:
+            self.say(f"no remembered rules{where}")
+            return
+        self.say(f"remembered rules{where} (the last match wins):")
+        for remembered in rules:
+            self.say(f"  {remembered.action.value:<5} {remembered.pattern}")
 
     def approve(self, request: ApprovalRequest) -> Answer:
         """Show the exact call and read y / n / a. Ctrl-C (or end of input) at the question

@@ -90,6 +90,7 @@ def chat(
       /compact             summarize the context window
       /settings [set K V]  show or change settings
       /agent [NAME]        show or switch the agent
+      /approve [MODE]      show approval mode and rules, or change the mode
       /help, /exit         (end of input, Ctrl-D, also leaves)
 
     A pasted block of lines is one message. Before bash, file_write or file_edit runs, the
