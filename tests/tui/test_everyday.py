@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from textual import events
+from textual.containers import Vertical
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Label, Static
 
 from segue.policy.approval_store import approvals_path
 from segue.tools.gate import Answer
 from segue.tui.app import ChatApp
-from segue.tui.widgets import ApprovalDialog, PromptArea
+from segue.tui.widgets import ApprovalDialog, PromptArea, Question
 from tests.chat.helpers import Chat, chat
 from tests.tui.helpers import at_prompt, shows, until
 
@@ -148,3 +149,24 @@ def test_a_reply_is_rendered_as_markdown(tmp_path: Path) -> None:
         assert "```" not in screen and "x = 1" in screen  # a code block
 
     _run(c, scenario, size=(110, 40))
+
+
+def test_the_clear_dialog_fits_its_text_at_80x24(tmp_path: Path) -> None:
+    c = chat(tmp_path, [{"text": "hello"}])
+
+    async def scenario(app: ChatApp, pilot: Pilot[int]) -> None:
+        await at_prompt(pilot, app, 1)
+        app.query_one("#prompt", PromptArea).value = "/clear"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, Question))
+        await pilot.pause()
+        box = app.screen.query_one(Vertical).region
+        assert box.x >= 0 and box.right <= 80 and box.bottom <= 24
+        for label in app.screen.query(Label):
+            text = str(label.content)
+            # Every character of the warning is inside the box: wrapped, never cut off.
+            assert label.region.width * label.region.height >= len(text), text
+            assert label.region.right <= box.right
+        await pilot.press("n")
+
+    _run(c, scenario)
