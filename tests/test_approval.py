@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -74,3 +76,35 @@ def test_an_always_rule_covers_plain_arguments_but_never_a_chained_command(
     assert rule.matches(f"bash:{base}")
     assert rule.matches(f"bash:{base} {plain}")
     assert not rule.matches(f"bash:{base} {plain}{meta}{tail}")
+
+
+def test_the_gate_asks_only_for_tools_that_do_not_say_they_are_read_only(tmp_path: Path) -> None:
+    from segue.policy.approval_store import ApprovalFile
+    from segue.tools.base import FunctionTool, ToolRegistry
+    from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest
+
+    asked: list[ApprovalRequest] = []
+
+    def approver(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return Answer.ALWAYS
+
+    def tool(name: str, **kw: bool) -> FunctionTool:
+        return FunctionTool(name, "", {"type": "object"}, lambda args: {"ok": True}, **kw)
+
+    reader, unknown = tool("lookup", read_only=True), tool("mcp__srv__deploy")
+    registry = ToolRegistry([reader, unknown])
+    rules = ApprovalFile(tmp_path / "approvals.json")
+    gate = ApprovalGate(Mode.ASK, rules, approver)
+
+    def run(name: str) -> object:
+        return registry.run(name, {"env": "prod"}, lambda _n: True, approve=gate.check)
+    assert run("lookup") == {"ok": True} and asked == []
+    assert run("mcp__srv__deploy") == {"ok": True}
+    assert [r.subject for r in asked] == ['mcp__srv__deploy:{"env":"prod"}']
+    assert [r.pattern for r in rules.rules()] == [r"mcp__srv__deploy:.*"]
+    assert run("mcp__srv__deploy") == {"ok": True} and len(asked) == 1  # remembered
+    # Without an approver nobody can be asked: denied, with a result that says so.
+    denied = ToolRegistry([unknown]).run(
+        "mcp__srv__deploy", {}, lambda _n: True, approve=ApprovalGate(Mode.ASK).check)
+    assert isinstance(denied, dict) and denied["error"]["code"] == "approval_denied"

@@ -50,6 +50,8 @@ class FunctionTool:
     description: str
     input_schema: Mapping[str, Any]
     fn: Callable[[Mapping[str, Any]], Any]
+    #: R38: True only for a tool that changes nothing outside segue; unknown means it may.
+    read_only: bool = False
 
     @property
     def schema(self) -> Mapping[str, Any]:
