@@ -13,13 +13,14 @@ them in the line chat.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from segue.cli.render import ROLLOVER_DIVIDER, brief
+from segue.cli.render import ROLLOVER_DIVIDER
 from segue.cli.tool_text import call_text, result_text
 from segue.events import (
     AssistantText,
@@ -88,8 +89,16 @@ def _tool_text(segment: Segment) -> str:
     if segment.kind == "tool":
         # "[tool NAME] {input}", as the live view writes a ToolStarted event.
         name, _, given = segment.text.removeprefix("[tool ").partition("] ")
-        return f"  ⚙ {name} {brief(given, 100)}"
-    return f"    → {brief(segment.text, 100)}"
+        return f"  ⚙ {call_text(name, _json_or_text(given))}"
+    return result_text(_json_or_text(segment.text))
+
+
+def _json_or_text(text: str) -> Any:
+    """The projection gives a call's input and output as JSON text; read as a live event."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def history_lines(rows: Iterable[Row], limit: int = HISTORY_LIMIT) -> list[Line]:
