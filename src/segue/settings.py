@@ -36,6 +36,7 @@ from segue.context.budget import DEFAULT_THRESHOLD
 from segue.errors import FileError, LockTimeout, SettingsError, UsageError
 from segue.fsutil import atomic_write, check_regular, file_error, read_regular
 from segue.plugins.config import PluginSpec, parse_plugins
+from segue.policy.approval import MODES
 from segue.providers.model_ref import parse_model
 from segue.tokens.encodings import ENCODING_NAMES
 
@@ -142,6 +143,12 @@ def _model(key: str, value: Any) -> str:
     return value
 
 
+def _approval(key: str, value: Any) -> str:
+    if value not in MODES:
+        raise SettingsError(f"{key} must be one of {', '.join(MODES)}, not {value!r}", key=key)
+    return str(value)
+
+
 #: Every settable key except the per-model thresholds (``threshold.<provider:model>``).
 KEYS: dict[str, KeySpec] = {
     "model": KeySpec(_model, None, "default model (provider:name) for run and chat"),
@@ -168,6 +175,9 @@ KEYS: dict[str, KeySpec] = {
     "mcp.toolSearchPercent": KeySpec(
         _percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
         "deferred behind tool_search"),
+    "approval": KeySpec(
+        _approval, None, "approval mode for tools that change the machine: ask (unset: ask in "
+        "chat, deny in run), auto-edit, full or deny"),
 }
 
 

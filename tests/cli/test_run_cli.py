@@ -35,6 +35,14 @@ def closing(result: Result) -> dict[str, Any]:
     assert obj["reason"] is None or isinstance(obj["reason"], str)
     assert isinstance(obj["windowId"], str) and obj["windowId"].startswith("w:")
     assert isinstance(obj["rollovers"], int) and not isinstance(obj["rollovers"], bool)
+    assert obj["text"] is None or isinstance(obj["text"], str)
+    assert obj["usage"] is None or isinstance(obj["usage"], dict)
+    return {key: obj[key] for key in ("status", "reason", "windowId", "rollovers")}
+
+
+def closing_full(result: Result) -> dict[str, Any]:
+    closing(result)  # the shape checks
+    obj: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     return obj
 
 
@@ -61,16 +69,17 @@ def test_completed_run_exits_0_with_the_closing_object(
     model = script(tmp_path, [{"text": "Hello from the script."}])
     result = segue(segue_home, "run", "-m", model, "--json", "hi")
     assert result.exit_code == 0, result.output
-    obj = closing(result)
-    usage = obj.pop("usage")  # the scripted provider reports the real count of its request
-    assert set(usage) == {"inputTokens", "outputTokens"} and usage["inputTokens"] > 0
+    obj = closing_full(result)
     assert obj == {
         "status": "completed",
         "reason": None,
         "windowId": "w:0",
         "rollovers": 0,
         "text": "Hello from the script.",
+        "usage": obj["usage"],
     }
+    # The scripted provider reports the real count of what it received, and a reply's output.
+    assert obj["usage"]["inputTokens"] > 0 and obj["usage"]["outputTokens"] > 0
     assert "Hello from the script." in result.stderr  # with --json the transcript goes to stderr
     assert [r.role for r in rows(segue_home)] == ["user", "assistant"]
 
@@ -179,8 +188,10 @@ def test_provider_error_is_exit_1(segue_home: Path, workdir: Path, tmp_path: Pat
 def test_run_without_a_model_is_bad_usage(segue_home: Path, workdir: Path) -> None:
     result = segue(segue_home, "run", "--json", "hi")
     assert result.exit_code == 2, result.output
-    assert "no model" in result.stderr
-    assert result.stdout == ""
+    assert result.stderr.count("no model") == 1  # printed once
+    # §5: the closing object also when the run fails before its turn starts.
+    assert closing(result) == {"status": "error", "reason": result.stderr.split("error: ")[1]
+                               .strip(), "windowId": "w:0", "rollovers": 0}
     assert rows(segue_home) == []
 
 

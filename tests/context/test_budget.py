@@ -128,3 +128,13 @@ def test_projection_takes_the_larger() -> None:
     step = {"last_context": 100, "last_output": 20, "new_tool_results": 5}
     assert projected_tokens(**step, assembled_estimate=90) == 125
     assert projected_tokens(**step, assembled_estimate=200) == 200
+
+
+def test_the_trigger_label_is_truthful() -> None:
+    from segue.context.budget import Budget, trigger_label
+
+    assert trigger_label(Budget(100_000, 70), experiment=False) == "compacts by 75%"
+    assert trigger_label(Budget(100_000, 70), experiment=True) == "rolls over by 75%"
+    # 10 000 tokens: the hard ceiling (limit - limit // 4 = 75%) comes before 90 + 5.
+    assert trigger_label(Budget(10_000, 90), experiment=True) == "rolls over by 75%"
+    assert trigger_label(Budget(10_000, 100), experiment=False) == "automatic compaction off"

@@ -17,6 +17,7 @@ from segue.providers.retry import RetryPolicy
 from segue.session import Session, SessionConfig
 from segue.tokens import calibration_file
 from segue.tools.base import FunctionTool, ToolRegistry
+from segue.tools.gate import ALLOW_ALL
 from segue.workspace import Layout
 
 from .replay import Replay, no_wait, sse
@@ -55,6 +56,7 @@ def session_parts(tmp_path: Path) -> tuple[Layout, Replay, list[Event], Session]
         tools=ToolRegistry(TOOLS),
         config=SessionConfig(experiment=True, threshold=70),
         on_event=events.append,
+        approval=ALLOW_ALL,  # these tests are about the engine, not approval (R38)
     )
     return layout, replay, events, session
 

@@ -172,7 +172,8 @@ def kill_during_rollover(
         s.log.unlink()
     os.mkfifo(s.log)
     proc = subprocess.Popen(
-        s.argv(prompt), cwd=s.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        s.argv(prompt), cwd=s.work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         if point == "before":
@@ -217,7 +218,8 @@ def restart_and_check(s: Setup, sealed_before: list[Row], prompt: str) -> str:
     killed_batch = len(rollovers(visible)) > len(sealed_before)
 
     restarted = subprocess.run(
-        s.argv(prompt), cwd=s.work, capture_output=True, timeout=DEADLINE_SECONDS, check=False
+        s.argv(prompt), cwd=s.work, stdin=subprocess.DEVNULL, capture_output=True,
+        timeout=DEADLINE_SECONDS, check=False,
     )
     assert restarted.returncode == 0, restarted.stderr.decode()
     closing = json.loads(restarted.stdout.decode().strip().splitlines()[-1])

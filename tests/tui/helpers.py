@@ -11,10 +11,10 @@ from pathlib import Path
 
 from textual.app import App
 from textual.pilot import Pilot
-from textual.widgets import Input
 
 from segue.tui.app import ChatApp
 from segue.tui.lines import Line
+from segue.tui.widgets import PromptArea
 from tests.chat.helpers import Chat
 
 SIZE = (110, 40)
@@ -31,7 +31,7 @@ async def until(pilot: Pilot[int], ready: Callable[[], bool], timeout: float = 1
 
 
 async def submit(pilot: Pilot[int], text: str) -> None:
-    pilot.app.query_one("#prompt", Input).value = text
+    pilot.app.query_one("#prompt", PromptArea).value = text
     await pilot.press("enter")
 
 

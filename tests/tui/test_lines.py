@@ -66,11 +66,26 @@ def test_history_uses_the_people_view_and_is_bounded() -> None:
     shown = history_lines([*rows, tool])
     assert shown[:5] == [Line("user", f"question {i}") for i in range(5)]
     assert shown[5:] == [
-        Line("tool", '  ⚙ memory {"action":"list"}'),
-        Line("tool", '    → {"ok":true}'),
+        Line("tool", '  ⚙ memory {"action": "list"}'),
+        Line("tool", '    → {"ok": true}'),
     ]
     bounded = history_lines(rows, limit=2)
     assert bounded[0] == Line(
         "segue", "[segue] 3 earlier entries not shown (segue history export has them all)"
     )
     assert bounded[1:] == [Line("user", "question 3"), Line("user", "question 4")]
+
+
+def test_a_command_in_history_reads_as_its_output_not_json() -> None:
+    row = make_row(
+        "assistant",
+        id="t2",
+        parts=[Part(type="dynamic-tool", toolName="bash", input={"command": "ls"},
+                    state="output-available",
+                    output={"ok": True, "exitCode": 0, "output": "a.txt\nb.txt\n",
+                            "durationMs": 40})],
+    )
+    assert history_lines([row]) == [
+        Line("tool", "  ⚙ bash $ ls"),
+        Line("tool", "    → exit 0 · 0.0s\n      a.txt\n      b.txt"),
+    ]

@@ -57,6 +57,14 @@ class Exit:
 
 
 @dataclass(frozen=True)
+class Approve:
+    """``/approve``: show the approval mode and rules; ``/approve MODE``: change the mode
+    for the rest of this chat."""
+
+    mode: str | None = None
+
+
+@dataclass(frozen=True)
 class Unknown:
     name: str
 
@@ -74,6 +82,7 @@ Command = (
     | SettingsSet
     | AgentShow
     | AgentSwitch
+    | Approve
     | Help
     | Exit
     | Unknown
@@ -88,10 +97,14 @@ HELP: tuple[tuple[str, str], ...] = (
     ("/settings", "show the settings"),
     ("/settings set KEY VALUE", "change a setting (e.g. experiments.tokenBudget true)"),
     ("/agent [NAME]", "show the agent, or switch to NAME (exec, plan, explore, custom)"),
+    ("/approve [MODE]", "show approval mode and rules, or set ask|auto-edit|full|deny"),
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D does too; Ctrl-C stops a running turn)"),
     ("//text", "send a message that starts with /"),
 )
+
+
+_NAMES = frozenset({"clear", "compact", "settings", "agent", "approve", "help", "exit", "quit"})
 
 
 def parse(line: str) -> Command | None:
@@ -107,6 +120,13 @@ def parse(line: str) -> Command | None:
     head, _, rest = stripped.partition(" ")
     args = rest.split()
     name = head[1:].lower()
+    if "\n" in stripped and name not in _NAMES:
+        # A pasted block that starts with a path ("/usr/lib/x.py:3: error …") is a message.
+        return Message(text.rstrip())
+    if name == "approve":
+        if len(args) > 1:
+            return Invalid("/approve [ask|auto-edit|full|deny]")
+        return Approve(args[0] if args else None)
     if name == "clear":
         if not args:
             return Clear(soft=False)

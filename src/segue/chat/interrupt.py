@@ -24,9 +24,10 @@ stream the interrupted code may be writing to (the CLI writes with ``os.write``)
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TypeVar
 
@@ -68,5 +69,20 @@ def run_interruptible(
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         return work()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def interrupts_raise() -> Iterator[None]:
+    """While a question is asked in the middle of a turn (an approval), Ctrl-C raises
+    KeyboardInterrupt at once, so it answers the question instead of waiting for Enter. Off
+    the main thread (the full-screen chat's worker) nothing changes: there is no signal."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
     finally:
         signal.signal(signal.SIGINT, previous)

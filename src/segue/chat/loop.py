@@ -26,17 +26,21 @@ from typing import Any, Protocol, TypeVar
 import click
 
 from segue.chat import commands as cmd
-from segue.chat.interrupt import QuitNow
+from segue.chat.approval import APPROVAL_PROMPT, choices, headline, parse_answer, preview_lines
+from segue.chat.interrupt import QuitNow, interrupts_raise
 from segue.chat.meter import meter_text, reported_usage
+from segue.chat.wrap import WordWrap
 from segue.cli.render import Renderer, divider
 from segue.context.active import active_rows
 from segue.errors import SegueError
 from segue.events import EventSink
+from segue.policy.approval import Mode, parse_mode
 from segue.providers.request import ProviderRequest
 from segue.session import Session
 from segue.session.admission import Cancellation
 from segue.settings import load_settings, parse_cli_value, settings_path, update_settings
 from segue.tokens import approximate_request
+from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest, Approver
 
 T = TypeVar("T")
 
@@ -91,15 +95,24 @@ class ChatLoop:
         color: bool,
         agent_name: str | None = None,
         guard: Guard = direct,
+        approver: Approver | None = None,
+        width: int | None = None,
     ) -> None:
+        """``approver`` asks about a tool call that needs approval (R38); the default asks
+        through ``read_line`` (the full-screen chat passes a dialog). With ``width`` (the
+        terminal's), the model's streamed words are wrapped at word boundaries."""
         self.sessions = sessions
         self.read_line = read_line
         self.write = write
         self.interactive = interactive
         self.color = color
         self.guard = guard
+        self._approver: Approver = approver if approver is not None else self.approve
+        #: ``/approve MODE``: this chat's mode, kept when the session is rebuilt.
+        self._mode: Mode | None = None
         self.renderer = Renderer(
-            out=write, err=lambda s: write(s + "\n"), color=color, show_usage=False
+            out=WordWrap(write, width), err=lambda s: write(s + "\n"), color=color,
+            show_usage=False,
         )
         self._agent_name = agent_name
         self._session: Session | None = None
@@ -141,7 +154,10 @@ class ChatLoop:
             counted = s.count(request)
         tokens = max(counted, reported_usage(window))
         return meter_text(
-            s.budget.percent(tokens), s.config.threshold, experiment=s.config.experiment
+            s.budget.percent(tokens),
+            s.config.threshold,
+            experiment=s.config.experiment,
+            limit=s.budget.limit,
         )
 
     def _prompt(self) -> str:
@@ -157,7 +173,7 @@ class ChatLoop:
 
     def run(self) -> int:
         """Chat until /exit, end of input or a double Ctrl-C; returns the exit status."""
-        self._session = self.sessions.open(self._agent_name, self.renderer)
+        self._session = self._attach(self.sessions.open(self._agent_name, self.renderer))
         s = self.session
         self.say(
             f"segue chat · workspace {s.layout.workspace_id} · model {s.provider.model} · "
@@ -220,6 +236,8 @@ class ChatLoop:
                 self._agent_show()
             case cmd.AgentSwitch(name):
                 self._agent_switch(name)
+            case cmd.Approve(mode):
+                self._approve_command(mode)
             case cmd.Help():
                 self._help()
             case cmd.Exit():
@@ -228,6 +246,55 @@ class ChatLoop:
                 self.say(f"unknown command {name}; /help lists the commands", fg="red")
             case cmd.Invalid(usage):
                 self.say(f"usage: {usage}", fg="red")
+
+    # -- approval (R38) ----------------------------------------------------------------------------
+
+    def _attach(self, session: Session) -> Session:
+        """The session, with this chat as the person its approval gate asks. A chat reading
+        piped input has nobody to ask (the next line is the next message, not an answer), so
+        there a call that would ask is denied, as in ``segue run``."""
+        gate = session.approval
+        approver = self._approver if self.interactive else None
+        mode = self._mode if self._mode is not None else gate.mode
+        session.approval = ApprovalGate(mode, gate.rules, approver)
+        return session
+
+    def _approve_command(self, mode: str | None) -> None:
+        s = self.session
+        if mode is not None:
+            self._mode = parse_mode(mode)
+            self._attach(s)
+        gate = s.approval
+        self.say(f"approval mode {gate.mode.value} (ask, auto-edit, full or deny: /approve MODE)")
+        rules = gate.rules.rules() if gate.rules is not None else ()
+        where = f" in {gate.rules.path}" if gate.rules is not None else ""
+        if not rules:
+            self.say(f"no remembered rules{where}")
+            return
+        self.say(f"remembered rules{where} (the last match wins):")
+        for remembered in rules:
+            self.say(f"  {remembered.action.value:<5} {remembered.pattern}")
+
+    def approve(self, request: ApprovalRequest) -> Answer:
+        """Show the exact call and read y / n / a. Ctrl-C (or end of input) at the question
+        is no, and stops the turn at its next safe point."""
+        self.say(headline(request), fg="yellow", dim=False)
+        for line in preview_lines(request):
+            self.write("    " + self._style(line.text, **_TONES[line.tone]) + "\n")
+        self.say(choices(request))
+        try:
+            with interrupts_raise():
+                typed = self.read_line(APPROVAL_PROMPT)
+        except (EOFError, KeyboardInterrupt):
+            self.write("\n")
+            self.session.cancellation.cancel()
+            typed = ""
+        answer = parse_answer(typed)
+        if answer is Answer.ALWAYS:
+            self.say(f"remembered for this workspace: allow {request.pattern}")
+        elif answer is Answer.NO:
+            self.say("not run; the model is told it was declined")
+        return answer
 
     # -- a turn ------------------------------------------------------------------------------------
 
@@ -293,7 +360,9 @@ class ChatLoop:
         for key, value in settings.effective().items():
             mark = "" if key in settings.values else "  (default)"
             self.say(f"  {key} = {'(unset)' if value is None else _json(value)}{mark}")
-        label = meter_text(0, s.config.threshold, experiment=s.config.experiment)
+        label = meter_text(
+            0, s.config.threshold, experiment=s.config.experiment, limit=s.budget.limit
+        )
         self.say(
             f"this session: model {s.provider.model}, agent {s.agent.name}, context "
             f"{s.budget.limit} tokens, {label.removeprefix('0% · ')}"
@@ -307,7 +376,7 @@ class ChatLoop:
         current = written.get(key)
         self.say(f"{key} = {'(unset)' if current is None else _json(current)}")
         # The next turn runs with the new settings (threshold, experiment, model).
-        self._session = self.sessions.open(s.agent.name, self.renderer, keep=s)
+        self._session = self._attach(self.sessions.open(s.agent.name, self.renderer, keep=s))
 
     def _agent_show(self) -> None:
         self.say(
@@ -316,13 +385,22 @@ class ChatLoop:
 
     def _agent_switch(self, name: str) -> None:
         s = self.session
-        self._session = self.sessions.open(name, self.renderer, keep=s)
+        self._session = self._attach(self.sessions.open(name, self.renderer, keep=s))
         self.say(f"agent {self.session.agent.name} · model {self.session.provider.model}")
 
     def _help(self) -> None:
         width = max(len(usage) for usage, _ in cmd.HELP)
         for usage, what in cmd.HELP:
             self.say(f"{usage:<{width}}  {what}")
+
+
+_TONES: dict[str, dict[str, Any]] = {
+    "plain": {"bold": True},
+    "added": {"fg": "green"},
+    "removed": {"fg": "red"},
+    "hunk": {"fg": "cyan"},
+    "note": {"dim": True},
+}
 
 
 def _json(value: Any) -> str:

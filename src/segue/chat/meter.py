@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from segue.context.assembly import last_step_usage
-from segue.context.budget import FORCE_BUFFER, rollover_label
+from segue.context.budget import FORCE_BUFFER, Budget, rollover_label, trigger_label
 from segue.messages import Row
 
 
@@ -21,9 +21,12 @@ def reported_usage(window: Sequence[Row]) -> int:
     return last_step_usage([row for row in window if not row.flag("compactionBoundary")])
 
 
-def label(threshold: int, *, experiment: bool) -> str:
+def label(threshold: int, *, experiment: bool, limit: int | None = None) -> str:
     """What happens at the threshold, lower-case for the meter: with the experiment off the
-    ordinary automatic compaction fires there instead of a rollover (R1)."""
+    ordinary automatic compaction fires there instead of a rollover (R1). With the model's
+    ``limit`` the percent is the real trigger point (the hard ceiling when it comes first)."""
+    if limit is not None:
+        return trigger_label(Budget(limit, threshold), experiment=experiment)
     if experiment:
         return rollover_label(threshold).lower()
     if threshold >= 100:
@@ -31,5 +34,7 @@ def label(threshold: int, *, experiment: bool) -> str:
     return f"compacts by {threshold + FORCE_BUFFER}%"
 
 
-def meter_text(percent: int, threshold: int, *, experiment: bool) -> str:
-    return f"{percent}% · {label(threshold, experiment=experiment)}"
+def meter_text(
+    percent: int, threshold: int, *, experiment: bool, limit: int | None = None
+) -> str:
+    return f"{percent}% · {label(threshold, experiment=experiment, limit=limit)}"

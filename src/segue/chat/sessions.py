@@ -14,6 +14,7 @@ from pathlib import Path
 
 from segue.events import EventSink
 from segue.policy import available_agents
+from segue.policy.approval import Mode
 from segue.session import Session
 from segue.session.factory import open_session
 from segue.workspace import Layout
@@ -28,6 +29,8 @@ class SessionMaker:
     durable: bool = True
     #: a PostgreSQL store's URL (None: the JSONL files)
     store_url: str | None = None
+    #: ``--approve``: the approval mode of every Session built here (None: the settings').
+    approval: Mode | None = None
 
     def open(
         self, agent_name: str | None, on_event: EventSink, keep: Session | None = None
@@ -42,6 +45,7 @@ class SessionMaker:
             on_event=on_event,
             durable=self.durable,
             store_url=self.store_url,
+            approval=self.approval,
         )
         if keep is None:
             return fresh
@@ -58,6 +62,7 @@ class SessionMaker:
             restrictions=fresh.policy.restrictions,
             on_event=on_event,
             plugins=fresh.plugins,  # built from the (possibly changed) plugins setting
+            approval=fresh.approval,  # the mode may follow a changed setting too
         )
 
     def agents(self) -> list[str]:

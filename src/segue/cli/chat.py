@@ -10,6 +10,7 @@ printed; the context meter follows each turn instead.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING
 import click
 
 from segue.chat import ChatLoop, SessionMaker, run_interruptible
+from segue.chat.presence import hold_chat
+from segue.policy.approval import MODES, Mode, parse_mode
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
@@ -25,10 +28,14 @@ if TYPE_CHECKING:
 def _enable_line_editing() -> None:
     try:
         # Importing readline is what gives input() editing and in-session history.
-        import readline  # noqa: F401
+        import readline
     except ImportError:
         # Some interpreters are built without it; input() still works, only unedited.
         return
+    # A bracketed paste is one message: readline takes the pasted text, newlines included,
+    # as one line (GNU readline >= 8.1 has it on by default; an older one or an inputrc may
+    # not). libedit ignores the setting.
+    readline.parse_and_bind("set enable-bracketed-paste on")
 
 
 def _read_tty(prompt: str) -> str:
@@ -63,8 +70,17 @@ def _wants_color() -> bool:
 @click.option(
     "--tui", is_flag=True, help="Full-screen terminal UI (needs the tui extra: segue[tui])."
 )
+@click.option(
+    "--approve",
+    type=click.Choice(MODES),
+    default=None,
+    help="Approval for tools that change the machine: ask (the default: show the call, "
+    "answer y / n / a for always), auto-edit, full or deny.",
+)
 @click.pass_obj
-def chat(obj: CliContext, model: str | None, agent_name: str | None, tui: bool) -> None:
+def chat(
+    obj: CliContext, model: str | None, agent_name: str | None, tui: bool, approve: str | None
+) -> None:
     """Talk with the agent, one message per line.
 
     \b
@@ -74,28 +90,47 @@ def chat(obj: CliContext, model: str | None, agent_name: str | None, tui: bool) 
       /compact             summarize the context window
       /settings [set K V]  show or change settings
       /agent [NAME]        show or switch the agent
+      /approve [MODE]      show approval mode and rules, or change the mode
       /help, /exit         (end of input, Ctrl-D, also leaves)
+
+    A pasted block of lines is one message. Before bash, file_write or file_edit runs, the
+    chat shows the exact command or diff and asks: y runs it once, n does not (the model is
+    told), a always allows that pattern in this workspace. With input piped in, nobody can be
+    asked, so such calls are denied unless --approve says otherwise.
+
+    One chat per workspace: a second chat on the same workspace says which process holds it.
 
     Ctrl-C stops a running turn at its next safe point; steps that settled stay on disk.
     Ctrl-C twice at the prompt leaves. With --tui the same chat runs full-screen (Escape
     also stops a turn; Ctrl-D or Ctrl-Q leaves).
     """
+    mode = parse_mode(approve) if approve is not None else None
+    with hold_chat(obj.layout):
+        sys.exit(_chat(obj, model, agent_name, tui=tui, mode=mode))
+
+
+def _chat(
+    obj: CliContext, model: str | None, agent_name: str | None, *, tui: bool, mode: Mode | None
+) -> int:
     if tui:
         # Imported here so that the line chat never loads Textual.
         from segue.tui import run_tui
 
-        maker = SessionMaker(obj.layout, Path.cwd(), model, store_url=obj.store_url)
-        sys.exit(run_tui(maker, agent_name=agent_name))
+        maker = SessionMaker(
+            obj.layout, Path.cwd(), model, store_url=obj.store_url, approval=mode
+        )
+        return run_tui(maker, agent_name=agent_name)
     interactive = sys.stdin.isatty()
     if interactive:
         _enable_line_editing()
     loop = ChatLoop(
-        SessionMaker(obj.layout, Path.cwd(), model, store_url=obj.store_url),
+        SessionMaker(obj.layout, Path.cwd(), model, store_url=obj.store_url, approval=mode),
         read_line=_read_tty if interactive else _read_pipe,
         write=_write,
         interactive=interactive,
         color=_wants_color(),
         agent_name=agent_name,
         guard=run_interruptible,
+        width=shutil.get_terminal_size().columns if interactive else None,
     )
-    sys.exit(loop.run())
+    return loop.run()

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from segue.cli.tool_text import call_text, result_text
 from segue.events import (
     AssistantText,
     Compacted,
@@ -76,9 +77,9 @@ class Renderer:
             self._out(event.text)
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolStarted):
-            self._machine(f"  ⚙ {event.name} {brief(event.input, 100)}", dim=True)
+            self._machine(f"  ⚙ {call_text(event.name, event.input)}", dim=True)
         elif isinstance(event, ToolFinished):
-            self._machine(f"    → {brief(event.output, 100)}", dim=True)
+            self._machine(result_text(event.output), dim=True)
         elif isinstance(event, StepUsage):
             if self._show_usage:
                 self._machine(f"  [{event.percent}% · {event.label.lower()}{event.cache_note()}]",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import uuid
@@ -10,54 +11,122 @@ from pathlib import Path
 
 import click
 
+from segue.chat.interrupt import QuitNow, run_interruptible
 from segue.cli.context import CliContext
+from segue.cli.prompt_input import read_prompt
 from segue.cli.render import Renderer
+from segue.context.assembly import current_window_id
 from segue.errors import RuntimeFailure, SegueError, UsageError
-from segue.events import Event, RolledOver
+from segue.events import Event, Notice, RolledOver
 from segue.history.inflight import refuse_if_streaming
+from segue.policy.approval import MODES
+from segue.session.admission import Cancellation
 from segue.session.core import soft_reset
 from segue.session.factory import open_session
+from segue.session.window import load_window
 from segue.tools.carryover_file import CarryoverFile
 
 #: SPEC.md §5 exit statuses of ``segue run``.
 EXIT_FOR_STATUS = {"completed": 0, "paused": 3, "rejected": 3, "error": 1}
+#: The conventional status of a program stopped by SIGINT.
+EXIT_INTERRUPTED = 130
 
 
 @click.command("run")
 @click.option("-m", "--model", default=None, help="Model as provider:name (e.g. scripted:s.json).")
 @click.option("--agent", "agent_name", default=None, help="exec, plan, explore or a custom agent.")
+@click.option(
+    "--approve",
+    "approve",
+    type=click.Choice(MODES),
+    default=None,
+    help="Approval for tools that change the machine: ask (= deny here: nobody can be asked), "
+    "auto-edit (file edits run, bash is denied), full (everything runs), deny. Default: the "
+    "approval setting, else ask.",
+)
+@click.option(
+    "-f",
+    "--file",
+    "prompt_file",
+    type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+    default=None,
+    help="Read the prompt from FILE (- for standard input).",
+)
 @click.option("--json", "as_json", is_flag=True, help="End with one JSON object on stdout.")
-@click.argument("prompt")
+@click.argument("prompt", required=False)
 @click.pass_obj
-def run(
-    obj: CliContext, model: str | None, agent_name: str | None, as_json: bool, prompt: str
+def run(  # noqa: PLR0917 - click passes every option positionally
+    obj: CliContext,
+    model: str | None,
+    agent_name: str | None,
+    approve: str | None,
+    prompt_file: Path | None,
+    as_json: bool,
+    prompt: str | None,
 ) -> None:
     """Send PROMPT and run the turn to its end.
 
+    \b
+    The prompt comes from PROMPT, from -f FILE, or from standard input (PROMPT "-", or
+    whenever stdin is a pipe or a file); given both, they are joined:
+      cat err.log | segue run "explain this error"
+
+    Tools that change the machine (bash, file_write, file_edit) need approval. run cannot
+    ask, so a call that would ask is denied and the model is told so; allow them with
+    --approve auto-edit or --approve full, the approval setting, or a remembered rule.
+
+    Ctrl-C stops the turn at its next safe point (steps that settled stay on disk) and exits
+    130; a second Ctrl-C quits at once.
+
     Exit status: 0 completed, 3 paused or rejected by a context guard (reason on stderr),
-    1 any other error, 2 bad usage.
+    1 any other error, 2 bad usage, 130 interrupted.
     """
     if as_json:
         renderer = Renderer(out=lambda s: click.echo(s, nl=False, err=True), color=False)
     else:
         renderer = Renderer()
     rollovers: list[RolledOver] = []
+    # A notice is shown when the next event comes, so the one that only repeats the reason
+    # the turn ends with is dropped: an error is printed once, as "segue: STATUS: reason".
+    held: list[Notice] = []
 
     def on_event(event: Event) -> None:
+        if held:
+            renderer(held.pop())
         if isinstance(event, RolledOver):
             rollovers.append(event)
-        renderer(event)
+        if isinstance(event, Notice):
+            held.append(event)
+        else:
+            renderer(event)
 
-    session = open_session(
-        obj.layout,
-        workdir=Path.cwd(),
-        model=model,
-        agent_name=agent_name,
-        on_event=on_event,
-        store_url=obj.store_url,
-    )
     try:
-        result = session.send(prompt)
+        text = read_prompt(prompt, prompt_file)
+        session = open_session(
+            obj.layout,
+            workdir=Path.cwd(),
+            model=model,
+            agent_name=agent_name,
+            on_event=on_event,
+            approval=approve,
+            store_url=obj.store_url,
+        )
+    except SegueError as exc:
+        # §5: the closing object is printed for a run that fails before its turn, too.
+        if as_json:
+            _echo_closing(obj, exc.message, rollovers=0)
+        raise
+    cancellation = Cancellation()
+    try:
+        result = run_interruptible(
+            lambda: session.send(text, cancellation=cancellation),
+            cancellation.cancel,
+            lambda message: _stderr_line(f"segue: {message}"),
+        )
+    except QuitNow:
+        renderer.finish()  # a held notice is dropped: the line below says what happened
+        _stderr_line("segue: interrupted: quit at once; every settled step is on disk")
+        sys.exit(EXIT_INTERRUPTED)
     except RuntimeFailure as exc:
         session.close()
         # §5: the closing object reports "error" for any runtime failure of the turn (a
@@ -65,21 +134,38 @@ def run(
         # prints the error line and exits 1.
         renderer.finish()
         if as_json:
-            try:
-                window_id = session.window_id()
-            except SegueError:
-                raise exc from None  # the store itself failed: no window id to report
-            closing = {"status": "error", "reason": exc.message, "windowId": window_id,
-                       "rollovers": len(rollovers), "text": None, "usage": None}
-            click.echo(json.dumps(closing))
+            _echo_closing(obj, exc.message, rollovers=len(rollovers))
         raise
+    if held and held[0].text != result.reason:
+        renderer(held.pop())
     session.close()  # stops the MCP servers the turn started
     renderer.finish()
     if as_json:
         click.echo(json.dumps(result.to_json()))
+    if result.status == "paused" and cancellation.cancelled:
+        click.echo("segue: interrupted: the steps that settled are kept on disk", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if result.status != "completed" and result.reason:
         click.echo(f"segue: {result.status}: {result.reason}", err=True)
     sys.exit(EXIT_FOR_STATUS[result.status])
+
+
+def _stderr_line(text: str) -> None:
+    # From the SIGINT handler too: straight to the descriptor, never a buffered stream.
+    data = ("\n" + text + "\n").encode("utf-8", "replace")
+    while data:
+        data = data[os.write(2, data) :]
+
+
+def _echo_closing(obj: CliContext, reason: str, *, rollovers: int) -> None:
+    """The closing object of a run that failed outside its turn's own result."""
+    try:
+        window_id = current_window_id(load_window(obj.store()))
+    except SegueError:
+        return  # the store itself failed: there is no window id to report
+    closing = {"status": "error", "reason": reason, "windowId": window_id,
+               "rollovers": rollovers, "text": None, "usage": None}
+    click.echo(json.dumps(closing))
 
 
 @click.command("clear")

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from segue.context.budget import rollover_label
+from segue.chat.meter import label as meter_label
 from segue.settings import (
     KEYS,
     THRESHOLD_PREFIX,
+    Settings,
     load_settings,
     parse_cli_value,
     settings_path,
@@ -26,9 +27,10 @@ def _render(value: Any) -> str:
     return "(unset)" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _label(key: str, value: Any) -> str:
+def _label(key: str, value: Any, settings: Settings) -> str:
+    """What the threshold means with the experiment as set: a rollover or a compaction."""
     if key.startswith(THRESHOLD_PREFIX) and isinstance(value, int):
-        return f"  ({rollover_label(value)})"
+        return f"  ({meter_label(value, experiment=settings.token_budget)})"
     return ""
 
 
@@ -51,7 +53,7 @@ def show(obj: CliContext, as_json: bool) -> None:
     click.echo(f"# {path}" + ("" if path.exists() else " (not created yet: all defaults)"))
     for key, value in effective.items():
         source = "" if key in settings.values else "  [default]"
-        click.echo(f"{key} = {_render(value)}{_label(key, value)}{source}")
+        click.echo(f"{key} = {_render(value)}{_label(key, value, settings)}{source}")
 
 
 _SET_HELP = (
@@ -70,5 +72,5 @@ def set_(obj: CliContext, key: str, value: str) -> None:
     parsed = parse_cli_value(value)
     written = update_settings(settings_path(obj.home), lambda s: s.with_value(key, parsed))
     current = written.get(key)
-    click.echo(f"{key} = {_render(current)}{_label(key, current)}")
+    click.echo(f"{key} = {_render(current)}{_label(key, current, written)}")
 

@@ -171,3 +171,16 @@ def projected_tokens(
     """R3: the provider's own count of the last step plus what was added since, or the
     assembled estimate where that is larger."""
     return max(last_context + last_output + new_tool_results, assembled_estimate)
+
+
+def trigger_label(budget: Budget, *, experiment: bool) -> str:
+    """What happens, and at which percent, in the words a meter shows: "rolls over by 75%"
+    with the experiment on, "compacts by 75%" with it off (the ordinary automatic compaction
+    fires there instead, R1). When the hard ceiling comes first (a small window, a high
+    threshold), the percent is the ceiling's: the label names the real trigger point."""
+    if not budget.automatic:
+        return "automatic rollover off" if experiment else "automatic compaction off"
+    point = budget.threshold + FORCE_BUFFER
+    if budget.hard_ceiling < budget.limit * point // 100:
+        point = budget.hard_ceiling * 100 // budget.limit
+    return f"{'rolls over' if experiment else 'compacts'} by {point}%"

@@ -48,6 +48,7 @@ from segue.retrieval.tool import SessionHistoryTool
 from segue.session import Session, SessionConfig, TurnResult
 from segue.tokens import count_request, count_row, count_text
 from segue.tools.base import ToolRegistry
+from segue.tools.gate import ALLOW_ALL
 from segue.views.windows import WindowSummary, window_summaries
 from segue.workspace import Layout
 
@@ -172,6 +173,8 @@ def _session(
         tools=tools,
         config=SessionConfig(experiment=True, threshold=threshold, max_steps=max_steps),
         on_event=on_event,
+        # The demo's tools replay recorded outputs: they act on nothing, so nothing asks.
+        approval=ALLOW_ALL,
     )
 
 

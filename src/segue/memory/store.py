@@ -43,6 +43,10 @@ class MemoryTool:
     """``memory``: view, write or append a workspace memory file."""
 
     name = "memory"
+    #: R38 lists what changes the machine (bash, file_write, file_edit, tools marked so); the
+    #: memory tool only reads and writes segue's own memory files under SEGUE_HOME, and the
+    #: notes a rollover relies on (R14) must not wait for an approval `segue run` cannot give.
+    read_only = True
     description = (
         "Read and write workspace memory files under /memories/workspace/. Use "
         f"{PREFIX}{NOTES_NAME} (at most 8 KiB) for notes that must survive a context window "

@@ -49,6 +49,7 @@ class SessionHistoryTool:
     """The ``session_history`` tool for one workspace. Thread-compatible, not thread-safe."""
 
     name = "session_history"
+    read_only = True
     description = DESCRIPTION
 
     def __init__(

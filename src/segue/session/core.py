@@ -46,6 +46,7 @@ from segue.memory.store import load_memories
 from segue.messages import Row
 from segue.plugins import PluginRegistry
 from segue.policy import SESSION_HISTORY_TOOL, Agent, RuleSet, may_use
+from segue.policy.approval import Mode
 from segue.providers.base import Provider
 from segue.providers.request import ProviderRequest
 from segue.session.admission import (
@@ -64,6 +65,7 @@ from segue.tokens.registry import TokenModel, find_family, resolve
 from segue.tools.base import ToolRegistry
 from segue.tools.carryover import FileState, with_carryover
 from segue.tools.carryover_file import CarryoverFile, Handoff
+from segue.tools.gate import ApprovalGate
 from segue.workspace import Layout
 
 
@@ -94,7 +96,11 @@ class Session:
         checkpoint: Checkpoint = no_checkpoint,
         plugins: PluginRegistry | None = None,
         epochs: WindowEpochs = WINDOW_EPOCHS,
+        approval: ApprovalGate | None = None,
     ) -> None:
+        """``approval`` decides which tool calls run (R38). Without one, calls that change
+        the machine are denied, since nobody can be asked: pass
+        ``ApprovalGate(Mode.FULL)`` to let every call run, or one with an approver."""
         self.layout = layout
         self.plugins = plugins if plugins is not None else PluginRegistry()  # R31, R32
         self.epochs = epochs  # R33: shared by every send of the workspace in this process
@@ -110,6 +116,7 @@ class Session:
         self.new_id = new_id
         self.checkpoint = checkpoint
         self.cancellation = Cancellation()
+        self.approval = approval if approval is not None else ApprovalGate(Mode.ASK)
         self._token_model = self._resolve_token_model(provider)
         #: Context-scoped state (R21: the only thing cleared before a rollover's append).
         self._context_cache: dict[str, Any] = {}

@@ -17,10 +17,13 @@ from segue.history.factory import open_store
 from segue.history.inflight import refuse_if_streaming
 from segue.plugins.loading import registry_from_specs
 from segue.policy import DEFAULT_AGENT, resolve_agent
+from segue.policy.approval import Mode, parse_mode
+from segue.policy.approval_store import ApprovalFile
 from segue.providers.registry import create_provider
 from segue.session.core import Session, SessionConfig
 from segue.settings import effective_threshold, load_settings, settings_path
 from segue.tools.builtin import builtin_tools
+from segue.tools.gate import ApprovalGate, Approver
 from segue.tools.profile import tool_profile
 from segue.workspace import Layout
 from segue.workspaces import record_workdir
@@ -35,14 +38,27 @@ def open_session(
     on_event: EventSink = ignore,
     durable: bool = True,
     persist_script_position: bool = True,
+    approval: Mode | str | None = None,
+    approver: Approver | None = None,
     store_url: str | None = None,
 ) -> Session:
+    """A Session for ``layout``'s workspace built from the user's settings.
+
+    ``approval`` is the approval mode (R38; ``ask``, ``auto-edit``, ``full``, ``deny``); when
+    omitted the workspace's own mode, then the ``approval`` setting, then ``ask``. A call that
+    asks goes to ``approver``; with none it is denied, and the model is told so."""
     # Before anything is read or written: a session Xum is streaming into is not ours to run
     # (a PostgreSQL store keeps no session directory Xum could be writing).
     if store_url is None:
         refuse_if_streaming(layout)
     record_workdir(layout, workdir)
     settings = load_settings(settings_path(layout.home))
+    rules = ApprovalFile.of(layout)
+    if approval is not None:
+        mode = parse_mode(str(approval))
+    else:
+        configured = settings.get("approval")
+        mode = rules.mode() or (parse_mode(configured) if configured else Mode.ASK)
     agent = resolve_agent(agent_name or DEFAULT_AGENT, workdir)
     chosen = model or agent.model or settings.get("model")
     if not isinstance(chosen, str):
@@ -91,4 +107,5 @@ def open_session(
         on_event=on_event,
         # Plugins load lazily: building the registry imports nothing (R31).
         plugins=registry_from_specs(settings.plugins),
+        approval=ApprovalGate(mode, rules, approver),
     )

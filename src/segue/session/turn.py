@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id, last_step_usage, warned_in_window
-from segue.context.budget import Action, Decision, Situation, decide, rollover_label
+from segue.context.budget import (
+    Action,
+    Decision,
+    Situation,
+    decide,
+    rollover_label,
+    trigger_label,
+)
 from segue.context.rollover import (
     RolloverReason,
     compaction_continuation_row,
@@ -215,7 +222,7 @@ class Turn:
                     tokens,
                     s.budget.limit,
                     s.budget.percent(tokens),
-                    rollover_label(s.config.threshold),
+                    trigger_label(s.budget, experiment=s.config.experiment),
                     result.usage.cache_read_tokens,
                     result.usage.cache_write_tokens,
                 )
@@ -328,7 +335,11 @@ class Turn:
         s.on_event(ToolStarted(call.id, call.name, call.input))
         try:
             output = s.tools.run(
-                call.name, call.input, s.allowed, cancelled=lambda: s.cancellation.cancelled
+                call.name,
+                call.input,
+                s.allowed,
+                cancelled=lambda: s.cancellation.cancelled,
+                approve=s.approval.check,  # R38: a denial is this call's durable result
             )
         except Exception as exc:  # noqa: BLE001 - a tool's bug must not lose the settled turn
             output = tool_error("tool_failed", f"{type(exc).__name__}: {exc}")

@@ -34,6 +34,12 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any]) -> Any: ...
 
 
+#: Approval (R38): given the tool and its input, None to go ahead or the result to record
+#: instead of running it (see :mod:`segue.tools.gate`). A tool says it only reads with a
+#: ``read_only = True`` attribute; without one it is taken to change the machine.
+Approve = Callable[["Tool", Mapping[str, Any]], "dict[str, Any] | None"]
+
+
 @runtime_checkable
 class Cancellable(Protocol):
     """A tool that can stop early when the turn is cancelled (a long shell command)."""
@@ -49,6 +55,8 @@ class FunctionTool:
     description: str
     input_schema: Mapping[str, Any]
     fn: Callable[[Mapping[str, Any]], Any]
+    #: R38: True only for a tool that changes nothing outside segue; unknown means it may.
+    read_only: bool = False
 
     @property
     def schema(self) -> Mapping[str, Any]:
@@ -168,9 +176,11 @@ class ToolRegistry:
         args: Mapping[str, Any],
         allowed: Callable[[str], bool],
         cancelled: Callable[[], bool] | None = None,
+        approve: Approve | None = None,
     ) -> Any:
-        """Run a tool call; unknown or disallowed tools answer with an error object. A tool
-        that can stop early (:class:`Cancellable`) is told how to see a cancelled turn."""
+        """Run a tool call; unknown or disallowed tools answer with an error object, and so
+        does a call ``approve`` turns down (it is then not run). A tool that can stop early
+        (:class:`Cancellable`) is told how to see a cancelled turn."""
         self._load()
         if name == self.search.name and self.deferring and name not in self._tools:
             # Offered only while schemas are deferred; it reveals only allowed tools.
@@ -184,6 +194,8 @@ class ToolRegistry:
             return tool_error("tool_not_allowed", f"tool {name!r} is not allowed for this agent")
         if not isinstance(args, Mapping):
             return tool_error("invalid_argument", "tool input must be a JSON object")
+        if approve is not None and (denied := approve(tool, args)) is not None:
+            return denied
         if cancelled is not None and isinstance(tool, Cancellable):
             return tool.run_cancellable(args, cancelled)
         return tool.run(args)

@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import os
 import stat
@@ -89,6 +90,37 @@ def _lines(fh: BinaryIO, cap: int) -> Iterator[bytes]:
         yield chunk
 
 
+#: How many diff lines an approval preview shows.
+PREVIEW_MAX_LINES = 400
+
+
+def _current_text(real: Path) -> str:
+    """The file's text for a preview: empty when it does not exist yet."""
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return ""
+    if not stat.S_ISREG(st.st_mode) or st.st_size > WRITE_MAX_BYTES:
+        raise ToolRefusal("not_a_file", f"{real.name} cannot be shown as text")
+    return real.read_bytes().decode("utf-8", "replace")
+
+
+def unified_diff(before: str, after: str, rel: str) -> str:
+    """A unified diff of one file, cut to PREVIEW_MAX_LINES lines (with a count of the rest)."""
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{rel}" if before else "/dev/null",
+            tofile=f"b/{rel}",
+        )
+    )
+    shown = [line if line.endswith("\n") else line + "\n" for line in lines[:PREVIEW_MAX_LINES]]
+    if len(lines) > PREVIEW_MAX_LINES:
+        shown.append(f"… {len(lines) - PREVIEW_MAX_LINES} more diff lines\n")
+    return "".join(shown) or f"(no change to {rel})\n"
+
+
 def _crlf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
@@ -145,6 +177,7 @@ class _FileTool:
 
 class FileReadTool(_FileTool):
     name = "file_read"
+    read_only = True
     description = (
         "Read a text file in the workspace. Lines come numbered like `cat -n`; at most "
         f"{READ_MAX_LINES} lines / {READ_MAX_BYTES // 1024} KiB per call. When the result says "
@@ -219,6 +252,7 @@ class FileReadTool(_FileTool):
 
 class FileWriteTool(_FileTool):
     name = "file_write"
+    read_only = False
     description = (
         "Create or overwrite a file in the workspace with the given content (atomic; parent "
         "directories are created). Prefer file_edit for changing part of an existing file."
@@ -229,6 +263,11 @@ class FileWriteTool(_FileTool):
         "required": ["path", "content"],
         "additionalProperties": False,
     }
+
+    def preview(self, args: Mapping[str, Any]) -> str:
+        """The change this call would make, as a unified diff (R38 shows it before asking)."""
+        real, rel = self._writable(args)
+        return unified_diff(_current_text(real), _str_arg(args, "content"), rel)
 
     def _run(self, args: Mapping[str, Any]) -> Any:
         real, rel = self._writable(args)
@@ -262,6 +301,7 @@ class FileWriteTool(_FileTool):
 
 class FileEditTool(_FileTool):
     name = "file_edit"
+    read_only = False
     description = (
         "Replace text in a workspace file: old_string must match the file exactly (whitespace "
         "included) and occur exactly once, unless replace_all is true. Read the file first; "
@@ -278,6 +318,16 @@ class FileEditTool(_FileTool):
         "required": ["path", "old_string", "new_string"],
         "additionalProperties": False,
     }
+
+    def preview(self, args: Mapping[str, Any]) -> str:
+        """The change this call would make, as a unified diff (R38 shows it before asking)."""
+        real, rel = self._writable(args)
+        text = _current_text(real)
+        old, new = _str_arg(args, "old_string"), _str_arg(args, "new_string")
+        if "\r\n" in text and "\n" in old and old not in text:
+            old, new = _crlf(old), _crlf(new)
+        edited = apply_edit(text, old, new, replace_all=args.get("replace_all") is True)
+        return unified_diff(text, edited.text, rel)
 
     def _run(self, args: Mapping[str, Any]) -> Any:
         real, rel = self._writable(args)

@@ -77,6 +77,7 @@ def _files(workspace: Workspace, start: Path, walk: _Walk) -> Iterator[tuple[Pat
 
 class FileSearchTool:
     name = "file_search"
+    read_only = True
     description = (
         "Find files in the workspace. `pattern` is a glob (`*.py`, `src/**/*.ts`; without a "
         "slash it matches file names at any depth); `query` searches file contents, literally "

@@ -52,6 +52,7 @@ def kill_group(pgid: int) -> None:
 
 class BashTool:
     name = "bash"
+    read_only = False
     description = (
         "Run a shell command (bash -c) in the workspace directory and return its exit code "
         "and output (stdout and stderr together). stdin is closed. Default timeout "

@@ -25,18 +25,21 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, ClassVar, TypeVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Input, Static
+from textual.containers import Vertical
+from textual.widgets import Static
 
 from segue.chat import ChatLoop
 from segue.chat.loop import SessionSource
-from segue.events import AssistantText, Event, EventSink, StepUsage
+from segue.events import AssistantText, Event, EventSink, StepUsage, ToolFinished, ToolStarted
 from segue.session import Session
+from segue.tools.gate import Answer, ApprovalRequest
 from segue.tui.lines import (
     Line,
     event_lines,
@@ -46,12 +49,14 @@ from segue.tui.lines import (
     prompt_meter,
     usage_meter,
 )
-from segue.tui.widgets import Question, Transcript
+from segue.tui.widgets import ApprovalDialog, PromptArea, Question, Transcript
 
 T = TypeVar("T")
 
 #: How often streamed text is drawn, in seconds.
 STREAM_INTERVAL = 1 / 30
+#: How often the working indicator's elapsed time is redrawn, in seconds.
+WORKING_INTERVAL = 0.5
 INTERRUPTING = "interrupting: the turn stops at the next safe point"
 
 
@@ -93,10 +98,12 @@ class ChatApp(App[int]):
     """``segue chat --tui``. The return value of :meth:`run` is the chat's exit status."""
 
     TITLE = "segue chat"
+    # The status line and the input share one bottom-docked container, the status above the
+    # input: two widgets docked bottom separately overlap, and the input hid the status.
     CSS = """
-    #prompt { dock: bottom; }
+    #bottom { dock: bottom; height: auto; }
     #status {
-        dock: bottom; height: 1; padding: 0 1; background: $primary-background; color: $text;
+        height: 1; padding: 0 1; background: $primary-background; color: $text;
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -131,19 +138,28 @@ class ChatApp(App[int]):
             color=False,
             agent_name=agent_name,
             guard=self._guard,
+            approver=self._approve,
         )
+        self._approvals: queue.SimpleQueue[Answer] = queue.SimpleQueue()
+        #: While a turn runs: when it started (monotonic) and what it is doing now.
+        self._busy_since: float | None = None
+        self._activity = "thinking"
 
     # -- layout --------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Transcript()
-        yield Static("starting…", id="status", markup=False)
-        yield Input(placeholder="Message, or /help for commands", id="prompt")
+        with Vertical(id="bottom"):
+            yield Static("starting…", id="status", markup=False)
+            yield PromptArea(id="prompt")
 
     def on_mount(self) -> None:
         self._ui_thread = threading.get_ident()
-        self.query_one("#prompt", Input).focus()
+        prompt = self.query_one("#prompt", PromptArea)
+        prompt.border_subtitle = "Enter sends · Ctrl+J new line · /help"
+        prompt.focus()
         self.set_interval(STREAM_INTERVAL, self._draw_streamed)
+        self.set_interval(WORKING_INTERVAL, self._tick)
         self.run_worker(self._run_loop, name="chat", thread=True, exit_on_error=True)
 
     def on_unmount(self) -> None:
@@ -152,6 +168,7 @@ class ChatApp(App[int]):
         self._cancel_turn()
         self._typed.put(_Key.END_OF_INPUT)
         self._answers.put(False)
+        self._approvals.put(Answer.NO)
 
     @property
     def transcript(self) -> Transcript:
@@ -199,11 +216,23 @@ class ChatApp(App[int]):
     ) -> T:
         with self._lock:
             self._interrupt = (on_interrupt, notify)
+        self._to_app(self._set_busy, True)
         try:
             return work()
         finally:
             with self._lock:
                 self._interrupt = None
+            self._to_app(self._set_busy, False)
+
+    def _approve(self, request: ApprovalRequest) -> Answer:
+        """R38 from the worker: the dialog on the UI thread, the answer through a queue."""
+        self._to_app(self._ask_approval, request)
+        answer = self._approvals.get()
+        if answer is Answer.ALWAYS:
+            self._write(f"[segue] remembered for this workspace: allow {request.pattern}\n")
+        elif answer is Answer.NO:
+            self._write("[segue] not run; the model is told it was declined\n")
+        return answer
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, AssistantText):
@@ -234,6 +263,10 @@ class ChatApp(App[int]):
 
     def _show_event(self, event: Event) -> None:
         self._draw_streamed()
+        if isinstance(event, ToolStarted | ToolFinished):
+            self._activity = f"running {event.name}" if isinstance(event, ToolStarted) else (
+                "thinking")
+            self._show_status()
         if isinstance(event, StepUsage):
             self._set_meter(usage_meter(event))
         else:
@@ -257,6 +290,22 @@ class ChatApp(App[int]):
     def _answer(self, yes: bool | None) -> None:
         self._answers.put(bool(yes))
 
+    def _ask_approval(self, request: ApprovalRequest) -> None:
+        self._draw_streamed()
+        self.push_screen(ApprovalDialog(request), self._approved)
+
+    def _approved(self, answer: Answer | None) -> None:
+        self._approvals.put(answer if answer is not None else Answer.NO)
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy_since = time.monotonic() if busy else None
+        self._activity = "thinking"
+        self._show_status()
+
+    def _tick(self) -> None:
+        if self._busy_since is not None:
+            self._show_status()
+
     def _at_prompt(self, meter: str) -> None:
         self._draw_streamed()
         self._waiting = True
@@ -272,15 +321,21 @@ class ChatApp(App[int]):
         self._show_status()
 
     def _show_status(self) -> None:
-        self.query_one("#status", Static).update(f"{self._meter} · {self._who}")
+        text = f"{self._meter} · {self._who}"
+        if self._busy_since is not None:
+            elapsed = int(time.monotonic() - self._busy_since)
+            text += f" · ● {self._activity} {elapsed}s (Esc stops)"
+        self.query_one("#status", Static).update(text)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:
+        if not event.value.strip():
+            return
         if not self._waiting:
-            # Typed ahead, as in a terminal: the line runs when the loop next asks for one.
+            # Typed ahead, as in a terminal: kept, and run when the loop next asks for one.
             self.transcript.add([machine("queued: runs when the current one is done")])
         self._waiting = False
         self._typed.put(event.value)
-        event.input.clear()
+        event.area.clear()
 
     def _cancel_turn(self) -> bool:
         with self._lock:

@@ -13,13 +13,15 @@ them in the line chat.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from segue.cli.render import NEW_PREFIX_NOTE, ROLLOVER_DIVIDER, brief
+from segue.cli.tool_text import call_text, result_text
 from segue.events import (
     AssistantText,
     Compacted,
@@ -87,8 +89,16 @@ def _tool_text(segment: Segment) -> str:
     if segment.kind == "tool":
         # "[tool NAME] {input}", as the live view writes a ToolStarted event.
         name, _, given = segment.text.removeprefix("[tool ").partition("] ")
-        return f"  ⚙ {name} {brief(given, 100)}"
-    return f"    → {brief(segment.text, 100)}"
+        return f"  ⚙ {call_text(name, _json_or_text(given))}"
+    return result_text(_json_or_text(segment.text))
+
+
+def _json_or_text(text: str) -> Any:
+    """The projection gives a call's input and output as JSON text; read as a live event."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def history_lines(rows: Iterable[Row], limit: int = HISTORY_LIMIT) -> list[Line]:
@@ -116,9 +126,9 @@ def event_lines(event: Event) -> list[Line]:
     if isinstance(event, AssistantText | StepUsage):
         return []
     if isinstance(event, ToolStarted):
-        return [Line("tool", f"  ⚙ {event.name} {brief(event.input, 100)}")]
+        return [Line("tool", f"  ⚙ {call_text(event.name, event.input)}")]
     if isinstance(event, ToolFinished):
-        return [Line("tool", f"    → {brief(event.output, 100)}")]
+        return [Line("tool", result_text(event.output))]
     if isinstance(event, RolledOver):
         return [
             Line("divider", ROLLOVER_DIVIDER),

@@ -1,23 +1,33 @@
-"""The widgets of the full-screen chat: the transcript, its entries, and the question dialog.
+"""The widgets of the full-screen chat: the transcript, its entries, the message input, the
+question dialog and the approval dialog.
 
 Widgets only show what they are given; nothing here touches a session or the store.
 """
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from typing import ClassVar
 
+from rich.markdown import Markdown
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+from segue.chat.approval import choices, headline, preview_lines
 from segue.cli.render import divider
+from segue.tools.gate import Answer, ApprovalRequest
 from segue.tui.lines import Line
 
 
 class Entry(Static):
-    """One transcript entry. ``line`` is what it shows, as plain text (markup is off: the
-    transcript holds the user's and the model's words, which must never be interpreted)."""
+    """One transcript entry. ``line`` is what it shows. Textual markup is off (the transcript
+    holds the user's and the model's words, which must never be interpreted as styling); the
+    model's replies are rendered as Markdown (code blocks, lists, emphasis), everything else
+    as plain text."""
 
     def __init__(self, line: Line) -> None:
         super().__init__(_shown(line), markup=False, classes=line.kind)
@@ -28,7 +38,14 @@ class Entry(Static):
         self.update(_shown(self.line))
 
 
-def _shown(line: Line) -> str:
+def _shown(line: Line) -> str | Markdown:
+    if line.kind == "assistant":
+        # Markdown's own renderer, which shows a link's text and never runs anything.
+        return Markdown(line.text, code_theme="ansi_dark", hyperlinks=False)
+    return _plain(line)
+
+
+def _plain(line: Line) -> str:
     if line.kind == "divider":
         return divider(line.text)
     if line.kind == "user":
@@ -80,8 +97,10 @@ class Question(ModalScreen[bool]):
     DEFAULT_CSS = """
     Question { align: center middle; }
     Question > Vertical {
-        width: 64; height: auto; border: thick $error; background: $surface; padding: 1 2;
+        width: 80%; max-width: 100; height: auto; border: thick $error; background: $surface;
+        padding: 1 2;
     }
+    Question Label { width: 100%; }
     Question Horizontal { height: auto; margin-top: 1; }
     Question Button { margin-right: 2; }
     """
@@ -111,3 +130,99 @@ class Question(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class PromptArea(TextArea):
+    """The message input, several lines high when it needs to be: Enter sends the whole text,
+    Ctrl+J (or Shift+Enter, where the terminal reports it) inserts a newline, and a paste is
+    inserted whole, newlines included, to be sent with Enter like anything typed."""
+
+    DEFAULT_CSS = """
+    PromptArea { height: auto; min-height: 3; max-height: 10; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+j,shift+enter", "newline", "New line", show=False),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, area: PromptArea, value: str) -> None:
+            super().__init__()
+            self.area = area
+            self.value = value
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+
+    @property
+    def value(self) -> str:
+        return self.text
+
+    @value.setter
+    def value(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    def clear(self) -> None:  # type: ignore[override]
+        self.load_text("")
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self, self.text))
+            return
+        await super()._on_key(event)
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+
+class ApprovalDialog(ModalScreen[Answer]):
+    """R38 in the full-screen chat: the exact command or diff, and y / n / a. No is the
+    default (Escape, Enter on the focused No button); the choice a keeps is shown."""
+
+    DEFAULT_CSS = """
+    ApprovalDialog { align: center middle; }
+    ApprovalDialog > Vertical {
+        width: 90%; max-width: 110; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 1 2;
+    }
+    ApprovalDialog VerticalScroll { height: auto; max-height: 16; margin: 1 0; }
+    ApprovalDialog .added { color: $success; }
+    ApprovalDialog .removed { color: $error; }
+    ApprovalDialog .hunk { color: $accent; }
+    ApprovalDialog .note { color: $text-muted; }
+    ApprovalDialog .plain { text-style: bold; }
+    ApprovalDialog Horizontal { height: auto; margin-top: 1; }
+    ApprovalDialog Button { margin-right: 2; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer('yes')", "Yes"),
+        Binding("a", "answer('always')", "Always"),
+        Binding("n,escape", "answer('no')", "No"),
+    ]
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(headline(self.request), markup=False)
+            with VerticalScroll():
+                for line in preview_lines(self.request):
+                    yield Static(line.text or " ", markup=False, classes=line.tone)
+            yield Label(choices(self.request), markup=False)
+            with Horizontal():
+                yield Button("No (n)", id="no", variant="primary")
+                yield Button("Yes (y)", id="yes", variant="warning")
+                yield Button("Always (a)", id="always", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(Answer(event.button.id or "no"))
+
+    def action_answer(self, answer: str) -> None:
+        self.dismiss(Answer(answer))

@@ -1,0 +1,127 @@
+"""The approval gate: where a tool call that changes the machine waits for a yes (SPEC.md R38).
+
+The decision itself is :func:`segue.policy.approval.decide` (pure); the gate adds what needs
+I/O: the workspace's remembered rules (read fresh on every call, so a rule another chat
+added holds at once), the preview the user sees (the exact command, or the diff a file edit
+would make), and the person behind an :data:`Approver`.
+
+Invariants:
+
+* A tool is read-only only when it says so (``read_only = True`` on the tool object); a tool
+  that does not say is taken to change the machine.
+* A call that is not approved is not run, and its result says why, so the model reads a
+  durable tool result (``approval_denied``) instead of the call silently vanishing.
+* Without an approver (``segue run``, a library caller that gave none), a call that would ask
+  is denied and the result says how to allow it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from segue.policy.approval import (
+    Mode,
+    Verdict,
+    approval_rule,
+    decide,
+    subject,
+    suggested_pattern,
+)
+from segue.policy.approval_store import ApprovalFile
+from segue.tools.base import Tool, ToolRefusal, tool_error
+
+DENIED = "approval_denied"
+
+
+class Answer(StrEnum):
+    YES = "yes"
+    NO = "no"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the person is asked about: the call, exactly, and the rule "always" would add."""
+
+    tool: str
+    input: Mapping[str, Any]
+    subject: str
+    #: The exact command (``bash``), the unified diff (file edits), or the input as JSON.
+    preview: str
+    #: The pattern "always" remembers for this workspace (R12 semantics, see policy.approval).
+    pattern: str
+
+
+Approver = Callable[[ApprovalRequest], Answer]
+
+
+def is_read_only(tool: Tool) -> bool:
+    return getattr(tool, "read_only", False) is True
+
+
+def preview(tool: Tool, args: Mapping[str, Any]) -> str:
+    if tool.name == "bash" and isinstance(args.get("command"), str):
+        return str(args["command"])
+    show = getattr(tool, "preview", None)
+    if callable(show):
+        try:
+            return str(show(args))
+        except ToolRefusal as exc:
+            # The tool will refuse this call anyway; the person still decides, and sees why.
+            return f"(no preview: {exc.message})"
+    return json.dumps(dict(args), ensure_ascii=False, indent=2)
+
+
+class ApprovalGate:
+    """Decides each call; asks ``approver`` when the mode says ask."""
+
+    def __init__(
+        self, mode: Mode, rules: ApprovalFile | None = None, approver: Approver | None = None
+    ) -> None:
+        self.mode = mode
+        self.rules = rules
+        self.approver = approver
+
+    def check(self, tool: Tool, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """None when the call may run; otherwise the tool result that says it was denied."""
+        read_only = is_read_only(tool)
+        remembered = self.rules.rules() if self.rules is not None and not read_only else ()
+        decision = decide(self.mode, tool.name, args, read_only=read_only, rules=remembered)
+        if decision.verdict is Verdict.ALLOW:
+            return None
+        if decision.verdict is Verdict.DENY:
+            return _denied(f"{tool.name} was not run: {decision.reason}")
+        if self.approver is None:
+            return _denied(
+                f"{tool.name} was not run: it needs approval and nobody can be asked "
+                "(segue run is non-interactive). The user can allow it with --approve "
+                "auto-edit or --approve full, the approval setting, or a remembered rule"
+            )
+        request = ApprovalRequest(
+            tool=tool.name,
+            input=args,
+            subject=subject(tool.name, args),
+            preview=preview(tool, args),
+            pattern=suggested_pattern(tool.name, args),
+        )
+        answer = self.approver(request)
+        if answer is Answer.ALWAYS and self.rules is not None:
+            self.rules.add(approval_rule(request.pattern, "allow"))
+        if answer in (Answer.YES, Answer.ALWAYS):
+            return None
+        return _denied(
+            f"the user declined this {tool.name} call; it was not run. Do not retry it "
+            "unchanged: ask the user or take another way"
+        )
+
+
+def _denied(message: str) -> dict[str, Any]:
+    return tool_error(DENIED, message)
+
+
+#: The gate of a session built without one: everything runs (the caller chose the tools).
+ALLOW_ALL = ApprovalGate(Mode.FULL)
