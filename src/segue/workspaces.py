@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from segue.errors import InvalidWorkspaceId
-from segue.fsutil import atomic_write
+from segue.fsutil import atomic_write, file_error
 from segue.workspace import Layout, validate_workspace_id
 
 WORKDIR_FILE = "segue-workspace.json"
@@ -94,9 +94,13 @@ def record_workdir(layout: Layout, workdir: Path) -> None:
     text = str(workdir.resolve())
     if read_workdir(layout) == text:
         return
-    layout.session_dir.mkdir(parents=True, exist_ok=True)
     data = json.dumps({"workdir": text}, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    atomic_write(layout.session_dir / WORKDIR_FILE, data + b"\n")
+    path = layout.session_dir / WORKDIR_FILE
+    try:
+        layout.session_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data + b"\n")
+    except OSError as exc:
+        raise file_error(exc, path, "write") from None
 
 
 def describe(layout: Layout) -> WorkspaceInfo:

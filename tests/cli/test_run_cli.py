@@ -103,7 +103,7 @@ def test_rollover_is_counted_and_names_the_new_window(
     assert closing(segue(segue_home, "run", "-m", model, "--json", "one"))["rollovers"] == 0
     result = segue(segue_home, "run", "-m", model, "--json", "two")
     assert result.exit_code == 0, result.output
-    obj = closing(result)
+    obj = closing_full(result)
     (boundary,) = [r for r in rows(segue_home) if is_strict_rollover(r)]
     assert obj["usage"]["inputTokens"] > 0
     assert {k: v for k, v in obj.items() if k != "usage"} == {

@@ -141,12 +141,22 @@ def test_a_server_that_dies_mid_call_is_a_tool_error_not_a_crash(tmp_path: Path)
         tmp_path,
         [_call("mcp__toy__crash", {}), _call("mcp__toy__echo", {"text": "again"}), DONE],
     )
-    out = run_segue(env["home"], tmp_path, "run", "-m", env["model"], "go")
+    out = run_segue(env["home"], tmp_path, "run", "--approve", "full", "-m", env["model"], "go")
     assert out.returncode == 0, out.stderr
     crash, after = _outputs(env["home"])
     assert crash["error"]["code"] == "mcp_server_unavailable"
     assert after["error"]["code"] == "mcp_server_unavailable"
     assert "toy" in after["error"]["message"]
+
+
+def test_a_tool_the_server_does_not_call_read_only_needs_approval(tmp_path: Path) -> None:
+    """R38: an MCP tool is read-only only when the server says so; ``crash`` does not, so
+    ``segue run`` (which cannot ask) denies it, durably, and the server is never called."""
+    env = _setup(tmp_path, [_call("mcp__toy__crash", {}), DONE])
+    out = run_segue(env["home"], tmp_path, "run", "-m", env["model"], "go")
+    assert out.returncode == 0, out.stderr
+    (denied,) = _outputs(env["home"])
+    assert denied["error"]["code"] == "approval_denied"
 
 
 def test_a_server_that_cannot_start_is_reported_and_the_turn_goes_on(tmp_path: Path) -> None:

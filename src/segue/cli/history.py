@@ -184,7 +184,7 @@ def _search(store: TranscriptStore, query: str) -> Iterator[Hit]:
         from segue.history import pg_search
 
         return pg_search.search(store, query)
-    return search(store.rows(), query)
+    return search(store.rows(max_line=None), query)  # complete: the user's own view
 
 
 @history.command("export")

@@ -160,7 +160,9 @@ def _stderr_line(text: str) -> None:
 def _echo_closing(obj: CliContext, reason: str, *, rollovers: int) -> None:
     """The closing object of a run that failed outside its turn's own result."""
     try:
-        window_id = current_window_id(load_window(obj.store()))
+        layout = obj.layout
+        started = obj.store_url is not None or layout.chat.exists() or layout.archive.exists()
+        window_id = current_window_id(load_window(obj.store())) if started else "w:0"
     except SegueError:
         return  # the store itself failed: there is no window id to report
     closing = {"status": "error", "reason": reason, "windowId": window_id,

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from segue.cli.render import NEW_PREFIX_NOTE, ROLLOVER_DIVIDER, brief
+from segue.cli.render import NEW_PREFIX_NOTE, ROLLOVER_DIVIDER
 from segue.cli.tool_text import call_text, result_text
 from segue.events import (
     AssistantText,
