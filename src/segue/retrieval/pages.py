@@ -47,8 +47,7 @@ from segue.retrieval.schema import Request
 from segue.retrieval.snapshot import Snapshot
 from segue.workspace import Layout
 
-PREVIEW_CHARS = 200
-SNIPPET_CHARS = (300, 120, 48)
+SNIPPET_CHARS = (120, 48)
 NOTE_MORE = (
     "Nothing to show within this call's scan bounds, but more history remains: "
     "call again with the same arguments and cursor=nextCursor."
@@ -146,7 +145,7 @@ def check_appended(ctx: Ctx, state: CursorState) -> tuple[CursorState, bool, boo
 # -- list_windows ------------------------------------------------------------------------
 
 
-def _window(
+def window_entry(
     wid: str, kind: str | None, first: str | None, last: str | None, count: int
 ) -> dict[str, Any]:
     return {
@@ -172,7 +171,7 @@ def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
             first = seen.item.item_id
             count += 1
         elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
-            entry = _window(seen.window_id, seen.window_kind, first, last, count)
+            entry = window_entry(seen.window_id, seen.window_kind, first, last, count)
             if len(windows) >= ctx.req.limit or not ctx.fits(entry):
                 return Page(windows, _back_state(ctx, BackState(line.end), first, last, count))
             windows.append(entry)
@@ -181,7 +180,7 @@ def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
                 return Page(windows, None)
     if reader.exhausted:
         return _more(windows, _back_state(ctx, reader.state, first, last, count))
-    root = _window(ROOT_WINDOW_ID, "root", first, last, count)
+    root = window_entry(ROOT_WINDOW_ID, "root", first, last, count)
     if len(windows) >= ctx.req.limit or not ctx.fits(root):
         return Page(windows, _back_state(ctx, BackState(0), first, last, count))
     windows.append(root)
@@ -262,7 +261,7 @@ def make_prefilter(query: str) -> Prefilter | None:
     return cannot_match
 
 
-def _matcher(query: str) -> Callable[[str], tuple[int, int] | None]:
+def matcher(query: str) -> Callable[[str], tuple[int, int] | None]:
     """Literal, case-insensitive: ``re.IGNORECASE`` semantics, with a fast exact path for
     ASCII text (where that equals comparing lower-cased strings)."""
     pattern = re.compile(re.escape(query), re.IGNORECASE)
@@ -289,7 +288,7 @@ class _Hit:
 
 def search(ctx: Ctx, state: CursorState | None) -> Page:
     query = ctx.req.key
-    find = _matcher(query)
+    find = matcher(query)
     prefilter = make_prefilter(query)
     start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
@@ -349,7 +348,7 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     return _more(entries, _back_state(ctx, resume))
 
 
-def _item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
+def item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
     return {
         "itemId": item.item_id,
         "windowId": window,
@@ -360,12 +359,30 @@ def _item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
 
 
 def _fit_hit(ctx: Ctx, hit: _Hit) -> dict[str, Any] | None:
-    for chars in SNIPPET_CHARS:
-        text = envelope.snippet(hit.item.text, hit.start, hit.end, chars)
-        entry = _item_entry(hit.item, hit.window, text)
+    return fit_snippet(ctx, hit.item, hit.window, hit.start, hit.end)
+
+
+def fit_snippet(
+    ctx: Ctx, item: Item, window: str | None, start: int, end: int
+) -> dict[str, Any] | None:
+    """The hit's entry with the longest snippet (``max_chars_per_item``, then shorter) that
+    still fits the result; None when none does."""
+    for chars in snippet_sizes(ctx.req.max_chars):
+        text = envelope.snippet(item.text, start, end, chars)
+        entry = item_entry(item, window, text)
         if ctx.fits(entry):
             return entry
     return None
+
+
+def snippet_sizes(max_chars: int) -> tuple[int, ...]:
+    return tuple(sorted({max_chars, *(min(max_chars, c) for c in SNIPPET_CHARS)}, reverse=True))
+
+
+def preview(text: str, max_chars: int) -> str:
+    """The first ``max_chars`` characters of an item (list_items), ``…`` where cut."""
+    end = envelope.fit_prefix(text, 0, max_chars, 6 * max_chars)
+    return text[:end] + ("…" if end < len(text) else "")
 
 
 # -- locate (list_items, read_item) --------------------------------------------------------
@@ -424,9 +441,7 @@ def list_items(ctx: Ctx, state: CursorState | None) -> Page:
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
             return Page(entries, None)
         if seen.kind is Kind.ITEM and seen.item is not None:
-            end = envelope.fit_prefix(seen.item.text, 0, PREVIEW_CHARS, 6 * PREVIEW_CHARS)
-            text = seen.item.text[:end] + ("…" if end < len(seen.item.text) else "")
-            entry = _item_entry(seen.item, target, text)
+            entry = item_entry(seen.item, target, preview(seen.item.text, ctx.req.max_chars))
             if len(entries) >= ctx.req.limit or not ctx.fits(entry):
                 return Page(entries, _fwd_state(ctx, FwdState(line.start)))
             entries.append(entry)
@@ -468,7 +483,7 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
         return _more([], _back_state(ctx, at))
     window = _window_of(ctx, found.line)
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    return _page_text(
+    return page_text(
         ctx, found.line.start, found.line.end, found.seen, window=window, offset=offset
     )
 
@@ -495,10 +510,10 @@ def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset:
     seen = classify(RawLine(start, end, data[:-1], b'"contextBoundaryKind"' in data, True))
     if seen.kind is not Kind.ITEM or seen.item is None:
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
-    return _page_text(ctx, start, end, seen, window=window, offset=offset)
+    return page_text(ctx, start, end, seen, window=window, offset=offset)
 
 
-def _page_text(
+def page_text(
     ctx: Ctx, start: int, end: int, seen: Seen, *, window: str | None, offset: int
 ) -> Page:
     assert seen.item is not None
@@ -507,14 +522,14 @@ def _page_text(
         raise PageFailure(
             "invalid_argument", f"offset_chars {offset} is past the item's {len(text)} characters"
         )
-    shell = _item_entry(seen.item, window, "")
+    shell = item_entry(seen.item, window, "")
     shell["nextCharOffset"] = len(text)
     shell["totalChars"] = len(text)
     room = envelope.MAX_RESULT - ctx.used - envelope.entry_size(shell)
     stop = envelope.fit_prefix(text, offset, ctx.req.limit_chars, max(room, 0))
     if stop == offset and offset < len(text):
         raise PageFailure("invalid_argument", "limit_chars leaves no room for any text")
-    entry = _item_entry(seen.item, window, text[offset:stop])
+    entry = item_entry(seen.item, window, text[offset:stop])
     entry["nextCharOffset"] = stop if stop < len(text) else None
     entry["totalChars"] = len(text)
     ctx.used += envelope.entry_size(entry)
