@@ -83,6 +83,10 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     offset: int = 0
     # index pages (phase "ix"): the window's boundary position for list_items
     win: int = 0
+    # read_item (phase "iwin": still looking for the item's window): where the item starts
+    item_at: int = 0
+    # list_windows oldest first: the kind of the window being accumulated
+    wkind: str | None = None
     # scan search: hits already found whose window is not known yet (never returned with a
     # null window id); kept here, not in the cursor string
     held: list[dict[str, Any]] = msgspec.field(default_factory=list)

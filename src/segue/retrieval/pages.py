@@ -14,10 +14,14 @@ Order and privacy, the invariants of this module:
   ``nextCursor`` is null only when nothing visible remains.
 * Continuation pages first scan the bytes appended since the last page for a new floor
   (R26); a new floor hides everything older, so the query ends there.
-* ``search`` items carry their window id; a window is known only once its boundary (older
-  than the hit) is read. Hits whose boundary lies beyond the page's budget are deferred to the
-  next page (which resumes at the last boundary read); only when a single window is larger
-  than one page's budget are hits returned with ``windowId: null``.
+* ``search`` items carry their window id, never null; a window is known only once its
+  boundary (older than the hit) is read. Hits whose boundary lies beyond the page's budget are
+  deferred to the next page (which resumes at the last boundary read); when a single window
+  is larger than one page's budget, its hits wait in the cursor's state (``held``) until a
+  later page reaches the boundary.
+* This module reads in the default order (R36 ``order: newest``; ``list_items`` oldest
+  first); :mod:`~segue.retrieval.pages_order` reads the other way round. Filters (``role``,
+  ``tool_name``) only drop items; they never change what is read or where a floor stops it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import msgspec
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.retrieval import envelope
 from segue.retrieval.cursor import CursorState
+from segue.retrieval.filters import row_passes
 from segue.retrieval.project import Item, Kind, Prefilter, Seen, classify
 from segue.retrieval.reader import (
     BackState,
@@ -173,21 +178,21 @@ def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
         elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
             entry = window_entry(seen.window_id, seen.window_kind, first, last, count)
             if len(windows) >= ctx.req.limit or not ctx.fits(entry):
-                return Page(windows, _back_state(ctx, BackState(line.end), first, last, count))
+                return Page(windows, back_state(ctx, BackState(line.end), first, last, count))
             windows.append(entry)
             first, last, count = None, None, 0
             if seen.kind is Kind.FLOOR:
                 return Page(windows, None)
     if reader.exhausted:
-        return _more(windows, _back_state(ctx, reader.state, first, last, count))
+        return more(windows, back_state(ctx, reader.state, first, last, count))
     root = window_entry(ROOT_WINDOW_ID, "root", first, last, count)
     if len(windows) >= ctx.req.limit or not ctx.fits(root):
-        return Page(windows, _back_state(ctx, BackState(0), first, last, count))
+        return Page(windows, back_state(ctx, BackState(0), first, last, count))
     windows.append(root)
     return Page(windows, None)
 
 
-def _back_state(
+def back_state(
     ctx: Ctx, at: BackState, first: str | None = None, last: str | None = None, count: int = 0
 ) -> CursorState:
     return ctx.state(
@@ -195,7 +200,7 @@ def _back_state(
     )
 
 
-def _more(entries: list[dict[str, Any]], state: CursorState) -> Page:
+def more(entries: list[dict[str, Any]], state: CursorState) -> Page:
     return Page(entries, state, NOTE_MORE if not entries else None)
 
 
@@ -279,11 +284,30 @@ def matcher(query: str) -> Callable[[str], tuple[int, int] | None]:
 
 @dataclass
 class _Hit:
-    line: RawLine
-    item: Item
+    line: RawLine | None  # None for a hit held over from an earlier page
+    item: Item | None
     start: int
     end: int
     window: str | None = None
+    held: dict[str, Any] | None = None  # a held hit's entry (text: a snippet of the item)
+
+
+def _hold(ctx: Ctx, hit: _Hit) -> dict[str, Any]:
+    """A hit whose window is not known yet, carried in the cursor's state (never a null
+    window id in an answer): its entry at the largest snippet size."""
+    if hit.held is not None:
+        return hit.held
+    assert hit.item is not None
+    text = envelope.snippet(hit.item.text, hit.start, hit.end, ctx.req.max_chars)
+    return item_entry(hit.item, None, text)
+
+
+def _held_hit(entry: dict[str, Any]) -> _Hit:
+    return _Hit(None, None, 0, 0, None, dict(entry))
+
+
+def _wanted_row(ctx: Ctx, seen: Seen) -> bool:
+    return row_passes(seen.row, ctx.req.role, ctx.req.tool_name)
 
 
 def search(ctx: Ctx, state: CursorState | None) -> Page:
@@ -291,11 +315,13 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     find = matcher(query)
     prefilter = make_prefilter(query)
     start = BackState(ctx.end) if state is None else BackState(state.pos, state.skip)
+    held = [_held_hit(e) for e in state.held] if state is not None else []
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     resolved: list[_Hit] = []
     pending: list[_Hit] = []
     resume = start
-    resolving = False  # the limit is reached; read on only to learn the pending hits' window
+    # the limit is reached; read on only to learn the pending hits' window
+    resolving = len(held) >= ctx.req.limit
     last_boundary: RawLine | None = None
     done = False
     for line in reader:
@@ -304,14 +330,14 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
             if resolving:
                 continue
             span = find(seen.item.text)
-            if span is not None:
+            if span is not None and _wanted_row(ctx, seen):
                 pending.append(_Hit(line, seen.item, span[0], span[1]))
-                if len(resolved) + len(pending) >= ctx.req.limit:
+                if len(held) + len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
             resume = BackState(line.start)
         elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
-            for hit in pending:
-                hit.window = seen.window_id
+            for hit in (*held, *pending):
+                hit.window = hit.window or seen.window_id
             resolved.extend(pending)
             pending = []
             last_boundary = line
@@ -328,24 +354,38 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
             if pending and last_boundary is not None:
                 pending = []  # re-read from the boundary next time, when its window is known
                 resume = BackState(last_boundary.start)
+            elif last_boundary is None and (pending or held):
+                # no boundary yet: the hits wait in the cursor until their window is known
+                keep = [_hold(ctx, h) for h in (*held, *pending)]
+                at = reader.state
+                return Page(
+                    [], ctx.state(phase="back", pos=at.pos, skip=at.skip_end, held=keep), NOTE_MORE
+                )
             elif not resolving:
                 resume = reader.state
         else:
-            for hit in pending:
-                hit.window = ROOT_WINDOW_ID
+            for hit in (*held, *pending):
+                hit.window = hit.window or ROOT_WINDOW_ID
             done = not resolving
-    hits = resolved + pending
+    hits = held + resolved + pending
     entries: list[dict[str, Any]] = []
-    for hit in hits:
-        entry = _fit_hit(ctx, hit)
+    for index, hit in enumerate(hits):
+        entry = _fit_hit(ctx, hit, find)
+        if entry is None and hit.line is None:
+            # re-read this page's range next time, with the hits not yet returned held
+            rest = [_hold(ctx, h) for h in hits[index:] if h.line is None]
+            return Page(entries, msgspec.structs.replace(back_state(ctx, start), held=rest))
         if entry is None:
-            return Page(entries, _back_state(ctx, BackState(hit.line.end)))
+            assert hit.line is not None
+            return Page(entries, back_state(ctx, BackState(hit.line.end)))
         entries.append(entry)
     if done:
         return Page(entries, None)
-    if resolving and hits:
-        resume = BackState(hits[-1].line.start)
-    return _more(entries, _back_state(ctx, resume))
+    fresh = [h for h in hits if h.line is not None]
+    if resolving and fresh:
+        assert fresh[-1].line is not None
+        resume = BackState(fresh[-1].line.start)
+    return more(entries, back_state(ctx, resume))
 
 
 def item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
@@ -358,8 +398,19 @@ def item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
     }
 
 
-def _fit_hit(ctx: Ctx, hit: _Hit) -> dict[str, Any] | None:
-    return fit_snippet(ctx, hit.item, hit.window, hit.start, hit.end)
+def _fit_hit(
+    ctx: Ctx, hit: _Hit, find: Callable[[str], tuple[int, int] | None]
+) -> dict[str, Any] | None:
+    if hit.held is None:
+        assert hit.item is not None
+        return fit_snippet(ctx, hit.item, hit.window, hit.start, hit.end)
+    text = str(hit.held["text"])
+    span = find(text) or (0, 0)
+    for chars in snippet_sizes(ctx.req.max_chars):
+        entry = {**hit.held, "windowId": hit.window, "text": envelope.snippet(text, *span, chars)}
+        if ctx.fits(entry):
+            return entry
+    return None
 
 
 def fit_snippet(
@@ -394,7 +445,7 @@ class _Found:
     seen: Seen
 
 
-def _locate(
+def locate(
     ctx: Ctx, state: CursorState | None, wanted: Callable[[Seen], bool], not_found: PageFailure
 ) -> tuple[_Found | None, BackState, bool]:
     """Newest-first scan for the first line ``wanted`` accepts, stopping at a floor that is not
@@ -423,7 +474,7 @@ def list_items(ctx: Ctx, state: CursorState | None) -> Page:
         def wanted(seen: Seen) -> bool:
             return seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id == target
 
-        found, at, at_start = _locate(ctx, state, wanted, missing)
+        found, at, at_start = locate(ctx, state, wanted, missing)
         if found is not None:
             fwd = FwdState(found.line.end)
         elif at_start and target == ROOT_WINDOW_ID:
@@ -431,7 +482,7 @@ def list_items(ctx: Ctx, state: CursorState | None) -> Page:
         elif at_start:
             raise missing
         else:
-            return _more([], _back_state(ctx, at))
+            return more([], back_state(ctx, at))
     else:
         fwd = FwdState(state.pos, state.skip, state.skip_marker)
     reader = ForwardReader(ctx.segments(), fwd, ctx.budget)
@@ -440,17 +491,17 @@ def list_items(ctx: Ctx, state: CursorState | None) -> Page:
         seen = classify(line)
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
             return Page(entries, None)
-        if seen.kind is Kind.ITEM and seen.item is not None:
+        if seen.kind is Kind.ITEM and seen.item is not None and _wanted_row(ctx, seen):
             entry = item_entry(seen.item, target, preview(seen.item.text, ctx.req.max_chars))
             if len(entries) >= ctx.req.limit or not ctx.fits(entry):
-                return Page(entries, _fwd_state(ctx, FwdState(line.start)))
+                return Page(entries, fwd_state(ctx, FwdState(line.start)))
             entries.append(entry)
     if reader.exhausted:
-        return _more(entries, _fwd_state(ctx, reader.state))
+        return more(entries, fwd_state(ctx, reader.state))
     return Page(entries, None)
 
 
-def _fwd_state(ctx: Ctx, at: FwdState) -> CursorState:
+def fwd_state(ctx: Ctx, at: FwdState) -> CursorState:
     return ctx.state(phase="fwd", pos=at.pos, skip=at.skip_start, skip_marker=at.skip_marker)
 
 
@@ -472,31 +523,41 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
         if ctx.req.offset_chars is not None and ctx.req.offset_chars != state.offset:
             raise PageFailure("invalid_argument", "offset_chars differs from the cursor's")
         return _read_located(ctx, state.pos, state.end, window=state.window, offset=state.offset)
+    if state is not None and state.phase == "iwin":
+        window, at = _window_of(ctx, BackState(state.pos, state.skip))
+        if window is None:
+            return more([], ctx.state(phase="iwin", pos=at.pos, skip=at.skip_end, end=state.end))
+        return _read_located(ctx, state.item_at, state.end, window=window, offset=state.offset)
 
     def is_wanted(seen: Seen) -> bool:
         return seen.kind is Kind.ITEM and seen.item is not None and item_matches(seen.item, wanted)
 
-    found, at, at_start = _locate(ctx, state, is_wanted, missing)
+    found, at, at_start = locate(ctx, state, is_wanted, missing)
     if found is None:
         if at_start:
             raise missing
-        return _more([], _back_state(ctx, at))
-    window = _window_of(ctx, found.line)
+        return more([], back_state(ctx, at))
+    window, at = _window_of(ctx, BackState(found.line.start))
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
+    if window is None:  # its window's boundary lies beyond this call's budget
+        wait = ctx.state(
+            phase="iwin", pos=at.pos, skip=at.skip_end, end=found.line.end, offset=offset
+        )
+        return more([], msgspec.structs.replace(wait, item_at=found.line.start))
     return page_text(
         ctx, found.line.start, found.line.end, found.seen, window=window, offset=offset
     )
 
 
-def _window_of(ctx: Ctx, line: RawLine) -> str | None:
-    """The window of the row at ``line``: the next boundary below it, within what is left of
-    this call's budget (None when that is not enough)."""
-    reader = BackwardReader(ctx.segments(), BackState(line.start), ctx.budget)
+def _window_of(ctx: Ctx, start: BackState) -> tuple[str | None, BackState]:
+    """The window of the row ending at ``start``: the next boundary below it, within what is
+    left of this call's budget (None, and where to go on, when that is not enough)."""
+    reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for older in reader:
         seen = classify(older)
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
-            return seen.window_id
-    return None if reader.exhausted else ROOT_WINDOW_ID
+            return seen.window_id, start
+    return (None, reader.state) if reader.exhausted else (ROOT_WINDOW_ID, start)
 
 
 def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset: int) -> Page:

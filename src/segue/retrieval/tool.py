@@ -29,7 +29,7 @@ import msgspec
 
 from segue.errors import LockTimeout
 from segue.history.store import HistoryStore
-from segue.retrieval import envelope, index_pages, pages
+from segue.retrieval import envelope, index_pages, pages, pages_order
 from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
 from segue.retrieval.index_build import NotBuilt, rebuild
@@ -43,11 +43,16 @@ MAX_SCAN_BYTES = 2 * 1024 * 1024
 MAX_SCAN_ROWS = 500
 LOCK_TIMEOUT = 10.0
 
+#: the bounded scan's page per (action, newest first)
 _PAGES = {
-    "list_windows": pages.list_windows,
-    "list_items": pages.list_items,
-    "search": pages.search,
-    "read_item": pages.read_item,
+    ("list_windows", True): pages.list_windows,
+    ("list_windows", False): pages_order.list_windows_oldest,
+    ("list_items", True): pages_order.list_items_newest,
+    ("list_items", False): pages.list_items,
+    ("search", True): pages.search,
+    ("search", False): pages_order.search_oldest,
+    ("read_item", True): pages.read_item,
+    ("read_item", False): pages.read_item,
 }
 
 
@@ -187,7 +192,7 @@ class SessionHistoryTool:
                     ) from None
         elif indexed:
             raise pages.PageFailure("stale_cursor", "this cursor needs the history index")
-        return _PAGES[ctx.req.action](ctx, state)
+        return _PAGES[ctx.req.action, ctx.req.newest_first](ctx, state)
 
     def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         write = self.build_index and not stream_in_progress(self.layout)
