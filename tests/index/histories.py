@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from segue.messages import Part, encode_row, make_row
+from segue.messages import Part, Role, encode_row, make_row
 from segue.retrieval.index_build import rebuild
 from segue.workspace import Layout
 from tests.retrieval.helpers import (
@@ -76,9 +76,8 @@ def line_of(i: int, op: Op, seq: int) -> bytes:
             state="output-available",
             output=f"out r{i}",
         )
-        return encode_row(
-            make_row(op.role, f"calls r{i}", id=f"id{i}", parts=[part], metadata=meta)
-        )  # type: ignore[arg-type]
+        role: Role = op.role  # type: ignore[assignment]
+        return encode_row(make_row(role, f"calls r{i}", id=f"id{i}", parts=[part], metadata=meta))
     if op.kind == "lead-in":
         meta.update(synthetic=True, uiVisible=False)
         return encode_row(make_row("user", text, id=f"id{i}", metadata=meta))
