@@ -105,7 +105,7 @@ def _wrong_text(layout: Layout) -> None:
     conn = sqlite3.connect(index_path(layout))
     conn.execute("UPDATE rows SET text = 'needle forged' WHERE kind = 0")
     conn.execute(
-        "INSERT INTO fts (rowid, text) SELECT pos, 'needle forged' FROM rows WHERE kind = 0"
+        "INSERT INTO fts (rowid, body) SELECT pos, 'needle forged' FROM rows WHERE kind = 0"
     )
     conn.commit()
     conn.close()

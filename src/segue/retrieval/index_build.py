@@ -142,9 +142,13 @@ class Walker:
 def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
     conn.executemany(_INSERT, records)
     conn.executemany(
-        "INSERT INTO fts (rowid, text, vtext) VALUES (?, ?, ?)",
-        [(r[0], r[12], r[14]) for r in records if r[12] is not None or r[14] is not None],
+        "INSERT INTO fts (rowid, body) VALUES (?, ?)",
+        [(r[0], _body(r[12], r[14])) for r in records if r[12] is not None or r[14] is not None],
     )
+
+
+def _body(text: object, vtext: object) -> str:
+    return "\n".join(str(t) for t in (text, vtext) if t is not None)
 
 
 def _index_lines(
@@ -291,6 +295,9 @@ def catch_up(
                 break
             batch.append(walker.record(line))
             done = line.end
+            if len(batch) >= _BATCH:
+                _insert(conn, batch)
+                batch = []
         if batch:
             _insert(conn, batch)
         new = Meta(

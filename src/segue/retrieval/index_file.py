@@ -72,7 +72,10 @@ CREATE INDEX rows_item ON rows(item) WHERE kind = 0;
 CREATE INDEX rows_rid ON rows(rid) WHERE kind = 0;
 CREATE INDEX rows_wid ON rows(wid) WHERE kind IN (1, 2);
 CREATE INDEX rows_risky ON rows(pos) WHERE risky > 0;
-CREATE VIRTUAL TABLE fts USING fts5(text, vtext, content='', tokenize='trigram');
+-- one column: the agent's text, and people's text where it differs; a trigram index without
+-- positions (a third the size), so it proves only that every trigram of a key is there: a
+-- candidate, confirmed on the stored text
+CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='trigram', detail='none');
 """
 
 

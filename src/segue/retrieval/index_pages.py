@@ -24,6 +24,7 @@ value is a bound parameter.
 
 from __future__ import annotations
 
+import heapq
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -158,23 +159,55 @@ def fts_key(query: str) -> str | None:
     return max(runs, key=len) if runs else None
 
 
-def candidates(query: str, columns: str) -> tuple[str, list[Any]]:
-    """A FROM clause of the ``rows`` (as ``r``) that may hold ``query`` in the FTS
-    ``columns``: the trigram matches of its key plus the risky rows, or every row when the
-    query has no key."""
+_MAX_TRIGRAMS = 16
+
+
+def fts_match(key: str) -> str:
+    """An FTS5 query for rows holding every trigram of ``key`` (at most 16 of them, spread
+    over it: a superset of the rows holding ``key``, which is all a candidate must be)."""
+    grams = sorted({key[i : i + 3] for i in range(len(key) - 2)}, key=key.find)
+    if len(grams) > _MAX_TRIGRAMS:
+        step = len(grams) / _MAX_TRIGRAMS
+        grams = [grams[int(i * step)] for i in range(_MAX_TRIGRAMS)]
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
+def candidates(
+    conn: sqlite3.Connection, query: str, lo: int, hi: int, *, newest: bool
+) -> Iterator[int]:
+    """Positions in ``(lo, hi)`` of the rows that may hold ``query`` (in the agent's or in
+    people's text), newest or oldest first: the trigram matches of its key plus the risky
+    rows; without a key, the rows whose stored text matches (``segue_find``, registered by
+    the caller) or had to be changed to be stored."""
+    order = "DESC" if newest else "ASC"
     key = fts_key(query)
     if key is None:
-        return "rows r", []
-    phrase = '"' + key.replace('"', '""') + '"'
-    return (
-        "(SELECT rowid AS p FROM fts WHERE fts MATCH ? "
-        "UNION SELECT pos FROM rows WHERE risky > 0) c JOIN rows r ON r.pos = c.p",
-        [f"{columns} : {phrase}"],
+        sql = (
+            "SELECT pos FROM rows WHERE pos > ? AND pos < ? AND (risky = 2 OR "  # noqa: S608
+            f"segue_find(text) OR segue_find(vtext)) ORDER BY pos {order}"
+        )
+        yield from (int(r[0]) for r in _rows(conn, sql, [lo, hi]))
+        return
+    fts = _rows(
+        conn,
+        f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid > ? AND rowid < ? "  # noqa: S608
+        f"ORDER BY rowid {order}",
+        [fts_match(key), lo, hi],
     )
+    risky = _rows(
+        conn,
+        f"SELECT pos FROM rows WHERE risky > 0 AND pos > ? AND pos < ? ORDER BY pos {order}",  # noqa: S608
+        [lo, hi],
+    )
+    last = None
+    for (pos,) in heapq.merge(fts, risky, reverse=newest):
+        if pos != last:
+            yield int(pos)
+        last = pos
 
 
-def _rows(ix: Ix, sql: str, args: list[Any]) -> Iterator[tuple[Any, ...]]:
-    cur = ix.conn.execute(sql, args)
+def _rows(conn: sqlite3.Connection, sql: str, args: list[Any]) -> Iterator[tuple[Any, ...]]:
+    cur = conn.execute(sql, args)
     while True:
         chunk = cur.fetchmany(64)
         if not chunk:
@@ -199,18 +232,24 @@ def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     ix.conn.create_function(
         "segue_find", 1, lambda text: text is not None and find(text) is not None
     )
-    cmp, direction = _order(ctx)
-    bound = state.pos if state is not None else (_TOP if ctx.req.newest_first else ix.floor)
-    narrow, nargs = _filters(ctx)
-    source, cargs = candidates(query, "text")
-    sql = (
-        f"SELECT r.pos, r.len, r.digest, r.text, r.wid FROM {source} WHERE r.kind = ? "  # noqa: S608
-        f"AND r.pos > ? AND r.pos {cmp} ?{narrow} AND (r.risky = 2 OR segue_find(r.text)) "
-        f"ORDER BY r.pos {direction} LIMIT ?"
-    )
-    rows = _rows(ix, sql, [*cargs, KIND_ITEM, ix.floor, bound, *nargs, ctx.req.limit])
+    newest = ctx.req.newest_first
+    bound = state.pos if state is not None else (_TOP if newest else ix.floor)
+    lo, hi = (ix.floor, bound) if newest else (bound, _TOP)
+    role, tool = ctx.req.role, ctx.req.tool_name
+    tool_key = storable(TOOL_SEP + tool + TOOL_SEP)[0] if tool is not None else None
     entries: list[dict[str, Any]] = []
-    for pos, length, want, text, wid in rows:
+    for pos in candidates(ix.conn, query, lo, hi, newest=newest):
+        row = ix.conn.execute(
+            "SELECT kind, len, digest, text, wid, role, tools, risky FROM rows WHERE pos = ?",
+            (pos,),
+        ).fetchone()
+        kind, length, want, text, wid, row_role, tools, risky = row
+        if kind != KIND_ITEM or (role is not None and row_role != role):
+            continue
+        if tool_key is not None and tool_key not in (tools or ""):
+            continue
+        if risky != 2 and find(text) is None:
+            continue
         try:
             seen = _item(ctx, pos, length, want, text)
         except _OutOfBudget:
@@ -225,8 +264,8 @@ def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
             return pages.Page(entries, _ix_state(ctx, _resume(ctx, pos)))
         entries.append(entry)
         bound = pos
-    if len(entries) >= ctx.req.limit:
-        return pages.Page(entries, _ix_state(ctx, bound))
+        if len(entries) >= ctx.req.limit:
+            return pages.Page(entries, _ix_state(ctx, bound))
     return pages.Page(entries, None)
 
 
@@ -267,7 +306,7 @@ def list_items(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     )
     entries: list[dict[str, Any]] = []
     limit = ctx.req.limit
-    for pos, length, want, text in _rows(ix, sql, [KIND_ITEM, win, bound, *nargs, limit + 1]):
+    for pos, length, want, text in _rows(ix.conn, sql, [KIND_ITEM, win, bound, *nargs, limit + 1]):
         if len(entries) >= limit:
             return pages.Page(entries, _ix_state(ctx, _resume(ctx, pos), win))
         try:
@@ -297,7 +336,7 @@ def _windows(
         "SELECT pos, len, digest, wid, wkind FROM rows WHERE kind IN (?, ?) AND pos >= ? "  # noqa: S608
         f"AND pos {cmp} ? ORDER BY pos {direction}"
     )
-    boundaries = _rows(ix, sql, [KIND_BOUNDARY, KIND_FLOOR, ix.floor, bound])
+    boundaries = _rows(ix.conn, sql, [KIND_BOUNDARY, KIND_FLOOR, ix.floor, bound])
     root_in = ix.floor == ROOT_POS and (
         bound > ROOT_POS if ctx.req.newest_first else bound < ROOT_POS
     )

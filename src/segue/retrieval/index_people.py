@@ -22,6 +22,7 @@ from segue.history.scan import parse_line, scan_forward
 from segue.messages import Row
 from segue.retrieval.index_file import (
     VIEW_HIDDEN,
+    VIEW_OWN,
     IndexUnusable,
     Meta,
     digest,
@@ -91,13 +92,14 @@ def _indexed_hits(
     conn.create_function(
         "segue_find", 1, lambda text: text is not None and pattern.search(text) is not None
     )
-    source, args = candidates(query, "{text vtext}")
-    sql = (
-        f"SELECT r.pos, r.len, r.digest, r.hwin FROM {source} WHERE r.vkind != ? "  # noqa: S608
-        "AND (r.risky = 2 OR segue_find(coalesce(r.vtext, r.text))) ORDER BY r.pos"
-    )
     a = snap.archive_size
-    for pos, length, want, hwin in conn.execute(sql, [*args, VIEW_HIDDEN]):
+    for pos in candidates(conn, query, -2, 1 << 62, newest=False):
+        vkind, length, want, text, vtext, hwin, risky = conn.execute(
+            "SELECT vkind, len, digest, text, vtext, hwin, risky FROM rows WHERE pos = ?", (pos,)
+        ).fetchone()
+        shown = vtext if vkind == VIEW_OWN else text
+        if vkind == VIEW_HIDDEN or (risky != 2 and not pattern.search(shown or "")):
+            continue
         path, local = (layout.archive, pos) if pos < a else (layout.chat, pos - a)
         data = read_span(path, local, length)
         if data is None or want is None or digest(data[:-1]) != bytes(want):
