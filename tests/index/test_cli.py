@@ -57,8 +57,7 @@ def test_search_uses_the_index(imported: Layout, monkeypatch: pytest.MonkeyPatch
     conn = sqlite3.connect(index_path(imported))
     conn.execute("UPDATE rows SET vtext = 'planted-word', vkind = 2 WHERE kind = 0")
     conn.execute(
-        "INSERT INTO fts (rowid, body) "
-        "SELECT pos, 'planted-word' FROM rows WHERE kind = 0"
+        "INSERT INTO fts (rowid, body) SELECT pos, 'planted-word' FROM rows WHERE kind = 0"
     )
     conn.commit()
     conn.close()

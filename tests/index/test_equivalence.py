@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from segue.retrieval import SessionHistoryTool
 from segue.retrieval.index_build import rebuild
 from segue.workspace import Layout
 from tests.index.histories import KINDS, WORDS, Op, ops, private_tags, write
-from tests.retrieval.helpers import pages
+from tests.retrieval.helpers import encoded, pages, rollover, text_row, write_history
 
 QUERIES = [*WORDS, "r1", "tail", "[tool", "K", "ss", "ı", "needle r", "zz", "calls"]
 _TAG = re.compile(r"\br\d+\b")
@@ -128,3 +129,22 @@ def test_oversized_lines_same_results(history: list[Op], kind: str, at: int, que
             want = [e for p in pages(scan, args) for e in p.get("items", p.get("windows", []))]
             assert got == want
             assert all(not set(_TAG.findall(str(e))) & private for e in got)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, 25])
+@pytest.mark.parametrize("order", ["newest", "oldest"])
+def test_window_larger_than_a_page_budget(tmp_path: Path, limit: int, order: str) -> None:
+    """Hits wait in the cursor for their window's boundary, and paging then goes on right
+    after them: nothing skipped, nothing repeated, never a null window id."""
+    layout = Layout(tmp_path, "ws")
+    rows = [text_row("needle root", 0), rollover(1)]
+    rows += [text_row(f"needle {i}" if i % 3 else f"plain {i}", i) for i in range(2, 300)]
+    write_history(layout, [], encoded(rows))
+    rebuild(layout)
+    args = {"action": "search", "query": "needle", "limit": limit, "order": order}
+    scan = SessionHistoryTool(layout, use_index=False, max_rows=40)
+    want = [i for p in pages(scan, args) for i in p["items"]]
+    got = [i for p in pages(SessionHistoryTool(layout), args) for i in p["items"]]
+    assert got == want
+    assert len({i["itemId"] for i in got}) == len(got) == 1 + sum(1 for i in range(2, 300) if i % 3)
+    assert all(i["windowId"] == ("w:0" if i["itemId"] == "0" else "w:1") for i in got)

@@ -90,6 +90,9 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     # scan search: hits already found whose window is not known yet (never returned with a
     # null window id); kept here, not in the cursor string
     held: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    # ... and, when they filled the page, where to go on once they are returned (the rows
+    # read after the last of them were only searched for a boundary)
+    after: int | None = None
 
 
 def binding(action: str, key: str) -> str:

@@ -54,7 +54,15 @@ from segue.retrieval.index_file import (
     write_meta,
 )
 from segue.retrieval.project import Kind, classify
-from segue.retrieval.reader import Budget, ForwardReader, FwdState, RawLine, Segment, read_span
+from segue.retrieval.reader import (
+    Budget,
+    ForwardReader,
+    FwdState,
+    HistoryMoved,
+    RawLine,
+    Segment,
+    read_span,
+)
 from segue.retrieval.snapshot import Snapshot, take
 from segue.views.project import display
 from segue.views.project import is_hidden as hidden_for_people
@@ -205,7 +213,10 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
             "that writes (recovery runs first) and try again"
         )
     path = build_path(layout)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise NotBuilt(f"cannot write {path}: {exc.strerror}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -214,8 +225,18 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
         os.ftruncate(fd, 0)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + "-journal")
-        meta = _build_into(layout, snap, str(path), progress)
+        try:
+            meta = _build_into(layout, snap, str(path), progress)
+        except (HistoryMoved, OSError):
+            # read without the lock: a rotation or rewrite moved the files under us
+            meta = None
+        except sqlite3.Error as exc:
+            os.unlink(path)
+            raise NotBuilt(f"the index could not be written: {exc}") from None
         os.fsync(fd)
+        if meta is None:
+            os.unlink(path)
+            raise NotBuilt("the transcript was rewritten while it was indexed")
         if not _same_files(snap, take(layout)):
             os.unlink(path)
             raise NotBuilt("the transcript was rewritten while it was indexed")

@@ -358,8 +358,13 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
                 # no boundary yet: the hits wait in the cursor until their window is known
                 keep = [_hold(ctx, h) for h in (*held, *pending)]
                 at = reader.state
+                after = state.after if state is not None else None
+                if resolving and pending and pending[-1].line is not None:
+                    after = pending[-1].line.start
                 return Page(
-                    [], ctx.state(phase="back", pos=at.pos, skip=at.skip_end, held=keep), NOTE_MORE
+                    [],
+                    ctx.state(phase="back", pos=at.pos, skip=at.skip_end, held=keep, after=after),
+                    NOTE_MORE,
                 )
             elif not resolving:
                 resume = reader.state
@@ -374,7 +379,12 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
         if entry is None and hit.line is None:
             # re-read this page's range next time, with the hits not yet returned held
             rest = [_hold(ctx, h) for h in hits[index:] if h.line is None]
-            return Page(entries, msgspec.structs.replace(back_state(ctx, start), held=rest))
+            return Page(
+                entries,
+                msgspec.structs.replace(
+                    back_state(ctx, start), held=rest, after=state.after if state else None
+                ),
+            )
         if entry is None:
             assert hit.line is not None
             return Page(entries, back_state(ctx, BackState(hit.line.end)))
@@ -385,6 +395,8 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     if resolving and fresh:
         assert fresh[-1].line is not None
         resume = BackState(fresh[-1].line.start)
+    elif resolving and state is not None and state.after is not None:
+        resume = BackState(state.after)  # the held hits filled the page: go on after them
     return more(entries, back_state(ctx, resume))
 
 

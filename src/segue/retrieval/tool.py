@@ -22,6 +22,7 @@ snapshot.py), so any later change, even a verified append, expires it.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
@@ -199,6 +200,8 @@ class SessionHistoryTool:
         ix = index_pages.open_for_call(self.layout, ctx.snap, write=write)
         try:
             return index_pages.ACTIONS[ctx.req.action](ctx, ix, state)
+        except sqlite3.Error as exc:  # a page of the file is damaged
+            raise IndexUnusable(f"index unreadable: {exc}") from None
         finally:
             ix.conn.close()
 
