@@ -157,12 +157,12 @@ def _answers_like_the_scan(layout: Layout) -> None:
     scan = SessionHistoryTool(layout, use_index=False)
     tool = SessionHistoryTool(layout)
     for args in (
-        {"action": "search", "query": "needle"},
+        {"action": "search", "query": "needle b3 7 l"},
         {"action": "list_windows"},
         {"action": "read_item", "item_id": "7"},
     ):
         assert entries(tool, args) == entries(scan, args)
-    entries(tool, {"action": "search", "query": "needle"})
+    entries(tool, {"action": "search", "query": "needle a1 5 l"})
     assert tool.index_problem is None
 
 
@@ -170,7 +170,7 @@ def test_kill_during_catch_up(segue_home: Path) -> None:
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 2)
     rebuild(layout)
-    _fill(layout, "b", scaled(12, 40))  # verified appends the index has not read
+    _fill(layout, "b", scaled(8, 40))  # verified appends the index has not read
     journal = Path(str(index_path(layout)) + "-journal")
     proc = _segue(segue_home, "history", "tool", '{"action": "search", "query": "needle"}')
     _wait(proc, journal.exists)
@@ -183,7 +183,7 @@ def test_kill_during_catch_up(segue_home: Path) -> None:
 
 def test_kill_during_rebuild(segue_home: Path) -> None:
     layout = Layout(segue_home, "ws")
-    _fill(layout, "a", scaled(12, 40))
+    _fill(layout, "a", scaled(8, 40))
     build = build_path(layout)
     proc = _segue(segue_home, "history", "reindex")
     _wait(proc, lambda: build.exists() and build.stat().st_size > 256 << 10)
