@@ -148,3 +148,21 @@ def test_window_larger_than_a_page_budget(tmp_path: Path, limit: int, order: str
     assert got == want
     assert len({i["itemId"] for i in got}) == len(got) == 1 + sum(1 for i in range(2, 300) if i % 3)
     assert all(i["windowId"] == ("w:0" if i["itemId"] == "0" else "w:1") for i in got)
+
+
+def test_read_item_whose_window_is_many_pages_away(tmp_path: Path) -> None:
+    """The scan looks for an item's window over as many calls as it takes (never a null
+    window id); the index answers at once; both give the same page."""
+    layout = Layout(tmp_path, "ws")
+    rows = [text_row("root", 0), rollover(1)]
+    rows += [text_row(f"row {i} " + "y" * 200, i) for i in range(2, 300)]
+    write_history(layout, [], encoded(rows))
+    rebuild(layout)
+    scan = SessionHistoryTool(layout, use_index=False, max_rows=40)
+    for item in ("299", "150", "2"):
+        args = {"action": "read_item", "item_id": item, "offset_chars": 3, "limit_chars": 50}
+        want = [i for p in pages(scan, args) for i in p["items"]]
+        got = [i for p in pages(SessionHistoryTool(layout), args) for i in p["items"]]
+        assert got == want
+        assert {i["windowId"] for i in got} == {"w:1"}
+        assert got[0]["text"].startswith(f"{item} ")

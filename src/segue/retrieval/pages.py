@@ -538,7 +538,10 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
     if state is not None and state.phase == "iwin":
         window, at = _window_of(ctx, BackState(state.pos, state.skip))
         if window is None:
-            return more([], ctx.state(phase="iwin", pos=at.pos, skip=at.skip_end, end=state.end))
+            wait = ctx.state(phase="iwin", pos=at.pos, skip=at.skip_end, end=state.end)
+            return more(
+                [], msgspec.structs.replace(wait, item_at=state.item_at, offset=state.offset)
+            )
         return _read_located(ctx, state.item_at, state.end, window=window, offset=state.offset)
 
     def is_wanted(seen: Seen) -> bool:
