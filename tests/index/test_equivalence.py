@@ -160,9 +160,9 @@ def test_read_item_whose_window_is_many_pages_away(tmp_path: Path) -> None:
     rebuild(layout)
     scan = SessionHistoryTool(layout, use_index=False, max_rows=40)
     for item in ("299", "150", "2"):
-        args = {"action": "read_item", "item_id": item, "offset_chars": 3, "limit_chars": 50}
+        args = {"action": "read_item", "item_id": item, "limit_chars": 50}
         want = [i for p in pages(scan, args) for i in p["items"]]
         got = [i for p in pages(SessionHistoryTool(layout), args) for i in p["items"]]
         assert got == want
         assert {i["windowId"] for i in got} == {"w:1"}
-        assert got[0]["text"].startswith(f"{item} ")
+        assert got[0]["text"].startswith(f"row {item} ")
