@@ -224,3 +224,22 @@ def test_read_only_tool_never_creates_an_index(tmp_path: Path) -> None:
         "chat.jsonl",
         "history-append-provenance.json",
     ]
+
+
+def test_catch_up_is_bounded_per_call(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large append is caught up over several calls (each answered by the scan meanwhile),
+    never by a rebuild."""
+    monkeypatch.setattr("segue.retrieval.index_build.CATCH_UP_BYTES", 4096)
+    HistoryStore(layout, durable=False).append(
+        [text_row(f"needle appended {i} " + "q" * 300, None, rid=f"n{i}") for i in range(60)]
+    )
+    inode = index_path(layout).stat().st_ino
+    want = SessionHistoryTool(layout, use_index=False).call(CALLS[0])["items"]
+    tool = SessionHistoryTool(layout)
+    problems = []
+    for _ in range(10):
+        assert tool.call(CALLS[0])["items"] == want
+        problems.append(tool.index_problem)
+    assert problems[0] == "the index has not caught up yet"
+    assert problems[-1] is None
+    assert index_path(layout).stat().st_ino == inode

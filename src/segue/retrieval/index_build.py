@@ -292,7 +292,7 @@ def catch_up(
     layout: Layout,
     meta: Meta,
     snap: Snapshot,
-    max_bytes: int = CATCH_UP_BYTES,
+    max_bytes: int | None = None,
 ) -> Meta:
     """Index the chat bytes appended since ``meta.chat_read`` (the store lock is held by the
     caller; the index was checked against ``snap``). Returns the new metadata."""
@@ -302,7 +302,7 @@ def catch_up(
     a = snap.archive_size
     _check_last(conn, layout, a)
     walker = Walker(meta.win, meta.wid, meta.hwin)
-    budget = Budget(max_bytes, _UNBOUNDED)
+    budget = Budget(CATCH_UP_BYTES if max_bytes is None else max_bytes, _UNBOUNDED)
     reader = ForwardReader([Segment(layout.chat, a, a + end)], FwdState(a + meta.chat_read), budget)
     try:
         conn.execute("BEGIN IMMEDIATE")

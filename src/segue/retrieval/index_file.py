@@ -177,6 +177,11 @@ class IndexUnusable(Exception):
     """The index cannot be trusted for this call (the reason is the message)."""
 
 
+class IndexBehind(IndexUnusable):
+    """The index is sound but has not caught up with a large append yet: this call scans,
+    the next goes on catching up (no rebuild)."""
+
+
 def read_meta(conn: sqlite3.Connection) -> Meta:
     try:
         values = dict(conn.execute("SELECT k, v FROM meta").fetchall())

@@ -42,6 +42,7 @@ from segue.retrieval.index_file import (
     KIND_ITEM,
     ROOT_POS,
     TOOL_SEP,
+    IndexBehind,
     IndexUnusable,
     Meta,
     digest,
@@ -101,10 +102,12 @@ def _check_unread(layout: Layout, meta: Meta, snap: Snapshot) -> None:
     if n == 0:
         return
     if n > MAX_LINE:
-        raise IndexUnusable("the index has not caught up yet")
+        raise IndexBehind("the index has not caught up yet")
     data = read_span(layout.chat, meta.chat_read, n)
-    if data is None or b"\n" in data or RESET_MARKER in data:
-        raise IndexUnusable("the index has not caught up yet")
+    if data is None:
+        raise IndexUnusable("chat.jsonl is shorter than its stamp")
+    if b"\n" in data or RESET_MARKER in data:
+        raise IndexBehind("the index has not caught up yet")
 
 
 # -- re-reading rows ---------------------------------------------------------------------

@@ -34,7 +34,7 @@ from segue.retrieval import envelope, index_pages, pages, pages_order
 from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
 from segue.retrieval.index_build import NotBuilt, rebuild
-from segue.retrieval.index_file import IndexUnusable, stream_in_progress
+from segue.retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
 from segue.retrieval.reader import Budget, HistoryMoved
 from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA, ArgumentError, Request, parse
 from segue.retrieval.snapshot import Snapshot, continuation_ok, take
@@ -185,7 +185,7 @@ class SessionHistoryTool:
                 return self._indexed(ctx, state)
             except (IndexUnusable, index_pages.IndexMismatch) as exc:
                 self.index_problem = str(exc)
-                self._rebuild = self.build_index
+                self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
                 ctx.used = envelope.base_size(ctx.req.action, pages.entries_key(ctx.req.action))
                 if indexed:
                     raise pages.PageFailure(
