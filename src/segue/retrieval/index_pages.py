@@ -53,6 +53,7 @@ from segue.retrieval.index_file import (
     storable,
     trusted_meta,
 )
+from segue.retrieval.matching import matcher
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import MAX_LINE, RawLine, read_span
 from segue.retrieval.snapshot import Snapshot
@@ -231,7 +232,7 @@ def _ix_state(ctx: pages.Ctx, pos: int, win: int = 0) -> CursorState:
 
 def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     query = ctx.req.key
-    find = pages.matcher(query)
+    find = matcher(query)
     ix.conn.create_function(
         "segue_find", 1, lambda text: text is not None and find(text) is not None
     )

@@ -18,6 +18,7 @@ from typing import Any
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.filters import row_passes
+from segue.retrieval.matching import make_prefilter, matcher
 from segue.retrieval.pages import (
     Ctx,
     Page,
@@ -26,8 +27,6 @@ from segue.retrieval.pages import (
     fit_snippet,
     item_entry,
     locate,
-    make_prefilter,
-    matcher,
     more,
     preview,
     window_entry,
