@@ -18,8 +18,9 @@ What makes an indexed answer equal the scan's:
 The re-reads count against R24's budget (``scanned``); a page whose next row would pass it
 ends there with a cursor. Index lookups do not count (R35).
 
-SQL text is put together only from fixed fragments (orders, filters, the FTS source); every
-value is a bound parameter.
+SQL text is put together only from fixed fragments (orders, filters, column names); every
+value is a bound parameter. Row kinds are written as literals, not parameters, so that SQLite
+can use the partial indexes (``WHERE kind = 0``) of index_file.py.
 """
 
 from __future__ import annotations
@@ -37,8 +38,6 @@ from segue.retrieval import pages
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.index_build import catch_up
 from segue.retrieval.index_file import (
-    KIND_BOUNDARY,
-    KIND_FLOOR,
     KIND_ITEM,
     ROOT_POS,
     TOOL_SEP,
@@ -287,9 +286,9 @@ def _note(entries: list[dict[str, Any]]) -> str | None:
 
 def _window_pos(ix: Ix, target: str) -> int:
     row = ix.conn.execute(
-        "SELECT pos FROM rows WHERE kind IN (?, ?) AND wid = ? AND pos >= ? "
+        "SELECT pos FROM rows WHERE kind IN (1, 2) AND wid = ? AND pos >= ? "
         "ORDER BY pos DESC LIMIT 1",
-        (KIND_BOUNDARY, KIND_FLOOR, id_bytes(target), ix.floor),
+        (id_bytes(target), ix.floor),
     ).fetchone()
     if row is not None:
         return int(row[0])
@@ -305,12 +304,12 @@ def list_items(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     bound = state.pos if state is not None else (_TOP if ctx.req.newest_first else _BOTTOM)
     narrow, nargs = _filters(ctx)
     sql = (
-        "SELECT pos, len, digest, text FROM rows r WHERE kind = ? AND win = ? "  # noqa: S608
+        "SELECT pos, len, digest, text FROM rows r WHERE kind = 0 AND win = ? "  # noqa: S608
         f"AND pos {cmp} ?{narrow} ORDER BY pos {direction} LIMIT ?"
     )
     entries: list[dict[str, Any]] = []
     limit = ctx.req.limit
-    for pos, length, want, text in _rows(ix.conn, sql, [KIND_ITEM, win, bound, *nargs, limit + 1]):
+    for pos, length, want, text in _rows(ix.conn, sql, [win, bound, *nargs, limit + 1]):
         if len(entries) >= limit:
             return pages.Page(entries, _ix_state(ctx, _resume(ctx, pos), win))
         try:
@@ -337,10 +336,10 @@ def _windows(
     window (pos ROOT_POS) when there is no floor."""
     cmp, direction = _order(ctx)
     sql = (
-        "SELECT pos, len, digest, wid, wkind FROM rows WHERE kind IN (?, ?) AND pos >= ? "  # noqa: S608
+        "SELECT pos, len, digest, wid, wkind FROM rows WHERE kind IN (1, 2) AND pos >= ? "  # noqa: S608
         f"AND pos {cmp} ? ORDER BY pos {direction}"
     )
-    boundaries = _rows(ix.conn, sql, [KIND_BOUNDARY, KIND_FLOOR, ix.floor, bound])
+    boundaries = _rows(ix.conn, sql, [ix.floor, bound])
     root_in = ix.floor == ROOT_POS and (
         bound > ROOT_POS if ctx.req.newest_first else bound < ROOT_POS
     )
@@ -377,8 +376,8 @@ def _boundary(ctx: pages.Ctx, pos: int, length: int, want: bytes) -> None:
 
 def _window_stats(ix: Ix, win: int) -> tuple[int, str | None, str | None]:
     count, lo, hi = ix.conn.execute(
-        "SELECT count(*), min(pos), max(pos) FROM rows WHERE kind = ? AND win = ?",
-        (KIND_ITEM, win),
+        "SELECT count(*), min(pos), max(pos) FROM rows WHERE kind = 0 AND win = ?",
+        (win,),
     ).fetchone()
     if not count:
         return 0, None, None
@@ -393,12 +392,25 @@ def _window_stats(ix: Ix, win: int) -> tuple[int, str | None, str | None]:
 
 def read_item(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     wanted = ctx.req.key
-    rid = id_bytes(wanted[2:]) if wanted.startswith("m:") else None
-    row = ix.conn.execute(
-        "SELECT pos, len, digest, text, wid FROM rows WHERE kind = ? AND pos > ? "
-        "AND (item = ? OR rid = ?) ORDER BY pos DESC LIMIT 1",
-        (KIND_ITEM, ix.floor, id_bytes(wanted), rid),
-    ).fetchone()
+    # one indexed lookup per way of naming a row (an OR of both would scan every item)
+    named = [("item", id_bytes(wanted))]
+    if wanted.startswith("m:"):
+        named.append(("rid", id_bytes(wanted[2:])))
+    newest = max(
+        (
+            ix.conn.execute(
+                f"SELECT max(pos) FROM rows WHERE kind = 0 AND {column} = ? AND pos > ?",  # noqa: S608
+                (value, ix.floor),
+            ).fetchone()[0]
+            for column, value in named
+        ),
+        key=lambda p: -1 if p is None else int(p),
+    )
+    row = None
+    if newest is not None:
+        row = ix.conn.execute(
+            "SELECT pos, len, digest, text, wid FROM rows WHERE pos = ?", (newest,)
+        ).fetchone()
     if row is None:
         raise pages.PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
     pos, length, want, text, wid = row
