@@ -22,7 +22,6 @@ snapshot.py), so any later change, even a verified append, expires it.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,11 +29,9 @@ import msgspec
 
 from segue.errors import LockTimeout
 from segue.history.store import HistoryStore
-from segue.retrieval import envelope, index_pages, pages, pages_order
+from segue.retrieval import envelope, pages, pages_order
 from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
-from segue.retrieval.index_build import NotBuilt, rebuild
-from segue.retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
 from segue.retrieval.reader import Budget, HistoryMoved
 from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA, ArgumentError, Request, parse
 from segue.retrieval.snapshot import Snapshot, continuation_ok, take
@@ -119,6 +116,8 @@ class SessionHistoryTool:
 
     def _rebuild_index(self) -> None:
         # Outside the store lock: a long build must not stall writers (index_build.py).
+        from segue.retrieval.index_build import NotBuilt, rebuild
+
         try:
             rebuild(self.layout)
         except NotBuilt as exc:
@@ -179,11 +178,15 @@ class SessionHistoryTool:
         return envelope.finish(result)
 
     def _answer(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        # The index modules (and sqlite3) load on the first call, not with the command line.
+        from segue.retrieval.index_file import IndexBehind, IndexUnusable
+        from segue.retrieval.index_pages import IndexMismatch
+
         indexed = state is not None and state.phase == "ix"
         if self.use_index and (state is None or indexed):
             try:
                 return self._indexed(ctx, state)
-            except (IndexUnusable, index_pages.IndexMismatch) as exc:
+            except (IndexUnusable, IndexMismatch) as exc:
                 self.index_problem = str(exc)
                 self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
                 ctx.used = envelope.base_size(ctx.req.action, pages.entries_key(ctx.req.action))
@@ -196,6 +199,11 @@ class SessionHistoryTool:
         return _PAGES[ctx.req.action, ctx.req.newest_first](ctx, state)
 
     def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        import sqlite3
+
+        from segue.retrieval import index_pages
+        from segue.retrieval.index_file import IndexUnusable, stream_in_progress
+
         write = self.build_index and not stream_in_progress(self.layout)
         ix = index_pages.open_for_call(self.layout, ctx.snap, write=write)
         try:
