@@ -75,7 +75,8 @@ def _threshold(key: str, value: Any) -> int:
 
 def _minutes(key: str, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise SettingsError(f"{key} must be a whole number of minutes >= 1, not {value!r}", key=key)
+        raise SettingsError(f"{key} must be a whole number of minutes >= 1, not {value!r}",
+                            key=key)
     return value
 
 
@@ -123,24 +124,20 @@ def _model(key: str, value: Any) -> str:
 KEYS: dict[str, KeySpec] = {
     "model": KeySpec(_model, None, "default model (provider:name) for run and chat"),
     "experiments.tokenBudget": KeySpec(
-        _bool, False, "roll over to fresh context windows instead of compacting"
-    ),
+        _bool, False, "roll over to fresh context windows instead of compacting"),
     "threshold.default": KeySpec(
-        _threshold, DEFAULT_THRESHOLD, "context threshold (%) for models without their own"
-    ),
+        _threshold, DEFAULT_THRESHOLD, "context threshold (%) for models without their own"),
     "idleCompactionMinutes": KeySpec(
-        _minutes, None, "compact a session idle this long (unset: never)"
-    ),
+        _minutes, None, "compact a session idle this long (unset: never)"),
     "approximateCounting": KeySpec(
-        _bool, False, "count usage approximately (the size guards stay exact)"
-    ),
-    "openai-compatible.baseUrl": KeySpec(_url, None, "base URL of the OpenAI-compatible server"),
-    "fallbackModel": KeySpec(_model, None, "model (provider:name) tried when the chosen one fails"),
+        _bool, False, "count usage approximately (the size guards stay exact)"),
+    "openai-compatible.baseUrl": KeySpec(
+        _url, None, "base URL of the OpenAI-compatible server"),
+    "fallbackModel": KeySpec(
+        _model, None, "model (provider:name) tried when the chosen one fails"),
     "plugins": KeySpec(
-        _plugins,
-        None,
-        'plugins to load on first use: ["module:setup" | {entry, name, workspace, sandboxed}]',
-    ),
+        _plugins, None, "plugins to load on first use: [\"module:setup\" | {entry, name, "
+        "workspace, sandboxed}]"),
 }
 
 
@@ -255,9 +252,8 @@ def from_obj(obj: Any, path: Path | None = None) -> Settings:
 
     def put(key: str, value: Any) -> None:
         if key in flat and flat[key] != value:
-            raise SettingsError(
-                f"{where}{key} is given twice with different values", path=path, key=key
-            )
+            raise SettingsError(f"{where}{key} is given twice with different values",
+                                path=path, key=key)
         flat[key] = value
 
     for key, value in obj.items():

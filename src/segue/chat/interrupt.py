@@ -32,7 +32,9 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-INTERRUPTING = "interrupting: the turn stops at the next safe point (Ctrl-C again to quit now)"
+INTERRUPTING = (
+    "interrupting: the turn stops at the next safe point (Ctrl-C again to quit now)"
+)
 
 
 class QuitNow(BaseException):

@@ -52,7 +52,9 @@ def _write(text: str) -> None:
 
 
 def _wants_color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    return (
+        sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    )
 
 
 @click.command("chat")

@@ -68,10 +68,8 @@ def demo(ctx: click.Context, keep: bool, trajectory: str, as_json: bool) -> None
     chosen_workspace = root.get("workspace_id")
     workspace = validate_workspace_id(chosen_workspace or DEFAULT_WORKSPACE)
     temporary = not isinstance(chosen_home, Path)
-    home = (
-        chosen_home
-        if isinstance(chosen_home, Path)
-        else Path(tempfile.mkdtemp(prefix="segue-demo-"))
+    home = chosen_home if isinstance(chosen_home, Path) else Path(
+        tempfile.mkdtemp(prefix="segue-demo-")
     )
     kept = keep or not temporary
 
@@ -93,10 +91,8 @@ def demo(ctx: click.Context, keep: bool, trajectory: str, as_json: bool) -> None
     failed = True
     try:
         setup = prepare_demo(Layout(home, workspace), trajectory)
-        note = (
-            "temporary; kept"
-            if temporary and keep
-            else ("temporary; removed at the end, --keep keeps it" if temporary else "kept")
+        note = "temporary; kept" if temporary and keep else (
+            "temporary; removed at the end, --keep keeps it" if temporary else "kept"
         )
         for line in header(setup, home_note=note):
             machine(line, dim=True)

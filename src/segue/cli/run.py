@@ -63,12 +63,8 @@ def run(
                 window_id = session.window_id()
             except SegueError:
                 raise exc from None  # the store itself failed: no window id to report
-            closing = {
-                "status": "error",
-                "reason": exc.message,
-                "windowId": window_id,
-                "rollovers": len(rollovers),
-            }
+            closing = {"status": "error", "reason": exc.message, "windowId": window_id,
+                       "rollovers": len(rollovers)}
             click.echo(json.dumps(closing))
         raise
     renderer.finish()

@@ -71,3 +71,4 @@ def set_(obj: CliContext, key: str, value: str) -> None:
     written = update_settings(settings_path(obj.home), lambda s: s.with_value(key, parsed))
     current = written.get(key)
     click.echo(f"{key} = {_render(current)}{_label(key, current)}")
+

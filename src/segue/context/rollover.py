@@ -197,7 +197,9 @@ def quarantined(row: Row) -> Row:
     sequence; the original role, parts and display metadata move inside
     ``metadata.contextBudgetRejectedMessage``. No control metadata stays active outside."""
     kept_outer: dict[str, Any] = {
-        key: row.metadata[key] for key in ("historySequence", "timestamp") if key in row.metadata
+        key: row.metadata[key]
+        for key in ("historySequence", "timestamp")
+        if key in row.metadata
     }
     original = {
         "role": row.role,

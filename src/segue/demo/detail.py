@@ -59,10 +59,8 @@ class Detail:
 def query_of(args: Mapping[str, Any]) -> str | None:
     """The command (or first string argument) of a call, when it can be searched literally."""
     command = args.get("command")
-    value = (
-        command
-        if isinstance(command, str)
-        else next((v for v in args.values() if isinstance(v, str)), None)
+    value = command if isinstance(command, str) else next(
+        (v for v in args.values() if isinstance(v, str)), None
     )
     if value is None:
         return None

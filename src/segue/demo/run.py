@@ -128,9 +128,8 @@ def _sizes(prompt: str, tools: ToolRegistry, turns: Sequence[Turn]) -> Sizes:
     schemas = tools.advertised(lambda _name: True)
     lead_in = make_row("user", lead_in_text("w:1", "w:0", "mid-stream"), id="lead-in")
     overhead = count_request(prompt, [lead_in], schemas, None, encoding=ENCODING).tokens
-    prompts = [
-        count_row(make_row("user", t.prompt, id="u"), None, encoding=ENCODING).tokens for t in turns
-    ]
+    prompts = [count_row(make_row("user", t.prompt, id="u"), None, encoding=ENCODING).tokens
+               for t in turns]
     steps: list[int] = []
     outputs: list[int] = []
     for turn in turns:
@@ -139,16 +138,9 @@ def _sizes(prompt: str, tools: ToolRegistry, turns: Sequence[Turn]) -> Sizes:
             for call in step.calls:
                 output = f"{REPLAY_LABEL}\n{call.output}"
                 outputs.append(count_text(json.dumps(output), None, encoding=ENCODING).tokens)
-                parts.append(
-                    Part(
-                        type="dynamic-tool",
-                        toolCallId=call.call_id,
-                        toolName=call.name,
-                        input=dict(call.input),
-                        state="output-available",
-                        output=output,
-                    )
-                )
+                parts.append(Part(type="dynamic-tool", toolCallId=call.call_id,
+                                  toolName=call.name, input=dict(call.input),
+                                  state="output-available", output=output))
             row = make_row("assistant", id="a", parts=parts)
             steps.append(count_row(row, None, encoding=ENCODING).tokens)
     return Sizes(overhead, prompts, steps, outputs)
@@ -157,12 +149,8 @@ def _sizes(prompt: str, tools: ToolRegistry, turns: Sequence[Turn]) -> Sizes:
 def _write_script(
     path: Path, responses: Sequence[Mapping[str, Any]], window: int, log: str
 ) -> None:
-    script = {
-        "contextWindow": window,
-        "encoding": ENCODING,
-        "requestLog": log,
-        "responses": list(responses),
-    }
+    script = {"contextWindow": window, "encoding": ENCODING, "requestLog": log,
+              "responses": list(responses)}
     path.write_text(json.dumps(script, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -202,18 +190,13 @@ def lookback_responses(detail: Detail) -> list[dict[str, Any]]:
     return [
         {
             "text": "That was in an earlier context window; I'll look it up.",
-            "toolCalls": [
-                {"name": SESSION_HISTORY_TOOL, "input": {"action": "search", "query": detail.query}}
-            ],
+            "toolCalls": [{"name": SESSION_HISTORY_TOOL,
+                           "input": {"action": "search", "query": detail.query}}],
         },
         {
             "text": f"The oldest match is item {detail.item_id}, in window w:0. Reading it.",
-            "toolCalls": [
-                {
-                    "name": SESSION_HISTORY_TOOL,
-                    "input": {"action": "read_item", "item_id": detail.item_id},
-                }
-            ],
+            "toolCalls": [{"name": SESSION_HISTORY_TOOL,
+                           "input": {"action": "read_item", "item_id": detail.item_id}}],
         },
         {"text": f"The first time, it printed:\n\n    {detail.line}\n"},
     ]

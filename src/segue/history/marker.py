@@ -142,9 +142,7 @@ def _marker_from(obj: Any) -> Marker:
     op = obj["op"]
     target = obj.get("target")
     if op not in ("rotate", "rewrite", "truncate", "clear") or target not in (
-        None,
-        "chat",
-        "archive",
+        None, "chat", "archive",
     ):
         raise ValueError("bad op or target")
     for key in ("ino", "cut"):

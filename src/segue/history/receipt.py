@@ -119,11 +119,7 @@ def _stamp_obj(s: FileStamp | None) -> dict[str, int] | None:
     if s is None:
         return None
     return {
-        "dev": s.dev,
-        "ino": s.ino,
-        "size": s.size,
-        "mtimeNs": s.mtime_ns,
-        "ctimeNs": s.ctime_ns,
+        "dev": s.dev, "ino": s.ino, "size": s.size, "mtimeNs": s.mtime_ns, "ctimeNs": s.ctime_ns
     }
 
 
@@ -162,11 +158,8 @@ def _stamp_from(obj: Any) -> FileStamp | None:
     if obj is None:
         return None
     return FileStamp(
-        _nat(obj["dev"]),
-        _nat(obj["ino"]),
-        _nat(obj["size"]),
-        _nat(obj["mtimeNs"]),
-        _nat(obj["ctimeNs"]),
+        _nat(obj["dev"]), _nat(obj["ino"]), _nat(obj["size"]),
+        _nat(obj["mtimeNs"]), _nat(obj["ctimeNs"]),
     )
 
 

@@ -90,7 +90,9 @@ def recover_locked(
     for source in ("chat", "archive"):
         _fix_torn_tail(layout, source, report, durable=durable)
     if report.changed or not receipt_matches(receipt, layout):
-        floor = max(receipt.next_sequence if receipt is not None else 0, disk_next_sequence(layout))
+        floor = max(
+            receipt.next_sequence if receipt is not None else 0, disk_next_sequence(layout)
+        )
         chat, archive = current_stamps(layout)
         write_receipt(
             layout,

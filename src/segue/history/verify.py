@@ -67,9 +67,7 @@ def verify_layout(layout: Layout) -> VerifyReport:
                 continue
             if last_seq is not None and seq <= last_seq:
                 _note(
-                    report.problems,
-                    counts,
-                    "seq",
+                    report.problems, counts, "seq",
                     f"{where}: historySequence {seq} after {last_seq} (out of order)",
                 )
             last_seq = seq if last_seq is None else max(last_seq, seq)

@@ -66,13 +66,13 @@ def _spec(key: str, index: int, item: Any) -> PluginSpec:
     if isinstance(item, str):
         item = {"entry": item}
     if not isinstance(item, dict):
-        raise SettingsError(f'{where} must be "module:function" or an object', key=key)
+        raise SettingsError(f"{where} must be \"module:function\" or an object", key=key)
     unknown = set(item) - _KEYS
     if unknown:
         raise SettingsError(f"{where}: unknown option(s) {sorted(unknown)}", key=key)
     entry = item.get("entry")
     if not isinstance(entry, str) or not _ENTRY.fullmatch(entry):
-        raise SettingsError(f'{where}: entry must be "module:function", not {entry!r}', key=key)
+        raise SettingsError(f"{where}: entry must be \"module:function\", not {entry!r}", key=key)
     name = item.get("name", entry)
     if not isinstance(name, str) or not name:
         raise SettingsError(f"{where}: name must be a non-empty string", key=key)

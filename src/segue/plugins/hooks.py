@@ -137,7 +137,8 @@ def _run_middleware(registration: Registration, request: ProviderRequest) -> Pro
     result = registration.hook(request)  # type: ignore[arg-type]  # kind tags the signature
     if not isinstance(result, ProviderRequest):
         raise PluginError(
-            f"{registration.describe()} returned {type(result).__name__}, not a ProviderRequest",
+            f"{registration.describe()} returned {type(result).__name__}, "
+            "not a ProviderRequest",
             plugin=registration.plugin,
         )
     return result

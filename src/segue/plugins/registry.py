@@ -176,7 +176,9 @@ class PluginRegistry:
         """Load every pending plugin that applies to ``workspace_id`` (R31: lazily, at first
         use by that workspace)."""
         with self._lock:
-            due = [s for s in self._pending.values() if s.workspace in (None, workspace_id)]
+            due = [
+                s for s in self._pending.values() if s.workspace in (None, workspace_id)
+            ]
             for spec in due:
                 self._load(spec)
 

@@ -66,7 +66,7 @@ def parse_front_matter(lines: list[str], *, first_line: int = 1) -> dict[str, Va
         if not stripped or stripped.startswith("#"):
             continue
         indent = len(raw) - len(raw.lstrip(" "))
-        if raw[indent : indent + 1] == "\t" or "\t" in raw[:indent]:
+        if raw[indent:indent + 1] == "\t" or "\t" in raw[:indent]:
             raise FrontMatterError("tabs cannot indent YAML; use spaces", line=number)
         items.append((indent, raw[indent:].rstrip(), number))
     if not items:
@@ -179,9 +179,8 @@ def _parse_inline(text: str, number: int) -> Value:
         value = parser.value(flow=True)
         parser.skip_spaces()
         if parser.pos != len(text):
-            raise FrontMatterError(
-                f"unexpected text after the value: {text[parser.pos :]!r}", line=number
-            )
+            raise FrontMatterError(f"unexpected text after the value: {text[parser.pos:]!r}",
+                                   line=number)
         return value
     _check_plain(text, number)
     return text

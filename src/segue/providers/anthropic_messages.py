@@ -106,13 +106,11 @@ def _block(block: Block) -> dict[str, Any]:
     if isinstance(block, Text):
         return {"type": "text", "text": block.text}
     if isinstance(block, ToolCall):
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+        return {"type": "tool_use", "id": block.id, "name": block.name,
+                "input": dict(block.input)}
     if isinstance(block, ToolResult):
-        out: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": block.tool_call_id,
-            "content": tool_output_text(block.output),
-        }
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_call_id,
+                               "content": tool_output_text(block.output)}
         if block.is_error:
             out["is_error"] = True
         return out
@@ -125,14 +123,13 @@ def _media(media: Media) -> dict[str, Any]:
     elif media.media_type == "application/pdf":
         kind = "document"
     else:
-        raise UsageError(
-            f"the Messages API cannot take a {media.media_type} attachment "
-            f"({media.filename or media.url[:40]}); send images or PDFs"
-        )
+        raise UsageError(f"the Messages API cannot take a {media.media_type} attachment "
+                         f"({media.filename or media.url[:40]}); send images or PDFs")
     inline = data_url(media.url)
     if inline is not None:
         media_type, data = inline
-        return {"type": kind, "source": {"type": "base64", "media_type": media_type, "data": data}}
+        return {"type": kind,
+                "source": {"type": "base64", "media_type": media_type, "data": data}}
     return {"type": kind, "source": {"type": "url", "url": media.url}}
 
 
@@ -202,8 +199,7 @@ class MessageStream:
             args = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             raise ProviderError(
-                f"the model's input for tool {block.name!r} is not valid JSON: {exc}"
-            ) from None
+                f"the model's input for tool {block.name!r} is not valid JSON: {exc}") from None
         if not isinstance(args, dict):
             raise ProviderError(f"the model's input for tool {block.name!r} is not an object")
         return ToolCall(block.id, block.name, args)
@@ -213,9 +209,8 @@ class MessageStream:
             cut = " (the reply hit max_tokens)" if self.stop_reason == "max_tokens" else ""
             raise ProviderError(f"the stream ended inside a tool call{cut}")
         input_tokens = sum(self._input.values()) if self._input else None
-        return StepResult(
-            "".join(self._text), tuple(self._calls), Usage(input_tokens, self.output_tokens)
-        )
+        return StepResult("".join(self._text), tuple(self._calls),
+                          Usage(input_tokens, self.output_tokens))
 
 
 # -- the provider ------------------------------------------------------------------------------
@@ -253,9 +248,8 @@ class AnthropicProvider(SdkProvider):
             if on_event is not None:
                 on_event(event)
 
-        return run_with_retries(
-            lambda: self._attempt(params, emit), self.retry, streamed=lambda: streamed
-        )
+        return run_with_retries(lambda: self._attempt(params, emit), self.retry,
+                                streamed=lambda: streamed)
 
     def _attempt(self, params: dict[str, Any], emit: EventSink) -> StepResult:
         import anthropic
@@ -269,26 +263,17 @@ class AnthropicProvider(SdkProvider):
         except anthropic.APIStatusError as exc:
             error_type, code, message = error_fields(exc.body)
             raise classify(
-                ApiFailure(
-                    "Anthropic",
-                    message or exc.message,
-                    exc.status_code,
-                    error_type,
-                    code,
-                    dict(exc.response.headers),
-                ),
+                ApiFailure("Anthropic", message or exc.message, exc.status_code, error_type,
+                           code, dict(exc.response.headers)),
                 key_env=ANTHROPIC_KEY_ENV,
             ) from None
         except anthropic.APIConnectionError as exc:
-            raise classify(
-                ApiFailure("Anthropic", str(exc), connection=True), key_env=ANTHROPIC_KEY_ENV
-            ) from None
+            raise classify(ApiFailure("Anthropic", str(exc), connection=True),
+                           key_env=ANTHROPIC_KEY_ENV) from None
         except anthropic.APIError as exc:
             error_type, code, message = error_fields(exc.body)
-            raise classify(
-                ApiFailure("Anthropic", message or exc.message, None, error_type, code),
-                key_env=ANTHROPIC_KEY_ENV,
-            ) from None
+            raise classify(ApiFailure("Anthropic", message or exc.message, None, error_type,
+                                      code), key_env=ANTHROPIC_KEY_ENV) from None
         return assembler.result()
 
 
@@ -306,14 +291,12 @@ def build(
     try:
         import anthropic
     except ImportError:
-        raise UsageError(
-            f"model {model!r} needs the Anthropic SDK: pip install 'segue[anthropic]'"
-        ) from None
+        raise UsageError(f"model {model!r} needs the Anthropic SDK: "
+                         "pip install 'segue[anthropic]'") from None
     key = environ.get(ANTHROPIC_KEY_ENV, "").strip()
     if not key:
-        raise UsageError(
-            f"model {model!r} needs an Anthropic API key: export {ANTHROPIC_KEY_ENV}=sk-ant-…"
-        )
+        raise UsageError(f"model {model!r} needs an Anthropic API key: "
+                         f"export {ANTHROPIC_KEY_ENV}=sk-ant-…")
     options: dict[str, Any] = {
         "api_key": key,
         "base_url": environ.get(ANTHROPIC_URL_ENV, "").strip() or None,
@@ -322,6 +305,5 @@ def build(
     if http_client is not None:
         options["http_client"] = http_client
     client = anthropic.Anthropic(**options)
-    return AnthropicProvider(
-        model, client, context_window=context_window, encoding=encoding, retry=retry
-    )
+    return AnthropicProvider(model, client, context_window=context_window, encoding=encoding,
+                             retry=retry)

@@ -28,22 +28,15 @@ from segue.errors import (
 )
 from segue.providers.retry import retry_after_seconds
 
-_OVERFLOW_CODES = frozenset(
-    {
-        "context_length_exceeded",
-        "string_above_max_length",
-        "exceed_context_size_error",
-        "request_too_large",
-    }
-)
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "string_above_max_length",
+                             "exceed_context_size_error", "request_too_large"})
 _OVERFLOW_TEXT = re.compile(
     r"prompt is too long|maximum context length|context[_ ]length[_ ]exceeded"
     r"|exceeds? the (available )?context( size| window)?|too many tokens|context window",
     re.IGNORECASE,
 )
-_TRANSIENT_TYPES = frozenset(
-    {"overloaded_error", "rate_limit_error", "api_error", "server_error", "timeout_error"}
-)
+_TRANSIENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error",
+                              "server_error", "timeout_error"})
 #: OpenAI answers 429 for a spent quota too; waiting does not refill it.
 _NOT_TRANSIENT_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 
@@ -69,19 +62,13 @@ def classify(failure: ApiFailure, *, key_env: str | None) -> ProviderError:
     if _is_overflow(f):
         return ContextOverflowError(f"{said} (the request does not fit the model's context)")
     if f.status == 401:
-        fix = (
-            f"; set {key_env} to a valid key"
-            if key_env is not None
-            else "; the server wants an API key"
-        )
+        fix = (f"; set {key_env} to a valid key" if key_env is not None
+               else "; the server wants an API key")
         return ProviderAuthError(f"{f.label} rejected the API key (401){fix}", env_var=key_env)
     if f.code in _NOT_TRANSIENT_CODES:
         return ProviderError(f"{said} (quota exhausted; check the account's plan and billing)")
-    if (
-        f.status in (408, 409, 429)
-        or (f.status is not None and f.status >= 500)
-        or f.error_type in _TRANSIENT_TYPES
-    ):
+    if (f.status in (408, 409, 429) or (f.status is not None and f.status >= 500)
+            or f.error_type in _TRANSIENT_TYPES):
         return TransientProviderError(
             f"{said} (HTTP {f.status})" if f.status else said,
             status=f.status,

@@ -32,7 +32,6 @@ def parse_model(model: str) -> ModelRef:
     if provider not in PROVIDERS:
         raise UnknownModelError(model, f"unknown provider {provider!r}; use one of {choices}")
     if not name.strip() or name != name.strip():
-        raise UnknownModelError(
-            model, "the model name after the provider must not be empty or start or end with spaces"
-        )
+        raise UnknownModelError(model, "the model name after the provider must not be empty "
+                                       "or start or end with spaces")
     return ModelRef(provider, name)

@@ -109,10 +109,8 @@ def _assistant(message: Message) -> dict[str, Any]:
             {
                 "id": call.id,
                 "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": json.dumps(dict(call.input), ensure_ascii=False),
-                },
+                "function": {"name": call.name,
+                             "arguments": json.dumps(dict(call.input), ensure_ascii=False)},
             }
             for call in calls
         ]
@@ -145,14 +143,10 @@ def _media(media: Media) -> dict[str, Any]:
     if media.media_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": media.url}}
     if media.media_type == "application/pdf" and media.url.startswith("data:"):
-        return {
-            "type": "file",
-            "file": {"filename": media.filename or "document.pdf", "file_data": media.url},
-        }
-    raise UsageError(
-        f"Chat Completions cannot take a {media.media_type} attachment "
-        f"({media.filename or media.url[:40]}); send images or PDFs"
-    )
+        return {"type": "file",
+                "file": {"filename": media.filename or "document.pdf", "file_data": media.url}}
+    raise UsageError(f"Chat Completions cannot take a {media.media_type} attachment "
+                     f"({media.filename or media.url[:40]}); send images or PDFs")
 
 
 def _only_text(message: Message) -> str:
@@ -211,7 +205,8 @@ class ChatStream:
         calls = tuple(self._call(n, self._calls[i]) for n, i in enumerate(sorted(self._calls)))
         for call in calls:
             self._emit(ToolCallEvent(call))
-        return StepResult("".join(self._text), calls, Usage(self.input_tokens, self.output_tokens))
+        return StepResult("".join(self._text), calls,
+                          Usage(self.input_tokens, self.output_tokens))
 
     def _call(self, number: int, partial: _PartialCall) -> ToolCall:
         raw = "".join(partial.arguments)
@@ -225,9 +220,8 @@ class ChatStream:
                 f"the model's arguments for tool {partial.name!r} are not valid JSON{cut}: {exc}"
             ) from None
         if not isinstance(args, dict):
-            raise ProviderError(
-                f"the model's arguments for tool {partial.name!r} are not an object"
-            )
+            raise ProviderError(f"the model's arguments for tool {partial.name!r} are not an "
+                                "object")
         return ToolCall(partial.id or f"call_{number + 1}", partial.name, args)
 
 
@@ -263,9 +257,8 @@ class OpenAIChatProvider(SdkProvider):
             if on_event is not None:
                 on_event(event)
 
-        return run_with_retries(
-            lambda: self._attempt(messages, tools, emit), self.retry, streamed=lambda: streamed
-        )
+        return run_with_retries(lambda: self._attempt(messages, tools, emit), self.retry,
+                                streamed=lambda: streamed)
 
     def _attempt(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: EventSink
@@ -288,9 +281,8 @@ class OpenAIChatProvider(SdkProvider):
         except openai.APIStatusError as exc:
             raise self._failure(exc, exc.status_code, dict(exc.response.headers)) from None
         except openai.APIConnectionError as exc:
-            raise classify(
-                ApiFailure(self.label, str(exc), connection=True), key_env=self.key_env
-            ) from None
+            raise classify(ApiFailure(self.label, str(exc), connection=True),
+                           key_env=self.key_env) from None
         except openai.APIError as exc:  # an error event inside a 200 stream
             raise self._failure(exc, None, {}) from None
         return assembler.result()
@@ -300,7 +292,8 @@ class OpenAIChatProvider(SdkProvider):
         if code is None and isinstance(getattr(exc, "code", None), str):
             code = exc.code
         return classify(
-            ApiFailure(self.label, message or str(exc.message), status, error_type, code, headers),
+            ApiFailure(self.label, message or str(exc.message), status, error_type, code,
+                       headers),
             key_env=self.key_env,
         )
 
@@ -322,16 +315,14 @@ def build(
     try:
         import openai
     except ImportError:
-        raise UsageError(
-            f"model {model!r} needs the OpenAI SDK: pip install 'segue[openai]'"
-        ) from None
+        raise UsageError(f"model {model!r} needs the OpenAI SDK: pip install 'segue[openai]'"
+                         ) from None
     provider = model.partition(":")[0]
     if provider == "openai":
         key = environ.get(OPENAI_KEY_ENV, "").strip()
         if not key:
-            raise UsageError(
-                f"model {model!r} needs an OpenAI API key: export {OPENAI_KEY_ENV}=sk-…"
-            )
+            raise UsageError(f"model {model!r} needs an OpenAI API key: "
+                             f"export {OPENAI_KEY_ENV}=sk-…")
         base_url = environ.get(OPENAI_URL_ENV, "").strip() or None
         label, key_env = "OpenAI", OPENAI_KEY_ENV
     else:
@@ -339,25 +330,14 @@ def build(
         if not isinstance(base_url, str) or not base_url:
             raise UsageError(
                 f"model {model!r} needs the server's base URL: export {COMPAT_URL_ENV}="
-                f"http://localhost:11434/v1 or `segue settings set {COMPAT_URL_SETTING} URL`"
-            )
+                f"http://localhost:11434/v1 or `segue settings set {COMPAT_URL_SETTING} URL`")
         key = environ.get(COMPAT_KEY_ENV, "").strip() or NO_KEY
         label, key_env = f"the OpenAI-compatible server at {base_url}", COMPAT_KEY_ENV
-    options: dict[str, Any] = {
-        "api_key": key,
-        "base_url": base_url,
-        # Retries are counted once, by segue.providers.retry.
-        "max_retries": 0,
-    }
+    options: dict[str, Any] = {"api_key": key, "base_url": base_url,
+                               # Retries are counted once, by segue.providers.retry.
+                               "max_retries": 0}
     if http_client is not None:
         options["http_client"] = http_client
     client = openai.OpenAI(**options)
-    return OpenAIChatProvider(
-        model,
-        client,
-        context_window=context_window,
-        encoding=encoding,
-        label=label,
-        key_env=key_env,
-        retry=retry,
-    )
+    return OpenAIChatProvider(model, client, context_window=context_window, encoding=encoding,
+                              label=label, key_env=key_env, retry=retry)

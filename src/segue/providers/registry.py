@@ -62,16 +62,9 @@ def create_provider(
     environ = environ if environ is not None else os.environ
 
     def make(name: str) -> Provider:
-        return _create_one(
-            parse_model(name),
-            counter=counter,
-            state_dir=state_dir,
-            cwd=cwd,
-            settings=settings,
-            environ=environ,
-            http_client=http_client,
-            retry=retry,
-        )
+        return _create_one(parse_model(name), counter=counter, state_dir=state_dir, cwd=cwd,
+                           settings=settings, environ=environ, http_client=http_client,
+                           retry=retry)
 
     primary = make(model)
     fallback = settings.get(FALLBACK_SETTING)
@@ -96,31 +89,21 @@ def _create_one(
         path = Path(ref.name)
         if not path.is_absolute():
             path = (cwd if cwd is not None else Path.cwd()) / path
-        return ScriptedProvider.from_file(path, counter=counter, state_dir=state_dir, model=model)
+        return ScriptedProvider.from_file(path, counter=counter, state_dir=state_dir,
+                                          model=model)
     window = context_window(ref, settings.values)
     encoding = model_encoding(ref, settings.values)
     if ref.provider == "anthropic":
         from segue.providers import anthropic_messages
 
-        return anthropic_messages.build(
-            model,
-            environ=environ,
-            context_window=window,
-            encoding=encoding,
-            http_client=http_client,
-            retry=retry,
-        )
+        return anthropic_messages.build(model, environ=environ, context_window=window,
+                                        encoding=encoding, http_client=http_client,
+                                        retry=retry)
     from segue.providers import openai_chat
 
-    return openai_chat.build(
-        model,
-        settings=settings.values,
-        environ=environ,
-        context_window=window,
-        encoding=encoding,
-        http_client=http_client,
-        retry=retry,
-    )
+    return openai_chat.build(model, settings=settings.values, environ=environ,
+                             context_window=window, encoding=encoding,
+                             http_client=http_client, retry=retry)
 
 
 def model_encoding(ref: ModelRef, settings: Mapping[str, Any] | None = None) -> str:

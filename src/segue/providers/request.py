@@ -102,24 +102,14 @@ def to_messages(rows: Sequence[Row]) -> tuple[Message, ...]:
         results: list[Block] = []
         for part in row.parts:
             if part.type == "dynamic-tool" and row.role == "assistant":
-                blocks.append(
-                    ToolCall(
-                        part.toolCallId or "",
-                        part.toolName or "",
-                        part.input if isinstance(part.input, dict) else {},
-                    )
-                )
+                blocks.append(ToolCall(part.toolCallId or "", part.toolName or "",
+                                       part.input if isinstance(part.input, dict) else {}))
                 if part.state in _RESULT_STATES or part.output is not None:
-                    results.append(
-                        ToolResult(
-                            part.toolCallId or "",
-                            part.toolName or "",
-                            part.output,
-                            part.state == "output-error",
-                        )
-                    )
+                    results.append(ToolResult(part.toolCallId or "", part.toolName or "",
+                                              part.output, part.state == "output-error"))
                 continue
-            block = _content_block(part.type, part.text, part.mediaType, part.url, part.filename)
+            block = _content_block(part.type, part.text, part.mediaType, part.url,
+                                   part.filename)
             if block is None:
                 continue
             if results:

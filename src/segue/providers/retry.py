@@ -55,16 +55,11 @@ def run_with_retries(
             if streamed():
                 raise TransientProviderError(
                     f"{exc.message} (the reply had already started streaming, so it was not "
-                    "retried)",
-                    status=exc.status,
-                    retry_after=exc.retry_after,
-                ) from exc
+                    "retried)", status=exc.status, retry_after=exc.retry_after) from exc
             if number == policy.attempts:
                 raise TransientProviderError(
                     f"{exc.message} (gave up after {policy.attempts} attempts)",
-                    status=exc.status,
-                    retry_after=exc.retry_after,
-                ) from exc
+                    status=exc.status, retry_after=exc.retry_after) from exc
             policy.sleep(policy.delay(number, exc.retry_after))
     raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 

@@ -116,9 +116,8 @@ def parse_script(obj: Any, path: Path) -> Script:
 def _no_unknown(obj: Mapping[str, Any], allowed: frozenset[str], where: str, fail: Fail) -> None:
     unknown = sorted(set(obj) - allowed)
     if unknown:
-        raise fail(
-            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
-        )
+        raise fail(f"{where}: unknown key(s) {', '.join(unknown)}; "
+                   f"allowed: {', '.join(sorted(allowed))}")
 
 
 def _entry(raw: Any, number: int, fail: Fail) -> ScriptEntry:
@@ -130,17 +129,15 @@ def _entry(raw: Any, number: int, fail: Fail) -> ScriptEntry:
             raise fail(f"{where}: an error entry has only the 'error' key")
         error = raw["error"]
         if not isinstance(error, dict) or error.get("kind") not in _ERROR_KINDS:
-            raise fail(
-                f'{where}: error must be {{"kind": "context_overflow"|"provider", "message"?: str}}'
-            )
+            raise fail(f"{where}: error must be {{\"kind\": \"context_overflow\"|\"provider\", "
+                       "\"message\"?: str}")
         _no_unknown(error, frozenset({"kind", "message"}), f"{where} error", fail)
         kind = error["kind"]
         message = error.get("message", f"scripted {kind.replace('_', ' ')} error")
         if not isinstance(message, str):
             raise fail(f"{where}: error message must be a string")
-        return ScriptedError(
-            "context_overflow" if kind == "context_overflow" else "provider", message
-        )
+        return ScriptedError("context_overflow" if kind == "context_overflow" else "provider",
+                             message)
     _no_unknown(raw, _RESPONSE_KEYS, where, fail)
     text = raw.get("text", "")
     if not isinstance(text, str):

@@ -98,16 +98,12 @@ class FilePosition:
         except FileNotFoundError:
             return 0
         except (OSError, ValueError) as exc:
-            raise ProviderError(
-                f"scripted provider state {self.path} is unreadable ({exc}); "
-                "delete it to start the script over"
-            ) from None
+            raise ProviderError(f"scripted provider state {self.path} is unreadable ({exc}); "
+                                "delete it to start the script over") from None
         value = obj.get("next") if isinstance(obj, dict) else None
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ProviderError(
-                f"scripted provider state {self.path} is malformed; "
-                "delete it to start the script over"
-            )
+            raise ProviderError(f"scripted provider state {self.path} is malformed; "
+                                "delete it to start the script over")
         return value
 
 
@@ -127,8 +123,7 @@ def load_script(path: Path) -> tuple[Script, bytes]:
 def state_file(state_dir: Path, script_path: Path, raw: bytes) -> Path:
     """Where the position of this script (this path, this content) is kept."""
     key = hashlib.sha256(
-        str(script_path.resolve()).encode("utf-8", "surrogatepass")
-        + b"\0"
+        str(script_path.resolve()).encode("utf-8", "surrogatepass") + b"\0"
         + hashlib.sha256(raw).digest()
     ).hexdigest()[:32]
     return state_dir / f"scripted-{key}.json"
@@ -160,8 +155,7 @@ class ScriptedProvider:
         """Load ``path``; with ``state_dir`` the position persists across processes."""
         script, raw = load_script(path)
         position: ScriptPosition = (
-            FilePosition(state_file(state_dir, path, raw))
-            if state_dir is not None
+            FilePosition(state_file(state_dir, path, raw)) if state_dir is not None
             else MemoryPosition()
         )
         return cls(script, counter=counter, position=position, model=model)
@@ -255,13 +249,8 @@ def tokens_counter(encoding: str) -> RequestCounter:
 def _reply_request(text: str, calls: tuple[ToolCall, ...]) -> ProviderRequest:
     """The step's own reply as a one-row request, so output is counted like input."""
     parts = ([text_part(text)] if text else []) + [
-        Part(
-            type="dynamic-tool",
-            toolCallId=c.id,
-            toolName=c.name,
-            input=dict(c.input),
-            state="input-available",
-        )
+        Part(type="dynamic-tool", toolCallId=c.id, toolName=c.name, input=dict(c.input),
+             state="input-available")
         for c in calls
     ]
     return ProviderRequest("", (make_row("assistant", id="scripted-reply", parts=parts),), ())

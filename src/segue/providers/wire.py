@@ -27,10 +27,8 @@ from segue.tokens.request import TEXTUAL_MEDIA
 
 NOT_COMPLETED = {
     "ok": False,
-    "error": {
-        "code": "not_completed",
-        "message": "this tool call was interrupted before it produced a result",
-    },
+    "error": {"code": "not_completed",
+              "message": "this tool call was interrupted before it produced a result"},
 }
 
 
@@ -45,13 +43,11 @@ def complete_tool_pairs(messages: Sequence[Message]) -> list[Message]:
         following = pending[index + 1] if index + 1 < len(pending) else None
         answered = (
             {b.tool_call_id for b in following.content if isinstance(b, ToolResult)}
-            if following is not None and following.role == "user"
-            else set()
+            if following is not None and following.role == "user" else set()
         )
         missing: list[Block] = [
             ToolResult(call.id, call.name, NOT_COMPLETED, is_error=True)
-            for call in calls
-            if call.id not in answered
+            for call in calls if call.id not in answered
         ]
         if not missing:
             continue
