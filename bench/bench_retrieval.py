@@ -40,7 +40,7 @@ home, mode = Path(sys.argv[1]), sys.argv[2]
 calls = 0
 start = time.perf_counter()
 if mode == "page":
-    tool = SessionHistoryTool(Layout(home, "bench"))
+    tool = SessionHistoryTool(Layout(home, "bench"), use_index=False)  # the scan itself
     args = {"action": "search", "query": "zqxjv-not-there"}
     result = tool.call(args)
     calls = 1
@@ -80,7 +80,7 @@ def _search_window(tmp: Path, data: bytes) -> list[Result]:
     layout.chat.write_bytes(data)
     chat, archive = current_stamps(layout)
     write_receipt(layout, Receipt("stable", new_epoch(), chat, archive), durable=False)
-    tool = SessionHistoryTool(layout, max_rows=1 << 30)
+    tool = SessionHistoryTool(layout, max_rows=1 << 30, use_index=False)
     results = []
     queries = (
         ("plain word", "zqxjv-not-there", "<= 5x"),

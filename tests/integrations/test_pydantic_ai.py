@@ -254,9 +254,9 @@ BIG = "Now summarize everything you read, in detail, please. " * 60
 
 
 def test_a_prompt_into_a_full_window_rolls_over_on_send(segue_home: Path) -> None:
-    script = Script([*readers()[:4], text("read four"), text("fine")])
+    script = Script([*readers()[:3], text("read three"), text("fine")])
     agent = agent_for(history(), script)
-    run(agent, "Read four chunks.")
+    run(agent, "Read three chunks.")
     assert rollovers(disk_rows(segue_home, WS)) == []
     run(agent, BIG)
     rows = disk_rows(segue_home, WS)
@@ -264,7 +264,7 @@ def test_a_prompt_into_a_full_window_rolls_over_on_send(segue_home: Path) -> Non
     assert_rollover_shapes(rows, start, human_trigger=True)
     assert rows[start + 2]["parts"][0]["text"] == BIG
     sent = dumped(script.seen[-1])
-    assert "fresh context window" in sent and "Chunk 3" not in sent
+    assert "fresh context window" in sent and "Chunk 2" not in sent
     assert rows[-1]["parts"][0]["text"] == "fine"
 
 

@@ -75,10 +75,10 @@ def test_every_action_answers_above_the_floor_only(home: Path) -> None:
     for key in ("windows", "items", "search", "read"):
         assert out[key]["ok"] is True
         assert out[key]["notice"] == NOTICE
-    # Only the window above the floor is offered, and only its seven rows.
+    # Only the window above the floor is offered, and only its seven rows (newest first, R36).
     assert len(out["windows"]["windows"]) == 1
     assert [i["text"] for i in out["items"]["items"]] == [
-        f"visible note {i} about the parser" for i in range(7)
+        f"visible note {i} about the parser" for i in reversed(range(7))
     ]
     assert len(out["search"]["items"]) == 7
     assert out["secret"]["items"] == []  # R11: nothing from before the floor

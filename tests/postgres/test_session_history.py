@@ -52,7 +52,7 @@ def history() -> list[list[Row]]:
 class Pair:
     """The same history in both stores, and a tool over each with small bounds."""
 
-    def __init__(self, tmp_path: Path, url: str, **bounds: int) -> None:
+    def __init__(self, tmp_path: Path, url: str, **bounds: Any) -> None:
         self.jsonl = HistoryStore(Layout(tmp_path / "jsonl", WS), durable=False)
         self.pg = PostgresStore(url, WS)
         self.jsonl_tool = SessionHistoryTool(self.jsonl.layout, **bounds)

@@ -66,6 +66,10 @@ def test_schema_names_every_argument() -> None:
         "limit",
         "offset_chars",
         "limit_chars",
+        "role",
+        "tool_name",
+        "order",
+        "max_chars_per_item",
     }
 
 

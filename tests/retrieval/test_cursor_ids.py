@@ -92,7 +92,7 @@ def test_ids_that_serialize_large_keep_cursors_in_bounds(segue_home: Path) -> No
             lines.append(json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode())
     write_history(layout, [], lines)
     tool = SessionHistoryTool(layout)
-    for limit in (1, 100):
+    for limit in (1, 50):
         windows = [w for p in _window_pages(tool, limit) for w in p["windows"]]
         assert len(windows) == 13  # 12 boundaries and the (empty) root window
         assert sum(w["items"] for w in windows) == len(short)

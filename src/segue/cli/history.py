@@ -162,7 +162,7 @@ def read_cmd(ctx: click.Context, item_id: str, as_json: bool) -> None:
 def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     """Find items containing QUERY (literal text, case-insensitive) in the whole transcript."""
     header = SEARCH_HEADER.format(ws=_ctx(ctx).workspace_id)
-    hits = _search(_store(ctx), query)
+    hits = _search(ctx, query)
     if as_json:
         items = [{**h.item.to_obj(), "text": h.snippet, "matches": h.matches} for h in hits]
         _json({"scope": header, "query": query, "items": items})
@@ -177,14 +177,61 @@ def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     _write(f"\n{count} matching item(s).\n" if count else "No matches.\n")
 
 
-def _search(store: TranscriptStore, query: str) -> Iterator[Hit]:
+def _search(ctx: click.Context, query: str) -> Iterable[Hit]:
     from segue.history.postgres import PostgresStore
 
+    store = _store(ctx)
     if isinstance(store, PostgresStore):  # through its pg_trgm index, not a scan
         from segue.history import pg_search
 
         return pg_search.search(store, query)
-    return search(store.rows(max_line=None), query)  # complete: the user's own view
+    hits = _indexed_search(ctx, query) if query else None
+    if hits is None:  # no trustworthy index (or an empty query, refused below): scan
+        hits = search(store.rows(max_line=None), query)  # complete: the user's own view
+    return hits
+
+
+def _indexed_search(ctx: click.Context, query: str) -> Iterable[Hit] | None:
+    # Imported here: sqlite3 and the index are not needed by `segue --help`.
+    from segue.retrieval.index_people import search_people
+
+    return search_people(_ctx(ctx).layout, query)
+
+
+class IndexNotBuilt(SegueError):
+    """The history index could not be built now (the reason says why; exit 1)."""
+
+    code = "index_not_built"
+
+
+@history.command("reindex")
+@click.pass_context
+def reindex_cmd(ctx: click.Context) -> None:
+    """Rebuild the history index (history-index.sqlite) from the transcript.
+
+    The index makes session_history and `segue history search` fast at any depth. It is a
+    cache: the transcript stays the only truth, and a missing or stale index is rebuilt on
+    the agent's next look-back anyway. A progress bar is shown on a terminal.
+    """
+    from segue.retrieval.index_build import NotBuilt, rebuild
+    from segue.retrieval.index_file import index_path
+
+    layout = _ctx(ctx).layout
+    total = sum(p.stat().st_size for p in (layout.archive, layout.chat) if p.exists())
+    try:
+        if sys.stderr.isatty():
+            with click.progressbar(length=total, label="Indexing", file=sys.stderr) as bar:
+                meta = rebuild(layout, lambda done, _total: bar.update(done - bar.pos))
+        else:
+            meta = rebuild(layout)
+    except NotBuilt as exc:
+        raise IndexNotBuilt(f"history index not built: {exc}") from None
+    size = index_path(layout).stat().st_size
+    read = meta.archive_size + meta.chat_read
+    _write(
+        f"Indexed workspace {layout.workspace_id}: {read} transcript bytes into "
+        f"{index_path(layout)} ({size} bytes)\n"
+    )
 
 
 @history.command("export")
@@ -235,10 +282,9 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     lines are kept byte-exact and listed as warnings.
     """
     report = _store(ctx).verify()
+    warnings = [*report.warnings, *_index_warnings(ctx)]
     if as_json:
-        _json(
-            {"ok": report.ok, "problems": list(report.problems), "warnings": list(report.warnings)}
-        )
+        _json({"ok": report.ok, "problems": list(report.problems), "warnings": warnings})
     else:
         ws = _ctx(ctx).workspace_id
         _write(
@@ -246,9 +292,21 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
             f"{report.lines} lines; receipt {report.receipt_state})\n"
         )
         _lines("problem", report.problems)
-        _lines("warning", report.warnings)
+        _lines("warning", warnings)
     if not report.ok:
         raise SystemExit(1)
+
+
+def _index_warnings(ctx: click.Context) -> list[str]:
+    """The history index compared with the transcript (R35): a mismatch is a warning, never
+    damage (the index is a cache; the agent's next look-back rebuilds it)."""
+    from segue.retrieval.index_people import check_index
+
+    check = check_index(_ctx(ctx).layout)
+    fix = "it is rebuilt on the next look-back, or run `segue history reindex`"
+    if check.state == "untrusted":
+        return [f"history index not used ({check.reason}); {fix}"]
+    return [f"history index mismatch: {m}; {fix}" for m in check.mismatches]
 
 
 def _lines(kind: str, entries: Iterable[str]) -> None:

@@ -64,8 +64,11 @@ def history_tool(ctx: click.Context, agent: str | None, call: str | None) -> Non
     printf '%s\\n' '{"action":"search","query":"TODO"}' | segue history tool
     """
     obj: CliContext = ctx.find_root().obj
+    # A read command: it answers from the index when it is trusted and never writes one
+    # (the agent's own calls and `segue history reindex` build it), so it also works on a
+    # read-only home and changes nothing there.
     tool: Tool | None = session_history_tool(
-        obj.layout, obj.store() if obj.store_url is not None else None
+        obj.layout, obj.store() if obj.store_url is not None else None, build_index=False
     )
     if agent is not None:
         resolved = resolve_agent(agent, Path.cwd())

@@ -39,7 +39,7 @@ from segue.history.postgres import PgSnapshot, PostgresStore
 from segue.history.receipt import Receipt, current_stamps, read_receipt, receipt_matches
 from segue.history.receipt import new_epoch as _new_epoch
 from segue.retrieval.envelope import error
-from segue.retrieval.tool import LOCK_TIMEOUT, SessionHistoryTool
+from segue.retrieval.tool import LOCK_TIMEOUT, MAX_SCAN_BYTES, MAX_SCAN_ROWS, SessionHistoryTool
 from segue.workspace import Layout
 
 META = "pg-mirror.json"
@@ -150,16 +150,17 @@ class PgSessionHistoryTool:
 
     def __init__(
         self, store: PostgresStore, home: Path, *, lock_timeout: float = LOCK_TIMEOUT,
-        max_bytes: int | None = None, max_rows: int | None = None,
+        max_bytes: int | None = None, max_rows: int | None = None, build_index: bool = True,
     ) -> None:
         self.store = store
         self.mirror = Layout(mirror_home(home, store.url), store.workspace_id)
-        limits: dict[str, int] = {}
-        if max_bytes is not None:
-            limits["max_bytes"] = max_bytes
-        if max_rows is not None:
-            limits["max_rows"] = max_rows
-        self.inner = SessionHistoryTool(self.mirror, lock_timeout=lock_timeout, **limits)
+        self.inner = SessionHistoryTool(
+            self.mirror,
+            lock_timeout=lock_timeout,
+            max_bytes=MAX_SCAN_BYTES if max_bytes is None else max_bytes,
+            max_rows=MAX_SCAN_ROWS if max_rows is None else max_rows,
+            build_index=build_index,
+        )
         self.lock_timeout = lock_timeout
 
     @property

@@ -6,7 +6,14 @@
 * :mod:`~segue.retrieval.cursor` — HMAC-authenticated cursors
 * :mod:`~segue.retrieval.snapshot` — receipt and stamps; when a cursor is stale
 * :mod:`~segue.retrieval.reader` — budgeted, resumable line readers (I/O)
-* :mod:`~segue.retrieval.pages` — one bounded page per action
+* :mod:`~segue.retrieval.matching` — what a hit is; the scan's exact byte pre-filter (pure)
+* :mod:`~segue.retrieval.filters` — the R36 filters over rows (pure)
+* :mod:`~segue.retrieval.pages` — one bounded page per action (newest first)
+* :mod:`~segue.retrieval.pages_order` — the same pages in the other order (R36)
+* :mod:`~segue.retrieval.index_file` — the history index file: schema, trust (R35, §7)
+* :mod:`~segue.retrieval.index_build` — building the index and catching it up
+* :mod:`~segue.retrieval.index_pages` — the pages answered from the index
+* :mod:`~segue.retrieval.index_people` — ``segue history search``/``verify`` over the index
 * :mod:`~segue.retrieval.tool` — :class:`SessionHistoryTool`, the entry point
 """
 

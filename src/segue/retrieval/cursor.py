@@ -1,20 +1,24 @@
-"""Authenticated cursors (R26).
+"""Authenticated cursors (R26), at most 256 characters (SPEC.md §4).
 
-Format: ``<process id>.<payload>.<tag>``, all base64url without padding.
+Format: ``<process id>.<handle>.<tag>``, all base64url without padding (11 + 16 + 22 = 51
+characters, whatever the state).
 
 * ``process id`` — 8 random bytes drawn once per process. It is not a secret; it only lets a
   cursor from an earlier process be told apart from a forged one.
-* ``payload`` — compact JSON of :class:`CursorState` (format ``v: 1``), written like a result
-  (:func:`segue.retrieval.envelope.serialize`): ids copied from the files may hold a lone
-  surrogate, which UTF-8 cannot carry, so it travels as its ``\\uXXXX`` escape.
-* ``tag`` — HMAC-SHA256 over ``b"segue-cursor-1." + process id + "." + payload`` with a 32-byte
-  key drawn from ``os.urandom`` once per process and never stored or printed.
+* ``handle`` — 12 random bytes naming a :class:`CursorState` kept in this process (a bounded
+  table, oldest evicted first). A cursor costs the model tokens on every call, so the state
+  (stamps, positions, ids of up to 256 bytes) stays here and only its name travels. Cursors
+  already live only as long as the process (the key below), so nothing is lost by that.
+* ``tag`` — HMAC-SHA256 (first 16 bytes) over ``b"segue-cursor-2." + process id + "." +
+  handle`` with a 32-byte key drawn from ``os.urandom`` once per process and never stored or
+  printed.
 
 Decoding answers, in order: ``invalid_cursor`` when the shape or base64 is wrong;
 ``stale_cursor`` when the tag does not verify *and* the process id is not ours (a cursor from
 before a restart: it expired, nobody forged it); ``invalid_cursor`` when the tag does not
-verify under our process id (tampered) or the payload is not a state. Binding checks
-(workspace, action, query/window/item) are the caller's and also answer ``invalid_cursor``.
+verify under our process id (tampered); ``stale_cursor`` when the handle was evicted.
+Binding checks (workspace, action, query/window/item) are the caller's and answer
+``invalid_cursor``.
 """
 
 from __future__ import annotations
@@ -22,20 +26,26 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import os
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import msgspec
 
 from segue.history.receipt import FileStamp
-from segue.retrieval.envelope import serialize
 from segue.retrieval.snapshot import Snapshot
 
 _KEY = os.urandom(32)
 _PROCESS = base64.urlsafe_b64encode(os.urandom(8)).rstrip(b"=").decode("ascii")
-_DOMAIN = b"segue-cursor-1."
-MAX_CURSOR = 4096  # characters; a longer argument is not one of ours
+_DOMAIN = b"segue-cursor-2."
+MAX_CURSOR = 256  # characters (SPEC.md §4); a longer argument is not one of ours
+#: states kept per process; a model pages a handful of queries at a time, so 4096 live
+#: cursors is generous, and each state is a few hundred bytes
+MAX_LIVE = 4096
+_TAG_BYTES = 16
+_STATES: OrderedDict[str, CursorState] = OrderedDict()
+_STATES_LOCK = threading.Lock()
 
 
 class CursorError(Exception):
@@ -71,8 +81,21 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     end: int = 0
     window: str | None = None
     offset: int = 0
-    # read_item, phase "itemwin": the located line's start while its window is looked up
-    at: int = 0
+    # index pages (phase "ix"): the window's boundary position for list_items
+    win: int = 0
+    # read_item (phase "iwin": still looking for the item's window): where the item starts
+    item_at: int = 0
+    # list_windows oldest first: the kind of the window being accumulated
+    wkind: str | None = None
+    # scan search: hits already found whose window is not known yet (never returned with a
+    # null window id); kept here, not in the cursor string
+    held: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    # ... and, when they filled the page, where to go on once they are returned (the rows
+    # read after the last of them were only searched for a boundary)
+    after: int | None = None
+    # index pages (phase "ix"): the same place as a scan cursor, for a next call that cannot
+    # use the index (behind, locked, damaged, rebuilt): a verified append expires neither
+    scan: CursorState | None = None
 
 
 def binding(action: str, key: str) -> str:
@@ -87,38 +110,44 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _tag(process: str, payload: str) -> bytes:
-    msg = _DOMAIN + process.encode("ascii") + b"." + payload.encode("ascii")
-    return hmac.new(_KEY, msg, hashlib.sha256).digest()
+def _tag(process: str, handle: str) -> bytes:
+    msg = _DOMAIN + process.encode("ascii") + b"." + handle.encode("ascii")
+    return hmac.new(_KEY, msg, hashlib.sha256).digest()[:_TAG_BYTES]
 
 
 def encode(state: CursorState) -> str:
-    payload = _b64(serialize(msgspec.to_builtins(state)))
-    return f"{_PROCESS}.{payload}.{_b64(_tag(_PROCESS, payload))}"
+    handle = _b64(os.urandom(12))
+    with _STATES_LOCK:
+        _STATES[handle] = state
+        while len(_STATES) > MAX_LIVE:
+            _STATES.popitem(last=False)
+    return f"{_PROCESS}.{handle}.{_b64(_tag(_PROCESS, handle))}"
 
 
 def decode(cursor: str) -> CursorState:
     parts = cursor.split(".") if len(cursor) <= MAX_CURSOR and cursor.isascii() else []
     if len(parts) != 3:
         raise CursorError("invalid_cursor", "cursor is malformed")
-    process, payload, tag = parts
+    process, handle, tag = parts
     try:
         tag_bytes = _unb64(tag)
-        raw = _unb64(payload)
+        _unb64(handle)
         _unb64(process)
     except ValueError:
         raise CursorError("invalid_cursor", "cursor is malformed") from None
-    if not hmac.compare_digest(tag_bytes, _tag(process, payload)):
+    if not hmac.compare_digest(tag_bytes, _tag(process, handle)):
         if process != _PROCESS:
             raise CursorError(
                 "stale_cursor", "cursor was issued by an earlier process; start a new query"
             )
         raise CursorError("invalid_cursor", "cursor failed authentication")
-    try:
-        # the stdlib parser, because msgspec refuses the lone-surrogate escapes ids may hold
-        return msgspec.convert(json.loads(raw.decode("utf-8")), type=CursorState)
-    except (ValueError, msgspec.ValidationError):
-        raise CursorError("invalid_cursor", "cursor payload is not valid") from None
+    with _STATES_LOCK:
+        state = _STATES.get(handle)
+        if state is not None:
+            _STATES.move_to_end(handle)
+    if state is None:
+        raise CursorError("stale_cursor", "cursor expired (too many newer ones); start again")
+    return state
 
 
 def stamp_tuple(s: FileStamp | None) -> tuple[int, int, int, int, int] | None:

@@ -14,12 +14,14 @@ Order and privacy, the invariants of this module:
   ``nextCursor`` is null only when nothing visible remains.
 * Continuation pages first scan the bytes appended since the last page for a new floor
   (R26); a new floor hides everything older, so the query ends there.
-* ``search`` items carry their window id (never null, R25); a window is known only once its
+* ``search`` items carry their window id, never null; a window is known only once its
   boundary (older than the hit) is read. Hits whose boundary lies beyond the page's budget are
-  deferred to the next page (which resumes at the last boundary read). When a single window
-  is larger than one page's budget, the hits are dropped from that page and the query first
-  looks for the window's boundary (phase ``find``, as many pages as it takes), then rescans
-  from the newest dropped hit knowing the window of everything above that boundary.
+  deferred to the next page (which resumes at the last boundary read); when a single window
+  is larger than one page's budget, its hits wait in the cursor's state (``held``) until a
+  later page reaches the boundary.
+* This module reads in the default order (R36 ``order: newest``; ``list_items`` oldest
+  first); :mod:`~segue.retrieval.pages_order` reads the other way round. Filters (``role``,
+  ``tool_name``) only drop items; they never change what is read or where a floor stops it.
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ from typing import Any
 import msgspec
 
 from segue.context.boundaries import ROOT_WINDOW_ID
-from segue.context.floor import mentions_reset_key
 from segue.retrieval import envelope
 from segue.retrieval.cursor import CursorState
-from segue.retrieval.prefilter import make_prefilter, matcher
+from segue.retrieval.filters import row_passes
+from segue.retrieval.matching import make_prefilter, matcher
 from segue.retrieval.project import Item, Kind, Seen, classify
 from segue.retrieval.reader import (
     BackState,
@@ -50,8 +52,7 @@ from segue.retrieval.schema import Request
 from segue.retrieval.snapshot import Snapshot
 from segue.workspace import Layout
 
-PREVIEW_CHARS = 200
-SNIPPET_CHARS = (300, 120, 48)
+SNIPPET_CHARS = (120, 48)
 NOTE_MORE = (
     "Nothing to show within this call's scan bounds, but more history remains: "
     "call again with the same arguments and cursor=nextCursor."
@@ -149,7 +150,7 @@ def check_appended(ctx: Ctx, state: CursorState) -> tuple[CursorState, bool, boo
 # -- list_windows ------------------------------------------------------------------------
 
 
-def _window(
+def window_entry(
     wid: str, kind: str | None, first: str | None, last: str | None, count: int
 ) -> dict[str, Any]:
     return {
@@ -162,7 +163,9 @@ def _window(
 
 
 def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
-    start = _back_start(ctx, state)
+    start = (
+        BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
+    )
     first, last, count = (
         (None, None, 0) if state is None else (state.first, state.last, state.count)
     )
@@ -175,29 +178,23 @@ def list_windows(ctx: Ctx, state: CursorState | None) -> Page:
             first = seen.item.item_id
             count += 1
         elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
-            entry = _window(seen.window_id, seen.window_kind, first, last, count)
+            entry = window_entry(seen.window_id, seen.window_kind, first, last, count)
             if len(windows) >= ctx.req.limit or not ctx.fits(entry):
-                return Page(windows, _back_state(ctx, BackState(line.end), first, last, count))
+                return Page(windows, back_state(ctx, BackState(line.end), first, last, count))
             windows.append(entry)
             first, last, count = None, None, 0
             if seen.kind is Kind.FLOOR:
                 return Page(windows, None)
     if reader.exhausted:
-        return _more(windows, _back_state(ctx, reader.state, first, last, count))
-    root = _window(ROOT_WINDOW_ID, "root", first, last, count)
+        return more(windows, back_state(ctx, reader.state, first, last, count))
+    root = window_entry(ROOT_WINDOW_ID, "root", first, last, count)
     if len(windows) >= ctx.req.limit or not ctx.fits(root):
-        return Page(windows, _back_state(ctx, BackState(0), first, last, count))
+        return Page(windows, back_state(ctx, BackState(0), first, last, count))
     windows.append(root)
     return Page(windows, None)
 
 
-def _back_start(ctx: Ctx, state: CursorState | None) -> BackState:
-    if state is None:
-        return BackState(ctx.end)
-    return BackState(state.pos, state.skip, state.skip_marker)
-
-
-def _back_state(
+def back_state(
     ctx: Ctx, at: BackState, first: str | None = None, last: str | None = None, count: int = 0
 ) -> CursorState:
     return ctx.state(
@@ -211,7 +208,7 @@ def _back_state(
     )
 
 
-def _more(entries: list[dict[str, Any]], state: CursorState) -> Page:
+def more(entries: list[dict[str, Any]], state: CursorState) -> Page:
     return Page(entries, state, NOTE_MORE if not entries else None)
 
 
@@ -220,58 +217,46 @@ def _more(entries: list[dict[str, Any]], state: CursorState) -> Page:
 
 @dataclass
 class _Hit:
-    line: RawLine
-    item: Item
+    line: RawLine | None  # None for a hit held over from an earlier page
+    item: Item | None
     start: int
     end: int
     window: str | None = None
+    held: dict[str, Any] | None = None  # a held hit's entry (text: a snippet of the item)
 
 
-def _find_window(ctx: Ctx, state: CursorState) -> Page:
-    """Phase ``find``: read older lines for the boundary of the window whose hits lie at
-    ``[.., state.end)``, then resume the search there with that window known."""
-    reader = BackwardReader(ctx.segments(), _back_start(ctx, state), ctx.budget)
-    for line in reader:
-        seen = classify(line)
-        if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
-            return _more([], _known(ctx, state.end, seen.window_id, line.end))
-    if reader.exhausted:
-        at = reader.state
-        return _more([], ctx.state(
-            phase="find", pos=at.pos, skip=at.skip_end, skip_marker=at.skip_marker, end=state.end
-        ))
-    return _more([], _known(ctx, state.end, ROOT_WINDOW_ID, 0))
+def _hold(ctx: Ctx, hit: _Hit) -> dict[str, Any]:
+    """A hit whose window is not known yet, carried in the cursor's state (never a null
+    window id in an answer): its entry at the largest snippet size."""
+    if hit.held is not None:
+        return hit.held
+    assert hit.item is not None
+    text = envelope.snippet(hit.item.text, hit.start, hit.end, ctx.req.max_chars)
+    return item_entry(hit.item, None, text)
 
 
-def _known(ctx: Ctx, resume: int, window: str, window_start: int) -> CursorState:
-    """Search on from ``resume``; every line at or after ``window_start`` is in ``window``."""
-    return ctx.state(phase="back", pos=resume, window=window, end=window_start)
+def _held_hit(entry: dict[str, Any]) -> _Hit:
+    return _Hit(None, None, 0, 0, None, dict(entry))
+
+
+def _wanted_row(ctx: Ctx, seen: Seen) -> bool:
+    return row_passes(seen.row, ctx.req.role, ctx.req.tool_name)
 
 
 def search(ctx: Ctx, state: CursorState | None) -> Page:
-    if state is not None and state.phase == "find":
-        return _find_window(ctx, state)
-    page = _search(ctx, state)
-    if state is not None and state.window is not None and page.state is not None:
-        nxt = page.state
-        if nxt.phase == "back" and nxt.window is None and nxt.pos > state.end:
-            # still above the boundary found in phase "find": keep knowing its window
-            page.state = msgspec.structs.replace(nxt, window=state.window, end=state.end)
-    return page
-
-
-def _search(ctx: Ctx, state: CursorState | None) -> Page:
     query = ctx.req.key
     find = matcher(query)
     prefilter = make_prefilter(query)
-    known = state.window if state is not None and state.phase == "back" else None
-    known_from = state.end if state is not None else 0
-    start = _back_start(ctx, state)
+    start = (
+        BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
+    )
+    held = [_held_hit(e) for e in state.held] if state is not None else []
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     resolved: list[_Hit] = []
     pending: list[_Hit] = []
     resume = start
-    resolving = False  # the limit is reached; read on only to learn the pending hits' window
+    # the limit is reached; read on only to learn the pending hits' window
+    resolving = len(held) >= ctx.req.limit
     last_boundary: RawLine | None = None
     done = False
     for line in reader:
@@ -280,19 +265,14 @@ def _search(ctx: Ctx, state: CursorState | None) -> Page:
             if resolving:
                 continue
             span = find(seen.item.text)
-            if span is not None:
-                hit = _Hit(line, seen.item, span[0], span[1])
-                if known is not None and line.start >= known_from:
-                    hit.window = known
-                    resolved.append(hit)
-                else:
-                    pending.append(hit)
-                if len(resolved) + len(pending) >= ctx.req.limit:
+            if span is not None and _wanted_row(ctx, seen):
+                pending.append(_Hit(line, seen.item, span[0], span[1]))
+                if len(held) + len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
             resume = BackState(line.start)
         elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
-            for hit in pending:
-                hit.window = seen.window_id
+            for hit in (*held, *pending):
+                hit.window = hit.window or seen.window_id
             resolved.extend(pending)
             pending = []
             last_boundary = line
@@ -309,42 +289,60 @@ def _search(ctx: Ctx, state: CursorState | None) -> Page:
             if pending and last_boundary is not None:
                 pending = []  # re-read from the boundary next time, when its window is known
                 resume = BackState(last_boundary.start)
-            elif pending:
-                # One window larger than this page: find its boundary first (phase "find").
-                newest = pending[0].line.end
-                pending = []
-                fitted: list[dict[str, Any]] = []
-                for hit in resolved:
-                    entry = _fit_hit(ctx, hit)
-                    if entry is None:
-                        return Page(fitted, _back_state(ctx, BackState(hit.line.end)))
-                    fitted.append(entry)
+            elif last_boundary is None and (pending or held):
+                # no boundary yet: the hits wait in the cursor until their window is known
+                keep = [_hold(ctx, h) for h in (*held, *pending)]
                 at = reader.state
-                return _more(fitted, ctx.state(
-                    phase="find", pos=at.pos, skip=at.skip_end, skip_marker=at.skip_marker,
-                    end=newest,
-                ))
+                after = state.after if state is not None else None
+                if resolving and pending and pending[-1].line is not None:
+                    after = pending[-1].line.start
+                return Page(
+                    [],
+                    ctx.state(
+                        phase="back",
+                        pos=at.pos,
+                        skip=at.skip_end,
+                        skip_marker=at.skip_marker,
+                        held=keep,
+                        after=after,
+                    ),
+                    NOTE_MORE,
+                )
             elif not resolving:
                 resume = reader.state
         else:
-            for hit in pending:
-                hit.window = ROOT_WINDOW_ID
+            for hit in (*held, *pending):
+                hit.window = hit.window or ROOT_WINDOW_ID
             done = not resolving
-    hits = resolved + pending
+    hits = held + resolved + pending
     entries: list[dict[str, Any]] = []
-    for hit in hits:
-        entry = _fit_hit(ctx, hit)
+    for index, hit in enumerate(hits):
+        entry = _fit_hit(ctx, hit, find)
+        if entry is None and hit.line is None:
+            # re-read this page's range next time, with the hits not yet returned held
+            rest = [_hold(ctx, h) for h in hits[index:] if h.line is None]
+            return Page(
+                entries,
+                msgspec.structs.replace(
+                    back_state(ctx, start), held=rest, after=state.after if state else None
+                ),
+            )
         if entry is None:
-            return Page(entries, _back_state(ctx, BackState(hit.line.end)))
+            assert hit.line is not None
+            return Page(entries, back_state(ctx, BackState(hit.line.end)))
         entries.append(entry)
     if done:
         return Page(entries, None)
-    if resolving and hits:
-        resume = BackState(hits[-1].line.start)
-    return _more(entries, _back_state(ctx, resume))
+    fresh = [h for h in hits if h.line is not None]
+    if resolving and fresh:
+        assert fresh[-1].line is not None
+        resume = BackState(fresh[-1].line.start)
+    elif resolving and state is not None and state.after is not None:
+        resume = BackState(state.after)  # the held hits filled the page: go on after them
+    return more(entries, back_state(ctx, resume))
 
 
-def _item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
+def item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
     return {
         "itemId": item.item_id,
         "windowId": window,
@@ -354,13 +352,42 @@ def _item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
     }
 
 
-def _fit_hit(ctx: Ctx, hit: _Hit) -> dict[str, Any] | None:
-    for chars in SNIPPET_CHARS:
-        text = envelope.snippet(hit.item.text, hit.start, hit.end, chars)
-        entry = _item_entry(hit.item, hit.window, text)
+def _fit_hit(
+    ctx: Ctx, hit: _Hit, find: Callable[[str], tuple[int, int] | None]
+) -> dict[str, Any] | None:
+    if hit.held is None:
+        assert hit.item is not None
+        return fit_snippet(ctx, hit.item, hit.window, hit.start, hit.end)
+    text = str(hit.held["text"])
+    span = find(text) or (0, 0)
+    for chars in snippet_sizes(ctx.req.max_chars):
+        entry = {**hit.held, "windowId": hit.window, "text": envelope.snippet(text, *span, chars)}
         if ctx.fits(entry):
             return entry
     return None
+
+
+def fit_snippet(
+    ctx: Ctx, item: Item, window: str | None, start: int, end: int
+) -> dict[str, Any] | None:
+    """The hit's entry with the longest snippet (``max_chars_per_item``, then shorter) that
+    still fits the result; None when none does."""
+    for chars in snippet_sizes(ctx.req.max_chars):
+        text = envelope.snippet(item.text, start, end, chars)
+        entry = item_entry(item, window, text)
+        if ctx.fits(entry):
+            return entry
+    return None
+
+
+def snippet_sizes(max_chars: int) -> tuple[int, ...]:
+    return tuple(sorted({max_chars, *(min(max_chars, c) for c in SNIPPET_CHARS)}, reverse=True))
+
+
+def preview(text: str, max_chars: int) -> str:
+    """The first ``max_chars`` characters of an item (list_items), ``…`` where cut."""
+    end = envelope.fit_prefix(text, 0, max_chars, 6 * max_chars)
+    return text[:end] + ("…" if end < len(text) else "")
 
 
 # -- locate (list_items, read_item) --------------------------------------------------------
@@ -372,12 +399,14 @@ class _Found:
     seen: Seen
 
 
-def _locate(
+def locate(
     ctx: Ctx, state: CursorState | None, wanted: Callable[[Seen], bool], not_found: PageFailure
 ) -> tuple[_Found | None, BackState, bool]:
     """Newest-first scan for the first line ``wanted`` accepts, stopping at a floor that is not
     itself wanted. Returns (found, resume state, reached the start of history)."""
-    start = _back_start(ctx, state)
+    start = (
+        BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
+    )
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for line in reader:
         seen = classify(line)
@@ -401,7 +430,7 @@ def list_items(ctx: Ctx, state: CursorState | None) -> Page:
         def wanted(seen: Seen) -> bool:
             return seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id == target
 
-        found, at, at_start = _locate(ctx, state, wanted, missing)
+        found, at, at_start = locate(ctx, state, wanted, missing)
         if found is not None:
             fwd = FwdState(found.line.end)
         elif at_start and target == ROOT_WINDOW_ID:
@@ -409,7 +438,7 @@ def list_items(ctx: Ctx, state: CursorState | None) -> Page:
         elif at_start:
             raise missing
         else:
-            return _more([], _back_state(ctx, at))
+            return more([], back_state(ctx, at))
     else:
         fwd = FwdState(state.pos, state.skip, state.skip_marker)
     reader = ForwardReader(ctx.segments(), fwd, ctx.budget)
@@ -418,19 +447,17 @@ def list_items(ctx: Ctx, state: CursorState | None) -> Page:
         seen = classify(line)
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
             return Page(entries, None)
-        if seen.kind is Kind.ITEM and seen.item is not None:
-            end = envelope.fit_prefix(seen.item.text, 0, PREVIEW_CHARS, 6 * PREVIEW_CHARS)
-            text = seen.item.text[:end] + ("…" if end < len(seen.item.text) else "")
-            entry = _item_entry(seen.item, target, text)
+        if seen.kind is Kind.ITEM and seen.item is not None and _wanted_row(ctx, seen):
+            entry = item_entry(seen.item, target, preview(seen.item.text, ctx.req.max_chars))
             if len(entries) >= ctx.req.limit or not ctx.fits(entry):
-                return Page(entries, _fwd_state(ctx, FwdState(line.start)))
+                return Page(entries, fwd_state(ctx, FwdState(line.start)))
             entries.append(entry)
     if reader.exhausted:
-        return _more(entries, _fwd_state(ctx, reader.state))
+        return more(entries, fwd_state(ctx, reader.state))
     return Page(entries, None)
 
 
-def _fwd_state(ctx: Ctx, at: FwdState) -> CursorState:
+def fwd_state(ctx: Ctx, at: FwdState) -> CursorState:
     return ctx.state(phase="fwd", pos=at.pos, skip=at.skip_start, skip_marker=at.skip_marker)
 
 
@@ -448,59 +475,59 @@ def item_matches(item: Item, wanted: str) -> bool:
 def read_item(ctx: Ctx, state: CursorState | None) -> Page:
     wanted = ctx.req.key
     missing = PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
-    if state is not None and state.phase in ("item", "itemwin"):
+    if state is not None and state.phase == "item":
         if ctx.req.offset_chars is not None and ctx.req.offset_chars != state.offset:
             raise PageFailure("invalid_argument", "offset_chars differs from the cursor's")
-        if state.phase == "itemwin":
-            scan = _back_start(ctx, state)
-            return _read_in_window(ctx, scan, state.at, state.end, state.offset)
         return _read_located(ctx, state.pos, state.end, window=state.window, offset=state.offset)
+    if state is not None and state.phase == "iwin":
+        window, at = _window_of(ctx, BackState(state.pos, state.skip, state.skip_marker))
+        if window is None:
+            wait = ctx.state(
+                phase="iwin",
+                pos=at.pos,
+                skip=at.skip_end,
+                skip_marker=at.skip_marker,
+                end=state.end,
+            )
+            return more(
+                [], msgspec.structs.replace(wait, item_at=state.item_at, offset=state.offset)
+            )
+        return _read_located(ctx, state.item_at, state.end, window=window, offset=state.offset)
 
     def is_wanted(seen: Seen) -> bool:
         return seen.kind is Kind.ITEM and seen.item is not None and item_matches(seen.item, wanted)
 
-    found, at, at_start = _locate(ctx, state, is_wanted, missing)
+    found, at, at_start = locate(ctx, state, is_wanted, missing)
     if found is None:
         if at_start:
             raise missing
-        return _more([], _back_state(ctx, at))
+        return more([], back_state(ctx, at))
+    window, at = _window_of(ctx, BackState(found.line.start))
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    window, scan = _window_of(ctx, BackState(found.line.start))
-    if window is None:
-        return _window_later(ctx, scan, found.line.start, found.line.end, offset)
-    return _page_text(
+    if window is None:  # its window's boundary lies beyond this call's budget
+        wait = ctx.state(
+            phase="iwin",
+            pos=at.pos,
+            skip=at.skip_end,
+            skip_marker=at.skip_marker,
+            end=found.line.end,
+            offset=offset,
+        )
+        return more([], msgspec.structs.replace(wait, item_at=found.line.start))
+    return page_text(
         ctx, found.line.start, found.line.end, found.seen, window=window, offset=offset
     )
 
 
 def _window_of(ctx: Ctx, start: BackState) -> tuple[str | None, BackState]:
-    """The window of a row: the next boundary below ``start``, within what is left of this
-    call's budget (None, and where the look-up stopped, when that is not enough)."""
+    """The window of the row ending at ``start``: the next boundary below it, within what is
+    left of this call's budget (None, and where to go on, when that is not enough)."""
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for older in reader:
         seen = classify(older)
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
-            return seen.window_id, reader.state
-    return (None, reader.state) if reader.exhausted else (ROOT_WINDOW_ID, reader.state)
-
-
-def _window_later(ctx: Ctx, scan: BackState, start: int, end: int, offset: int) -> Page:
-    """The item is found but its window is not known yet (R25: never null): go on looking
-    for its boundary on the next page (phase ``itemwin``), then read it."""
-    return _more([], ctx.state(
-        phase="itemwin", pos=scan.pos, skip=scan.skip_end, skip_marker=scan.skip_marker,
-        at=start, end=end, offset=offset,
-    ))
-
-
-def _read_in_window(ctx: Ctx, scan: BackState, start: int, end: int, offset: int) -> Page:
-    window, at = _window_of(ctx, scan)
-    if window is None:
-        return _window_later(ctx, at, start, end, offset)
-    if ctx.budget.bytes_left < end - start or ctx.budget.rows_left == 0:
-        # the look-up used this call's scan budget: read the item itself on the next page
-        return _more([], ctx.state(phase="item", pos=start, end=end, window=window, offset=offset))
-    return _read_located(ctx, start, end, window=window, offset=offset)
+            return seen.window_id, start
+    return (None, reader.state) if reader.exhausted else (ROOT_WINDOW_ID, start)
 
 
 def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset: int) -> Page:
@@ -511,13 +538,13 @@ def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset:
     ctx.budget.rows += 1
     if data is None or not data.endswith(b"\n"):
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
-    seen = classify(RawLine(start, end, data[:-1], mentions_reset_key(data), True))
+    seen = classify(RawLine(start, end, data[:-1], b'"contextBoundaryKind"' in data, True))
     if seen.kind is not Kind.ITEM or seen.item is None:
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
-    return _page_text(ctx, start, end, seen, window=window, offset=offset)
+    return page_text(ctx, start, end, seen, window=window, offset=offset)
 
 
-def _page_text(
+def page_text(
     ctx: Ctx, start: int, end: int, seen: Seen, *, window: str | None, offset: int
 ) -> Page:
     assert seen.item is not None
@@ -526,14 +553,14 @@ def _page_text(
         raise PageFailure(
             "invalid_argument", f"offset_chars {offset} is past the item's {len(text)} characters"
         )
-    shell = _item_entry(seen.item, window, "")
+    shell = item_entry(seen.item, window, "")
     shell["nextCharOffset"] = len(text)
     shell["totalChars"] = len(text)
     room = envelope.MAX_RESULT - ctx.used - envelope.entry_size(shell)
     stop = envelope.fit_prefix(text, offset, ctx.req.limit_chars, max(room, 0))
     if stop == offset and offset < len(text):
         raise PageFailure("invalid_argument", "limit_chars leaves no room for any text")
-    entry = _item_entry(seen.item, window, text[offset:stop])
+    entry = item_entry(seen.item, window, text[offset:stop])
     entry["nextCharOffset"] = stop if stop < len(text) else None
     entry["totalChars"] = len(text)
     ctx.used += envelope.entry_size(entry)

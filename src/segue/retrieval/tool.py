@@ -9,6 +9,11 @@ Each call is one bounded page (R24), run with the store's cross-process lock hel
 4. read the page; take the snapshot again: any difference means something wrote without the
    lock while we read, and the page is dropped (``history_changed``).
 
+With the history index (R35, :mod:`~segue.retrieval.index_pages`), step 4 reads the page
+from the index when it is trusted (checked and caught up under the same lock); otherwise
+that call reads the bounded scan, and after the lock is released the index is rebuilt
+(``build_index``), so the next call is fast again. Both paths answer the same.
+
 Recovery never runs here: a reader does not repair. A first page under an untrusted receipt
 (missing, pending, corrupt, mismatched) proceeds from a fresh baseline of what the store's
 visibility rule says is readable; its cursor then accepts no growth at all (see
@@ -25,7 +30,7 @@ import msgspec
 from segue.errors import FileError, LockTimeout
 from segue.fsutil import describe_os_error
 from segue.history.store import HistoryStore
-from segue.retrieval import envelope, pages
+from segue.retrieval import envelope, pages, pages_order
 from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
 from segue.retrieval.reader import Budget, HistoryMoved
@@ -37,11 +42,16 @@ MAX_SCAN_BYTES = 2 * 1024 * 1024
 MAX_SCAN_ROWS = 500
 LOCK_TIMEOUT = 10.0
 
+#: the bounded scan's page per (action, newest first)
 _PAGES = {
-    "list_windows": pages.list_windows,
-    "list_items": pages.list_items,
-    "search": pages.search,
-    "read_item": pages.read_item,
+    ("list_windows", True): pages.list_windows,
+    ("list_windows", False): pages_order.list_windows_oldest,
+    ("list_items", True): pages_order.list_items_newest,
+    ("list_items", False): pages.list_items,
+    ("search", True): pages.search,
+    ("search", False): pages_order.search_oldest,
+    ("read_item", True): pages.read_item,
+    ("read_item", False): pages.read_item,
 }
 
 
@@ -59,11 +69,21 @@ class SessionHistoryTool:
         lock_timeout: float = LOCK_TIMEOUT,
         max_bytes: int = MAX_SCAN_BYTES,
         max_rows: int = MAX_SCAN_ROWS,
+        use_index: bool = True,
+        build_index: bool = True,
     ) -> None:
+        """``use_index``: answer from the history index when it is trusted (else every call
+        scans). ``build_index``: catch the index up and rebuild it when it is not trusted;
+        without it the index is only read, never created or written."""
         self.layout = layout
         self.store = HistoryStore(layout, lock_timeout=lock_timeout)
         self.max_bytes = max_bytes
         self.max_rows = max_rows
+        self.use_index = use_index
+        self.build_index = build_index
+        #: why the last call did not use the index (None: it did, or it was not asked to)
+        self.index_problem: str | None = None
+        self._rebuild = False
 
     @property
     def schema(self) -> Mapping[str, Any]:
@@ -79,6 +99,8 @@ class SessionHistoryTool:
             state = self._cursor(req)
         except (ArgumentError, CursorError) as exc:
             return envelope.error(exc.code, exc.message)
+        self._rebuild = False
+        self.index_problem = None
         try:
             with self.store.read_locked():  # shared: pages never change the files (R30)
                 return self._page(req, state)
@@ -96,6 +118,18 @@ class SessionHistoryTool:
             )
         except OSError as exc:  # no access, an I/O error: the files, not the model
             return envelope.error("history_changed", describe_os_error(exc))
+        finally:
+            if self._rebuild:
+                self._rebuild_index()
+
+    def _rebuild_index(self) -> None:
+        # Outside the store lock: a long build must not stall writers (index_build.py).
+        from segue.retrieval.index_build import NotBuilt, rebuild
+
+        try:
+            rebuild(self.layout)
+        except NotBuilt as exc:
+            self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"
 
     def _cursor(self, req: Request) -> CursorState | None:
         if req.cursor is None:
@@ -103,7 +137,7 @@ class SessionHistoryTool:
         state = decode(req.cursor)
         if state.ws != self.layout.workspace_id:
             raise CursorError("invalid_cursor", "cursor belongs to another workspace")
-        if state.act != req.action or state.bind != binding(req.action, req.key):
+        if state.act != req.action or state.bind != binding(req.action, req.bound):
             raise CursorError(
                 "invalid_cursor", "cursor belongs to another action or query; start without it"
             )
@@ -134,9 +168,9 @@ class SessionHistoryTool:
                     [], msgspec.structs.replace(checked, **with_snapshot(before)), pages.NOTE_MORE
                 )
             else:
-                page = _PAGES[req.action](ctx, checked)
+                page = self._answer(ctx, checked)
         else:
-            page = _PAGES[req.action](ctx, None)
+            page = self._answer(ctx, None)
         after = take(self.layout)
         if after != before:
             raise HistoryMoved(self.layout.chat)
@@ -151,6 +185,48 @@ class SessionHistoryTool:
         )
         return envelope.finish(result)
 
+    def _answer(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        # The index modules (and sqlite3) load on the first call, not with the command line.
+        from segue.retrieval.index_file import IndexBehind, IndexUnusable
+        from segue.retrieval.index_pages import IndexMismatch
+
+        indexed = state is not None and state.phase == "ix"
+        if self.use_index and (state is None or indexed):
+            try:
+                return self._indexed(ctx, state)
+            except (IndexUnusable, IndexMismatch) as exc:
+                self.index_problem = str(exc)
+                self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
+                ctx.used = envelope.base_size(ctx.req.action, pages.entries_key(ctx.req.action))
+        if state is not None and indexed:
+            state = _scan_state(state)
+        return _PAGES[ctx.req.action, ctx.req.newest_first](ctx, state)
+
+    def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        import sqlite3
+
+        from segue.retrieval import index_pages
+        from segue.retrieval.index_file import IndexUnusable, stream_in_progress
+
+        write = self.build_index and not stream_in_progress(self.layout)
+        ix = index_pages.open_for_call(self.layout, ctx.snap, write=write)
+        try:
+            return index_pages.ACTIONS[ctx.req.action](ctx, ix, state)
+        except sqlite3.Error as exc:  # a page of the file is damaged
+            raise IndexUnusable(f"index unreadable: {exc}") from None
+        finally:
+            ix.conn.close()
+
+
+def _scan_state(state: CursorState) -> CursorState:
+    """An index cursor's place as the bounded scan's cursor (the index is behind, locked,
+    damaged or not used on this call). The scan reads newest first from there and stops at
+    the first floor it meets, or reads forward from a place above the newest floor (new
+    floors in appended bytes were checked before), so nothing below the floor is read."""
+    if state.scan is None:
+        raise pages.PageFailure("stale_cursor", "this cursor needs the history index")
+    return msgspec.structs.replace(state.scan, ce=state.ce, cs=state.cs, cm=state.cm)
+
 
 def _base_state(
     workspace: str, req: Request, snap: Snapshot, prior: CursorState | None
@@ -160,7 +236,7 @@ def _base_state(
     return CursorState(
         ws=workspace,
         act=req.action,
-        bind=binding(req.action, req.key),
+        bind=binding(req.action, req.bound),
         **with_snapshot(snap),
         ce=prior.ce if prior is not None else snap.chat_size,
         cs=prior.cs if prior is not None else None,

@@ -1,5 +1,8 @@
-"""Search helpers for ``session_history`` pages: the literal, case-insensitive matcher (R23)
-and the byte-level pre-filter that proves a line cannot hold a hit without parsing it. Pure.
+"""Literal, case-insensitive matching (R23) and the exact byte pre-filter of the scan. Pure.
+
+:func:`matcher` is the one definition of a hit, shared by the scan and the index (which
+only narrows the rows it is tried on). :func:`make_prefilter` lets the scan skip parsing a
+line that provably holds no hit.
 """
 
 from __future__ import annotations
@@ -8,6 +11,8 @@ import re
 from collections.abc import Callable
 
 from segue.retrieval.project import Prefilter
+
+__all__ = ["make_prefilter", "matcher"]
 
 _RISKY = {  # non-ASCII code points that re.IGNORECASE matches to an ASCII letter
     "k": ("\u212a".encode(),),

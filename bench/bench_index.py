@@ -1,0 +1,296 @@
+"""The history index (issue 10, SPEC.md §7). Every figure is the median of 5 runs, with
+min–max, against a baseline run side by side in the same process.
+
+1. Look-back reach: one fact planted at depth 1, 10 (and 100, 1000 with
+   ``SEGUE_BENCH_SCALE=large``) MB from the end → the calls needed to find it and read it
+   (goal: exactly 1 ``search`` + 1 ``read_item`` at every depth), with the index against the
+   bounded scan; and the time of those two calls at the deepest depth against at 1 MB
+   (goal ≤ 3×).
+2. ``segue history search`` (a process, as a person runs it) over a 30 MB (200 MB large)
+   transcript against ``rg -F -i`` over the same file (goal ≤ 2×); skipped with a message when
+   ``rg`` is not installed.
+3. Keeping the index current: it catches up lazily at the next look-back, so the figure is
+   the catch-up time of 1 MB appended against the append itself.
+4. Build: rebuild throughput against a bare msgspec decode of the same file; the index's size
+   against the transcript's; the peak RSS of a rebuild in a fresh process at two sizes
+   (goal: < 150 MB and flat).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench.common import SCALE, Result
+from segue.history.store import HistoryStore
+from segue.messages import make_row
+from segue.retrieval import SessionHistoryTool
+from segue.retrieval.index_build import rebuild
+from segue.retrieval.index_file import index_path
+from segue.workspace import Layout
+
+LARGE = SCALE == "large" or os.environ.get("BENCH_SCALE") == "large"
+DEPTHS_MB = [1, 10, 100, 1000] if LARGE else [1, 10]
+CLI_MB = 200 if LARGE else 30
+RUNS = 5
+FACT = "zebracorn-4471 is the answer"
+_ROW_TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 30  # ~1.7 KB
+
+
+def _median(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float, float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times), max(times)
+
+
+def _span(t: tuple[float, float, float]) -> str:
+    return f"median of {RUNS}, {t[1] * 1e3:.1f}–{t[2] * 1e3:.1f} ms"
+
+
+def _fill(layout: Layout, megabytes: float, tag: str, *, fact_first: bool = False) -> None:
+    """Append about ``megabytes`` MB of ordinary rows; the fact first when asked."""
+    store = HistoryStore(layout, durable=False)
+    target = int(megabytes * (1 << 20))
+    written = 0
+    n = 0
+    if fact_first:
+        store.append([make_row("user", FACT, id=f"{tag}-fact")])
+    while written < target:
+        batch = [
+            make_row(
+                "user" if i % 2 else "assistant", f"{tag} {n + i} {_ROW_TEXT}", id=f"{tag}-{n + i}"
+            )
+            for i in range(2000)
+        ]
+        store.append(batch)
+        n += len(batch)
+        written += len(batch) * (len(_ROW_TEXT) + 120)
+
+
+def _reach(layout: Layout, tool: SessionHistoryTool) -> tuple[int, int]:
+    """(search calls, read_item calls) to find the fact and read it whole."""
+    args: dict[str, Any] = {"action": "search", "query": "zebracorn-4471"}
+    searches = 1
+    result = tool.call(args)
+    while not result["items"] and result["nextCursor"]:
+        result = tool.call({**args, "cursor": result["nextCursor"]})
+        searches += 1
+    assert result["items"], result
+    item_id = result["items"][0]["itemId"]
+    read_args: dict[str, Any] = {"action": "read_item", "item_id": item_id}
+    reads = 1
+    page = tool.call(read_args)
+    while not page["items"] and page["nextCursor"]:
+        page = tool.call({**read_args, "cursor": page["nextCursor"]})
+        reads += 1
+    assert page["items"][0]["text"] == FACT, page
+    return searches, reads
+
+
+def _bind(layout: Layout, tool: SessionHistoryTool) -> Callable[[], object]:
+    return lambda: _reach(layout, tool)
+
+
+def _reach_results(root: Path) -> list[Result]:
+    results: list[Result] = []
+    per_call: dict[int, tuple[float, float, float]] = {}
+    for depth in DEPTHS_MB:
+        layout = Layout(root, f"reach{depth}")
+        _fill(layout, 0.2, "before")
+        _fill(layout, depth, "after", fact_first=True)
+        rebuild(layout)
+        indexed = SessionHistoryTool(layout, build_index=False)
+        scan = SessionHistoryTool(layout, use_index=False)
+        calls_ix = _reach(layout, indexed)
+        calls_scan = _reach(layout, scan)
+        assert indexed.index_problem is None, indexed.index_problem
+        t_ix = _median(_bind(layout, indexed))
+        t_scan = _median(_bind(layout, scan), runs=RUNS if depth <= 10 else 1)
+        per_call[depth] = (t_ix[0] / 2, t_ix[1] / 2, t_ix[2] / 2)
+        results.append(
+            Result(
+                f"index: find+read a fact {depth} MB back",
+                t_ix[0],
+                "the bounded scan",
+                t_scan[0],
+                "1 search + 1 read_item at every depth",
+                note=f"calls: index {calls_ix[0]}+{calls_ix[1]}, scan {calls_scan[0]}+"
+                f"{calls_scan[1]}; {_span(t_ix)}",
+            )
+        )
+        shutil.rmtree(layout.session_dir)
+    deep = max(DEPTHS_MB)
+    results.append(
+        Result(
+            f"index: time per call at {deep} MB vs 1 MB",
+            per_call[deep][0],
+            "per call at 1 MB",
+            per_call[1][0],
+            "<= 3x",
+            note=_span(per_call[deep]),
+        )
+    )
+    return results
+
+
+def _cli_results(root: Path) -> list[Result]:
+    rg = shutil.which("rg")
+    if rg is None:
+        print(
+            "bench_index: rg (ripgrep) is not installed; skipping the CLI search row",
+            file=sys.stderr,
+        )
+        return []
+    layout = Layout(root, "cli")
+    _fill(layout, CLI_MB / 2, "a")
+    HistoryStore(layout, durable=False).append([make_row("user", FACT, id="fact")])
+    _fill(layout, CLI_MB / 2, "b")
+    rebuild(layout)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    segue = [
+        sys.executable,
+        "-m",
+        "segue",
+        "--home",
+        str(root),
+        "-w",
+        "cli",
+        "history",
+        "search",
+        "zebracorn-4471",
+    ]
+    out = subprocess.run(segue, capture_output=True, text=True, env=env, check=True).stdout
+    assert "1 matching item(s)" in out, out
+    grep = [rg, "-F", "-i", "zebracorn-4471", str(layout.chat)]
+    t_segue = _median(lambda: subprocess.run(segue, capture_output=True, env=env, check=True))
+    t_rg = _median(lambda: subprocess.run(grep, capture_output=True, check=True))
+    size = layout.chat.stat().st_size >> 20
+    return [
+        Result(
+            f"history search over {size} MB (process)",
+            t_segue[0],
+            "rg -F -i, same file",
+            t_rg[0],
+            "<= 2x",
+            note=f"{_span(t_segue)}; rg {_span(t_rg)}",
+        )
+    ]
+
+
+def _catch_up_results(root: Path) -> list[Result]:
+    layout = Layout(root, "catch")
+    _fill(layout, 5, "base")
+    rebuild(layout)
+    tool = SessionHistoryTool(layout)
+    tool.call({"action": "search", "query": "zebracorn"})
+    appends: list[float] = []
+    catches: list[float] = []
+    for r in range(RUNS):
+        start = time.perf_counter()
+        _fill(layout, 1, f"r{r}")
+        appends.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        tool.call({"action": "read_item", "item_id": "0"})
+        catches.append(time.perf_counter() - start)
+        assert tool.index_problem is None, tool.index_problem
+    med_a, med_c = statistics.median(appends), statistics.median(catches)
+    return [
+        Result(
+            "index: catch-up of 1 MB appended",
+            med_c,
+            "appending that 1 MB",
+            med_a,
+            "lazy, at the next look-back",
+            note=f"median of {RUNS}, {min(catches) * 1e3:.0f}–{max(catches) * 1e3:.0f} ms",
+        )
+    ]
+
+
+_CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+from segue.retrieval.index_build import rebuild
+from segue.workspace import Layout
+start = time.perf_counter()
+rebuild(Layout(Path(sys.argv[1]), sys.argv[2]))
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _rss(root: Path, workspace: str) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(root), workspace],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
+    return dict(json.loads(out))
+
+
+def _build_results(root: Path) -> list[Result]:
+    small = Layout(root, "build")
+    _fill(small, 5, "b")
+    data = small.chat.read_bytes()
+    decoder = msgspec.json.Decoder()
+
+    def decode() -> None:
+        for line in data.splitlines():
+            decoder.decode(line)
+
+    t_build = _median(lambda: rebuild(small))
+    t_decode = _median(decode)
+    mb = len(data) / (1 << 20)
+    ratio = index_path(small).stat().st_size / len(data)
+    big_mb = 1000 if LARGE else 50
+    big = Layout(root, "buildbig")
+    _fill(big, big_mb, "c")
+    peak_small = _rss(root, "build")["peak_mb"]
+    peak_big = _rss(root, "buildbig")
+    return [
+        Result(
+            f"index: rebuild {mb:.0f} MB ({mb / t_build[0]:.1f} MB/s)",
+            t_build[0],
+            "msgspec decode of the same lines",
+            t_decode[0],
+            "for tracking",
+            note=f"{_span(t_build)}; index is {ratio:.2f}x the transcript",
+        ),
+        Result(
+            f"index: rebuild peak RSS, {big_mb} MB vs {mb:.0f} MB (MB as s)",
+            peak_big["peak_mb"],
+            f"peak RSS at {mb:.0f} MB",
+            peak_small,
+            "< 150 MB, flat",
+            ratio_meaning="peak MB / peak MB",
+            note=f"{peak_big['peak_mb']:.0f} MB vs {peak_small:.0f} MB; "
+            f"{big_mb / peak_big['seconds']:.1f} MB/s at {big_mb} MB",
+        ),
+    ]
+
+
+def run() -> list[Result]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        return [
+            *_reach_results(root),
+            *_cli_results(root),
+            *_catch_up_results(root),
+            *_build_results(root),
+        ]

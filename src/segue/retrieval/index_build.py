@@ -1,0 +1,354 @@
+"""Building the history index and catching it up (SPEC.md §7). I/O.
+
+Every line of the transcript becomes one ``rows`` record, classified by the same
+:func:`segue.retrieval.project.classify` the bounded scan uses (so the projection, the hidden
+rule and floor recognition of R11/R25 are the scan's, not a copy), and the people's view by
+:mod:`segue.views.project`. Lines are read with the scan's own
+:class:`~segue.retrieval.reader.ForwardReader`, so an oversized line is never held in memory
+and a reset key past its first MiB still makes it a floor.
+
+* :func:`rebuild` reads the files *without* the store lock (a long build must not stall
+  writers) into ``history-index.sqlite.build`` and, only if the receipt then still vouches
+  for the same epoch and archive, renames it into place. Whatever was appended meanwhile is
+  caught up later; anything else that happened makes the new file untrusted, never wrong.
+* :func:`catch_up` runs with the store lock held (the caller's): it reads only the chat bytes
+  appended since the index's ``chat_read``, at most ``max_bytes`` per call, in one SQLite
+  transaction (a ``kill -9`` rolls it back).
+* A chat line without its newline is not indexed (it may be a batch in flight); the reader
+  of the index checks those bytes itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from segue.context.boundaries import ROOT_WINDOW_ID, is_boundary, window_id_of_boundary
+from segue.fsutil import fsync_dir
+from segue.retrieval.filters import tool_names
+from segue.retrieval.index_file import (
+    DDL,
+    KIND_BOUNDARY,
+    KIND_FLOOR,
+    KIND_ITEM,
+    KIND_SKIP,
+    ROOT_POS,
+    TOOL_SEP,
+    VIEW_HIDDEN,
+    VIEW_OWN,
+    VIEW_SAME,
+    IndexUnusable,
+    Meta,
+    build_path,
+    digest,
+    id_bytes,
+    index_path,
+    schema_id,
+    stamp_list,
+    storable,
+    stream_in_progress,
+    write_meta,
+)
+from segue.retrieval.project import Kind, classify
+from segue.retrieval.reader import (
+    Budget,
+    ForwardReader,
+    FwdState,
+    HistoryMoved,
+    RawLine,
+    Segment,
+    read_span,
+)
+from segue.retrieval.snapshot import Snapshot, take
+from segue.views.project import display
+from segue.views.project import is_hidden as hidden_for_people
+from segue.workspace import Layout
+
+#: chat bytes one call may catch up; more waits for the next call (that call scans)
+CATCH_UP_BYTES = 64 << 20
+_BATCH = 2000
+_UNBOUNDED = 1 << 62
+_RISKY = frozenset("\u212a\u017f\u0130\u0131")
+_KINDS = {
+    Kind.ITEM: KIND_ITEM,
+    Kind.BOUNDARY: KIND_BOUNDARY,
+    Kind.FLOOR: KIND_FLOOR,
+    Kind.SKIP: KIND_SKIP,
+}
+_INSERT = (
+    "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
+    "text, vkind, vtext, hwin, risky) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+Progress = Callable[[int, int], None]
+Record = tuple[object, ...]
+
+
+class NotBuilt(Exception):
+    """The index was not (re)built; the message says why. Never an error for the user: the
+    answer comes from the scan."""
+
+
+@dataclass
+class Walker:
+    """Turns lines into records, oldest first, tracking the window open at each line."""
+
+    win: int = ROOT_POS
+    wid: str = ROOT_WINDOW_ID
+    hwin: str = ROOT_WINDOW_ID
+
+    def record(self, line: RawLine) -> Record:
+        seen = classify(line)
+        row = seen.row
+        kind = _KINDS[seen.kind]
+        wkind = None
+        if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
+            self.win, self.wid, wkind = line.start, seen.window_id, seen.window_kind
+        if row is not None and is_boundary(row):
+            self.hwin = window_id_of_boundary(row)
+        item = seen.item
+        text = item.text if item is not None else None
+        vkind, vtext = VIEW_HIDDEN, None
+        if row is not None and not hidden_for_people(row):
+            shown = display(row).text
+            vkind, vtext = (VIEW_SAME, None) if shown == text else (VIEW_OWN, shown)
+        tools = None
+        if row is not None:
+            tools = storable(TOOL_SEP + TOOL_SEP.join(tool_names(row)) + TOOL_SEP)[0]
+        risky = int(any(ch in _RISKY for ch in (text or "") + (vtext or "")))
+        if text is not None:
+            text, changed = storable(text)
+            risky = 2 if changed else risky
+        if vtext is not None:
+            vtext, changed = storable(vtext)
+            risky = 2 if changed else risky
+        return (
+            line.start,
+            line.end - line.start,
+            digest(line.raw) if line.raw is not None else None,
+            kind,
+            self.win,
+            id_bytes(self.wid),
+            wkind,
+            id_bytes(item.item_id) if item is not None else None,
+            id_bytes(item.row_id) if item is not None else None,
+            item.role if item is not None else (row.role if row is not None else None),
+            tools,
+            item.timestamp if item is not None else None,
+            text,
+            vkind,
+            vtext,
+            id_bytes(self.hwin),
+            risky,
+        )
+
+
+def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
+    conn.executemany(_INSERT, records)
+    conn.executemany(
+        "INSERT INTO fts (rowid, body) VALUES (?, ?)",
+        [(r[0], _body(r[12], r[14])) for r in records if r[12] is not None or r[14] is not None],
+    )
+
+
+def _body(text: object, vtext: object) -> str:
+    return "\n".join(str(t) for t in (text, vtext) if t is not None)
+
+
+def _index_lines(
+    conn: sqlite3.Connection,
+    lines: Iterable[RawLine],
+    walker: Walker,
+    chat_start: int,
+    *,
+    progress: Progress | None = None,
+    total: int = 0,
+) -> int | None:
+    """Insert every line; returns the global start of a chat line left out for lacking its
+    newline (None when there is none)."""
+    batch: list[Record] = []
+    torn: int | None = None
+    for line in lines:
+        if not line.complete and line.start >= chat_start:
+            torn = line.start
+            break
+        batch.append(walker.record(line))
+        if len(batch) >= _BATCH:
+            _insert(conn, batch)
+            batch = []
+            if progress is not None:
+                progress(line.end, total)
+    if batch:
+        _insert(conn, batch)
+    return torn
+
+
+def _same_files(then: Snapshot, now: Snapshot) -> bool:
+    if not now.trusted or now.epoch != then.epoch or now.archive != then.archive:
+        return False
+    if then.chat is None:
+        return True
+    return (
+        now.chat is not None
+        and (now.chat.dev, now.chat.ino) == (then.chat.dev, then.chat.ino)
+        and now.chat_size >= then.chat_size
+    )
+
+
+def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
+    """Build the index from the whole transcript and put it in place (see the module
+    docstring). Raises :class:`NotBuilt` when it cannot be built now."""
+    if not layout.session_dir.is_dir():
+        raise NotBuilt("the workspace has no transcript")
+    if stream_in_progress(layout):
+        raise NotBuilt("a Xum stream is in progress (partial.json is newer than the transcript)")
+    snap = take(layout)
+    if not snap.trusted:
+        raise NotBuilt(
+            "the receipt does not vouch for the transcript files; run a command "
+            "that writes (recovery runs first) and try again"
+        )
+    path = build_path(layout)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise NotBuilt(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise NotBuilt("another process is building the index") from None
+        os.ftruncate(fd, 0)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(str(path) + "-journal")
+        try:
+            meta = _build_into(layout, snap, str(path), progress)
+        except (HistoryMoved, OSError):
+            # read without the lock: a rotation or rewrite moved the files under us
+            meta = None
+        except sqlite3.Error as exc:
+            os.unlink(path)
+            raise NotBuilt(f"the index could not be written: {exc}") from None
+        os.fsync(fd)
+        if meta is None:
+            os.unlink(path)
+            raise NotBuilt("the transcript was rewritten while it was indexed")
+        if not _same_files(snap, take(layout)):
+            os.unlink(path)
+            raise NotBuilt("the transcript was rewritten while it was indexed")
+        os.replace(path, index_path(layout))
+        fsync_dir(layout.session_dir)
+        return meta
+    finally:
+        os.close(fd)
+
+
+def _build_into(layout: Layout, snap: Snapshot, path: str, progress: Progress | None) -> Meta:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=OFF")  # a crashed build is thrown away whole
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.executescript(DDL)
+        conn.execute("BEGIN")
+        a = snap.archive_size
+        segs = [
+            Segment(layout.archive, 0, a),
+            Segment(layout.chat, a, a + snap.chat_size),
+        ]
+        walker = Walker()
+        reader = ForwardReader(segs, FwdState(0), Budget(_UNBOUNDED, _UNBOUNDED))
+        total = a + snap.chat_size
+        torn = _index_lines(conn, reader, walker, a, progress=progress, total=total)
+        chat_read = (torn if torn is not None else total) - a
+        meta = Meta(
+            schema=schema_id(),
+            workspace=layout.workspace_id,
+            epoch=snap.epoch,
+            archive=stamp_list(snap.archive),
+            chat_file=[snap.chat.dev, snap.chat.ino] if snap.chat is not None else None,
+            archive_size=a,
+            chat_read=chat_read,
+            win=walker.win,
+            wid=walker.wid,
+            hwin=walker.hwin,
+            complete=True,
+        )
+        write_meta(conn, meta)
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA journal_mode=DELETE")  # what every later writer uses
+        if progress is not None:
+            progress(total, total)
+        return meta
+    finally:
+        conn.close()
+
+
+def catch_up(
+    conn: sqlite3.Connection,
+    layout: Layout,
+    meta: Meta,
+    snap: Snapshot,
+    max_bytes: int | None = None,
+) -> Meta:
+    """Index the chat bytes appended since ``meta.chat_read`` (the store lock is held by the
+    caller; the index was checked against ``snap``). Returns the new metadata."""
+    end = snap.chat_size
+    if meta.chat_read >= end:
+        return meta
+    a = snap.archive_size
+    _check_last(conn, layout, a)
+    walker = Walker(meta.win, meta.wid, meta.hwin)
+    budget = Budget(CATCH_UP_BYTES if max_bytes is None else max_bytes, _UNBOUNDED)
+    reader = ForwardReader([Segment(layout.chat, a, a + end)], FwdState(a + meta.chat_read), budget)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as exc:
+        raise IndexUnusable(f"index is locked: {exc}") from None
+    try:
+        done = a + meta.chat_read
+        batch: list[Record] = []
+        for line in reader:
+            if not line.complete:
+                break
+            batch.append(walker.record(line))
+            done = line.end
+            if len(batch) >= _BATCH:
+                _insert(conn, batch)
+                batch = []
+        if batch:
+            _insert(conn, batch)
+        new = Meta(
+            **{
+                **meta.__dict__,
+                "chat_read": done - a,
+                "win": walker.win,
+                "wid": walker.wid,
+                "hwin": walker.hwin,
+                "chat_file": [snap.chat.dev, snap.chat.ino] if snap.chat is not None else None,
+            }
+        )
+        write_meta(conn, new)
+        conn.execute("COMMIT")
+        return new
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _check_last(conn: sqlite3.Connection, layout: Layout, archive_size: int) -> None:
+    """The newest indexed line must still be there, byte for byte, before more is added."""
+    last = conn.execute(
+        "SELECT pos, len, digest FROM rows WHERE digest IS NOT NULL ORDER BY pos DESC LIMIT 1"
+    ).fetchone()
+    if last is None:
+        return
+    pos, length, want = int(last[0]), int(last[1]), bytes(last[2])
+    path, local = (layout.archive, pos) if pos < archive_size else (layout.chat, pos - archive_size)
+    data = read_span(path, local, length)
+    if data is None or not data.endswith(b"\n") or digest(data[:-1]) != want:
+        raise IndexUnusable("the last indexed row is not in the transcript any more")

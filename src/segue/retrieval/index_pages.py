@@ -1,0 +1,484 @@
+"""``session_history`` answered from the history index (R35, R36). Runs with the store lock
+held, inside the page of tool.py, after the index was checked and caught up
+(:func:`open_for_call`).
+
+What makes an indexed answer equal the scan's:
+
+* the same rows: the index holds the scan's own classification of every line, and only rows
+  above the newest floor are considered (the floor: the newest floor candidate the index
+  knows; the bytes it has not read are checked first and, unless they are a torn tail
+  without a reset key, the call scans instead);
+* the same order and page breaks: newest (or oldest) first by position, a page ends at the
+  limit or at the first entry that would not fit the 16 KiB result, exactly where the scan's
+  pages end;
+* the same text: every returned row is re-read from the transcript at its recorded offset,
+  checked against its recorded length and digest, and classified again; any difference is
+  :class:`IndexMismatch` (the call scans and the index is rebuilt).
+
+The re-reads count against R24's budget (``scanned``); a page whose next row would pass it
+ends there with a cursor. Index lookups do not count (R35).
+
+SQL text is put together only from fixed fragments (orders, filters, column names); every
+value is a bound parameter. Row kinds are written as literals, not parameters, so that SQLite
+can use the partial indexes (``WHERE kind = 0``) of index_file.py.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from segue.context.boundaries import ROOT_WINDOW_ID
+from segue.context.floor import mentions_reset_key
+from segue.retrieval import pages
+from segue.retrieval.cursor import CursorState
+from segue.retrieval.index_build import catch_up
+from segue.retrieval.index_file import (
+    KIND_ITEM,
+    ROOT_POS,
+    TOOL_SEP,
+    IndexBehind,
+    IndexUnusable,
+    Meta,
+    digest,
+    floor_pos,
+    id_bytes,
+    id_str,
+    open_index,
+    storable,
+    trusted_meta,
+)
+from segue.retrieval.matching import matcher
+from segue.retrieval.project import Kind, Seen, classify
+from segue.retrieval.reader import MAX_LINE, RawLine, read_span
+from segue.retrieval.snapshot import Snapshot
+from segue.workspace import Layout
+
+_TOP = 1 << 62  # above every position
+_BOTTOM = ROOT_POS - 1  # below every position, the root window's included
+_ASCII_RUN = re.compile(r"[\x20-\x7e]{3,}")
+
+
+class IndexMismatch(Exception):
+    """A row's bytes differ from what the index recorded: this call scans, and the index is
+    rebuilt."""
+
+
+@dataclass
+class Ix:
+    """One call's view of the index."""
+
+    conn: sqlite3.Connection
+    meta: Meta
+    floor: int
+
+
+def open_for_call(layout: Layout, snap: Snapshot, *, write: bool) -> Ix:
+    """Open, check and (with ``write``) catch up the index, or raise :class:`IndexUnusable`.
+    The caller holds the store lock and closes ``Ix.conn``."""
+    conn = open_index(layout, write=write)
+    try:
+        meta = trusted_meta(conn, layout, snap)
+        if write:
+            meta = catch_up(conn, layout, meta, snap)
+        _check_unread(layout, meta, snap)
+        return Ix(conn, meta, floor_pos(conn))
+    except sqlite3.Error as exc:
+        conn.close()
+        raise IndexUnusable(f"index unreadable: {exc}") from None
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _check_unread(layout: Layout, meta: Meta, snap: Snapshot) -> None:
+    """Bytes the index has not read may only be a torn tail without a reset key (not an
+    item, not a floor, as the scan sees it); anything else is answered by the scan."""
+    n = snap.chat_size - meta.chat_read
+    if n == 0:
+        return
+    if n > MAX_LINE:
+        raise IndexBehind("the index has not caught up yet")
+    data = read_span(layout.chat, meta.chat_read, n)
+    if data is None:
+        raise IndexUnusable("chat.jsonl is shorter than its stamp")
+    if b"\n" in data or mentions_reset_key(data):
+        raise IndexBehind("the index has not caught up yet")
+
+
+# -- re-reading rows ---------------------------------------------------------------------
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def _reread(ctx: pages.Ctx, pos: int, length: int, want: bytes | None) -> Seen:
+    budget = ctx.budget
+    if budget.rows_left == 0 or length > budget.bytes_left:
+        raise _OutOfBudget
+    a = ctx.archive_size
+    path, local = (ctx.layout.archive, pos) if pos < a else (ctx.layout.chat, pos - a)
+    data = read_span(path, local, length)
+    budget.bytes += length
+    budget.rows += 1
+    if data is None or not data.endswith(b"\n") or want is None or digest(data[:-1]) != want:
+        raise IndexMismatch(f"row at {pos} differs from the index")
+    return classify(RawLine(pos, pos + length, data[:-1], mentions_reset_key(data), True))
+
+
+def _item(ctx: pages.Ctx, pos: int, length: int, want: bytes | None, text: str) -> Seen:
+    seen = _reread(ctx, pos, length, want)
+    if seen.kind is not Kind.ITEM or seen.item is None or storable(seen.item.text)[0] != text:
+        raise IndexMismatch(f"row at {pos} projects differently than the index says")
+    return seen
+
+
+# -- filters and candidates ----------------------------------------------------------------
+
+
+def _filters(ctx: pages.Ctx) -> tuple[str, list[Any]]:
+    sql, args = "", []
+    if ctx.req.role is not None:
+        sql += " AND r.role = ?"
+        args.append(ctx.req.role)
+    if ctx.req.tool_name is not None:
+        sql += " AND instr(r.tools, ?) > 0"
+        args.append(storable(TOOL_SEP + ctx.req.tool_name + TOOL_SEP)[0])
+    return sql, args
+
+
+def fts_key(query: str) -> str | None:
+    """Text every hit of ``query`` contains, ASCII case aside, for the trigram index: the
+    longest run of printable ASCII (at least 3 characters). Under ``re.IGNORECASE`` an ASCII
+    character matches only itself and its ASCII case partner, except K, S and I, which also
+    match K (Kelvin), ſ, İ and ı: rows holding one of those are always candidates too
+    (``risky``). None: no such run (the candidate rows are scanned)."""
+    runs = _ASCII_RUN.findall(query)
+    return max(runs, key=len) if runs else None
+
+
+_MAX_TRIGRAMS = 16
+
+
+def fts_match(key: str) -> str:
+    """An FTS5 query for rows holding every trigram of ``key`` (at most 16 of them, spread
+    over it: a superset of the rows holding ``key``, which is all a candidate must be)."""
+    grams = sorted({key[i : i + 3] for i in range(len(key) - 2)}, key=key.find)
+    if len(grams) > _MAX_TRIGRAMS:
+        step = len(grams) / _MAX_TRIGRAMS
+        grams = [grams[int(i * step)] for i in range(_MAX_TRIGRAMS)]
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
+def candidates(
+    conn: sqlite3.Connection, query: str, lo: int, hi: int, *, newest: bool
+) -> Iterator[int]:
+    """Positions in ``(lo, hi)`` of the rows that may hold ``query`` (in the agent's or in
+    people's text), newest or oldest first: the trigram matches of its key plus the risky
+    rows; without a key, the rows whose stored text matches (``segue_find``, registered by
+    the caller) or had to be changed to be stored."""
+    order = "DESC" if newest else "ASC"
+    key = fts_key(query)
+    if key is None:
+        sql = (
+            "SELECT pos FROM rows WHERE pos > ? AND pos < ? AND (risky = 2 OR "  # noqa: S608
+            f"segue_find(text) OR segue_find(vtext)) ORDER BY pos {order}"
+        )
+        yield from (int(r[0]) for r in _rows(conn, sql, [lo, hi]))
+        return
+    fts = _rows(
+        conn,
+        f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid > ? AND rowid < ? "  # noqa: S608
+        f"ORDER BY rowid {order}",
+        [fts_match(key), lo, hi],
+    )
+    risky = _rows(
+        conn,
+        f"SELECT pos FROM rows WHERE risky > 0 AND pos > ? AND pos < ? ORDER BY pos {order}",  # noqa: S608
+        [lo, hi],
+    )
+    last = None
+    for (pos,) in heapq.merge(fts, risky, reverse=newest):
+        if pos != last:
+            yield int(pos)
+        last = pos
+
+
+def _rows(conn: sqlite3.Connection, sql: str, args: list[Any]) -> Iterator[tuple[Any, ...]]:
+    cur = conn.execute(sql, args)
+    while True:
+        chunk = cur.fetchmany(64)
+        if not chunk:
+            return
+        yield from chunk
+
+
+def _order(ctx: pages.Ctx) -> tuple[str, str]:
+    return ("<", "DESC") if ctx.req.newest_first else (">", "ASC")
+
+
+def _ix_state(ctx: pages.Ctx, pos: int, scan: CursorState, win: int = 0) -> CursorState:
+    """An index cursor: the bound ``pos`` (and list_items' window), and ``scan``, the same
+    place as the bounded scan's cursor, for a next call that cannot use the index. Both
+    name transcript positions, which a verified append does not move (R26)."""
+    return ctx.state(phase="ix", pos=pos, win=win, scan=scan)
+
+
+def _back(ctx: pages.Ctx, end: int, **fields: Any) -> CursorState:
+    """A scan cursor reading newest first from the line boundary ``end``."""
+    return ctx.state(phase="back", pos=end, **fields)
+
+
+def _fwd(ctx: pages.Ctx, start: int, phase: str = "ofwd", **fields: Any) -> CursorState:
+    """A scan cursor reading oldest first from the line boundary ``start``."""
+    return ctx.state(phase=phase, pos=start, **fields)
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    query = ctx.req.key
+    find = matcher(query)
+    ix.conn.create_function(
+        "segue_find", 1, lambda text: text is not None and find(text) is not None
+    )
+    newest = ctx.req.newest_first
+    bound = state.pos if state is not None else (_TOP if newest else ix.floor)
+    lo, hi = (ix.floor, bound) if newest else (bound, _TOP)
+    role, tool = ctx.req.role, ctx.req.tool_name
+    tool_key = storable(TOOL_SEP + tool + TOOL_SEP)[0] if tool is not None else None
+    entries: list[dict[str, Any]] = []
+    for pos in candidates(ix.conn, query, lo, hi, newest=newest):
+        row = ix.conn.execute(
+            "SELECT kind, len, digest, text, wid, role, tools, risky FROM rows WHERE pos = ?",
+            (pos,),
+        ).fetchone()
+        kind, length, want, text, wid, row_role, tools, risky = row
+        if kind != KIND_ITEM or (role is not None and row_role != role):
+            continue
+        if tool_key is not None and tool_key not in (tools or ""):
+            continue
+        if risky != 2 and find(text) is None:
+            continue
+        try:
+            seen = _item(ctx, pos, length, want, text)
+        except _OutOfBudget:
+            return pages.Page(entries, _search_at(ctx, pos, length, wid), _note(entries))
+        assert seen.item is not None
+        span = find(seen.item.text)
+        if span is None:  # only a row whose stored text had to change (``storable``)
+            bound = pos
+            continue
+        entry = pages.fit_snippet(ctx, seen.item, id_str(wid), span[0], span[1])
+        if entry is None:
+            return pages.Page(entries, _search_at(ctx, pos, length, wid))
+        entries.append(entry)
+        bound = pos
+        if len(entries) >= ctx.req.limit:
+            return pages.Page(entries, _search_after(ctx, pos, length, wid))
+    return pages.Page(entries, None)
+
+
+def _search_at(ctx: pages.Ctx, pos: int, length: int, wid: bytes) -> CursorState:
+    """The next page starts with the row at ``pos`` (``length`` bytes, window ``wid``)."""
+    if ctx.req.newest_first:
+        return _ix_state(ctx, pos + 1, _back(ctx, pos + length))
+    return _ix_state(ctx, pos - 1, _fwd(ctx, pos, window=id_str(wid)))
+
+
+def _search_after(ctx: pages.Ctx, pos: int, length: int, wid: bytes) -> CursorState:
+    """The next page starts after the row at ``pos``, in the page's order."""
+    if ctx.req.newest_first:
+        return _ix_state(ctx, pos, _back(ctx, pos))
+    return _ix_state(ctx, pos, _fwd(ctx, pos + length, window=id_str(wid)))
+
+
+def _resume(ctx: pages.Ctx, pos: int) -> int:
+    """The bound that makes the next page start *at* the row at ``pos``."""
+    return pos + 1 if ctx.req.newest_first else pos - 1
+
+
+def _note(entries: list[dict[str, Any]]) -> str | None:
+    return pages.NOTE_MORE if not entries else None
+
+
+# -- list_items --------------------------------------------------------------------------
+
+
+def _window_pos(ix: Ix, target: str) -> int:
+    row = ix.conn.execute(
+        "SELECT pos FROM rows WHERE kind IN (1, 2) AND wid = ? AND pos >= ? "
+        "ORDER BY pos DESC LIMIT 1",
+        (id_bytes(target), ix.floor),
+    ).fetchone()
+    if row is not None:
+        return int(row[0])
+    if target == ROOT_WINDOW_ID and ix.floor == ROOT_POS:
+        return ROOT_POS
+    raise pages.PageFailure("window_not_found", f"no window {target!r} above the privacy floor")
+
+
+def list_items(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    target = ctx.req.key
+    win = state.win if state is not None else _window_pos(ix, target)
+    cmp, direction = _order(ctx)
+    bound = state.pos if state is not None else (_TOP if ctx.req.newest_first else _BOTTOM)
+    narrow, nargs = _filters(ctx)
+    sql = (
+        "SELECT pos, len, digest, text FROM rows r WHERE kind = 0 AND win = ? "  # noqa: S608
+        f"AND pos {cmp} ?{narrow} ORDER BY pos {direction} LIMIT ?"
+    )
+    entries: list[dict[str, Any]] = []
+    limit = ctx.req.limit
+    for pos, length, want, text in _rows(ix.conn, sql, [win, bound, *nargs, limit + 1]):
+        if len(entries) >= limit:
+            return pages.Page(entries, _items_at(ctx, ix, pos, length, win))
+        try:
+            seen = _item(ctx, pos, length, want, text)
+        except _OutOfBudget:
+            return pages.Page(entries, _items_at(ctx, ix, pos, length, win), _note(entries))
+        assert seen.item is not None
+        entry = pages.item_entry(
+            seen.item, target, pages.preview(seen.item.text, ctx.req.max_chars)
+        )
+        if not ctx.fits(entry):
+            return pages.Page(entries, _items_at(ctx, ix, pos, length, win))
+        entries.append(entry)
+    return pages.Page(entries, None)
+
+
+def _items_at(ctx: pages.Ctx, ix: Ix, pos: int, length: int, win: int) -> CursorState:
+    """The next page starts with the item at ``pos`` of the window starting at ``win``."""
+    if not ctx.req.newest_first:
+        return _ix_state(ctx, _resume(ctx, pos), _fwd(ctx, pos, phase="fwd"), win)
+    begin = 0
+    if win != ROOT_POS:  # the window's rows start after its boundary line
+        row = ix.conn.execute("SELECT len FROM rows WHERE pos = ?", (win,)).fetchone()
+        begin = win + int(row[0])
+    scan = ctx.state(phase="iback", pos=pos + length, end=begin)
+    return _ix_state(ctx, _resume(ctx, pos), scan, win)
+
+
+# -- list_windows --------------------------------------------------------------------------
+
+
+def _windows(
+    ix: Ix, ctx: pages.Ctx, bound: int
+) -> Iterator[tuple[int, int, bytes | None, bytes, str]]:
+    """(pos, len, digest, window id, kind) of the windows above the floor, in order; the root
+    window (pos ROOT_POS) when there is no floor."""
+    cmp, direction = _order(ctx)
+    sql = (
+        "SELECT pos, len, digest, wid, wkind FROM rows WHERE kind IN (1, 2) AND pos >= ? "  # noqa: S608
+        f"AND pos {cmp} ? ORDER BY pos {direction}"
+    )
+    boundaries = _rows(ix.conn, sql, [ix.floor, bound])
+    root_in = ix.floor == ROOT_POS and (
+        bound > ROOT_POS if ctx.req.newest_first else bound < ROOT_POS
+    )
+    root = (ROOT_POS, 0, None, id_bytes(ROOT_WINDOW_ID), "root")
+    if root_in and not ctx.req.newest_first:
+        yield root
+    yield from boundaries
+    if root_in and ctx.req.newest_first:
+        yield root
+
+
+def list_windows(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    bound = state.pos if state is not None else (_TOP if ctx.req.newest_first else _BOTTOM)
+    out: list[dict[str, Any]] = []
+    for pos, length, want, wid, wkind in _windows(ix, ctx, bound):
+        if pos != ROOT_POS and want is not None:
+            try:
+                _boundary(ctx, pos, length, want)
+            except _OutOfBudget:
+                return pages.Page(out, _windows_at(ctx, ix, pos, length, wid, wkind), _note(out))
+        count, first, last = _window_stats(ix, pos)
+        entry = pages.window_entry(id_str(wid), wkind, first, last, count)
+        if len(out) >= ctx.req.limit or not ctx.fits(entry):
+            return pages.Page(out, _windows_at(ctx, ix, pos, length, wid, wkind))
+        out.append(entry)
+    return pages.Page(out, None)
+
+
+def _windows_at(
+    ctx: pages.Ctx, ix: Ix, pos: int, length: int, wid: bytes, wkind: str
+) -> CursorState:
+    """The next page starts with the window whose boundary is at ``pos``. The scan reads
+    newest first from the end of that boundary line, its items already counted, or oldest
+    first from there, none counted yet."""
+    start = 0 if pos == ROOT_POS else pos + length
+    if ctx.req.newest_first:
+        count, first, last = _window_stats(ix, pos)
+        scan = _back(ctx, start, first=first, last=last, count=count)
+    else:
+        scan = _fwd(ctx, start, window=id_str(wid), wkind=wkind)
+    return _ix_state(ctx, _resume(ctx, pos), scan)
+
+
+def _boundary(ctx: pages.Ctx, pos: int, length: int, want: bytes) -> None:
+    seen = _reread(ctx, pos, length, want)
+    if seen.kind not in (Kind.BOUNDARY, Kind.FLOOR):
+        raise IndexMismatch(f"row at {pos} is no longer a boundary")
+
+
+def _window_stats(ix: Ix, win: int) -> tuple[int, str | None, str | None]:
+    count, lo, hi = ix.conn.execute(
+        "SELECT count(*), min(pos), max(pos) FROM rows WHERE kind = 0 AND win = ?",
+        (win,),
+    ).fetchone()
+    if not count:
+        return 0, None, None
+    ids = dict(
+        ix.conn.execute("SELECT pos, item FROM rows WHERE pos IN (?, ?)", (lo, hi)).fetchall()
+    )
+    return int(count), id_str(ids[lo]), id_str(ids[hi])
+
+
+# -- read_item ---------------------------------------------------------------------------
+
+
+def read_item(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    wanted = ctx.req.key
+    # one indexed lookup per way of naming a row (an OR of both would scan every item)
+    named = [("item", id_bytes(wanted))]
+    if wanted.startswith("m:"):
+        named.append(("rid", id_bytes(wanted[2:])))
+    newest = max(
+        (
+            ix.conn.execute(
+                f"SELECT max(pos) FROM rows WHERE kind = 0 AND {column} = ? AND pos > ?",  # noqa: S608
+                (value, ix.floor),
+            ).fetchone()[0]
+            for column, value in named
+        ),
+        key=lambda p: -1 if p is None else int(p),
+    )
+    row = None
+    if newest is not None:
+        row = ix.conn.execute(
+            "SELECT pos, len, digest, text, wid FROM rows WHERE pos = ?", (newest,)
+        ).fetchone()
+    if row is None:
+        raise pages.PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
+    pos, length, want, text, wid = row
+    try:
+        seen = _item(ctx, pos, length, want, text)
+    except _OutOfBudget:  # only when a line is larger than a call's whole budget
+        raise IndexUnusable("the item is larger than one call may read") from None
+    offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
+    return pages.page_text(ctx, pos, pos + length, seen, window=id_str(wid), offset=offset)
+
+
+ACTIONS = {
+    "list_windows": list_windows,
+    "list_items": list_items,
+    "search": search,
+    "read_item": read_item,
+}
