@@ -205,4 +205,6 @@ READ_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("history", "tool", '{"action":"list_windows"}'),
     ("history", "tool", '{"action":"search","query":"message"}'),
     ("settings", "show"),
+    ("workspaces",),
+    ("workspaces", "--json"),
 )
