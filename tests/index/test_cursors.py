@@ -89,7 +89,10 @@ SETUPS: dict[str, Callable[[Layout, pytest.MonkeyPatch], None]] = {
 
 
 def _run(
-    layout: Layout, args: dict[str, Any], first: SessionHistoryTool, rest: SessionHistoryTool,
+    layout: Layout,
+    args: dict[str, Any],
+    first: SessionHistoryTool,
+    rest: SessionHistoryTool,
     between: Callable[[], None],
 ) -> tuple[list[dict[str, Any]], list[str | None]]:
     """Page 1 with ``first``, then the append and ``between``, then every further page with
@@ -128,9 +131,7 @@ def test_index_cursor_survives_a_verified_append(
     first = SessionHistoryTool(layout)
     rest = SessionHistoryTool(layout, use_index=setup != "scan-only")
     try:
-        got, problems = _run(
-            layout, args, first, rest, lambda: SETUPS[setup](layout, monkeypatch)
-        )
+        got, problems = _run(layout, args, first, rest, lambda: SETUPS[setup](layout, monkeypatch))
     finally:
         while _HOLDERS:
             _HOLDERS.pop().close()

@@ -398,17 +398,18 @@ def list_windows(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Pag
             try:
                 _boundary(ctx, pos, length, want)
             except _OutOfBudget:
-                return pages.Page(out, _windows_at(ctx, ix, pos, length, wid, wkind), _note(out))
+                at = _windows_at(ctx, ix, pos, length, wid=wid, wkind=wkind)
+                return pages.Page(out, at, _note(out))
         count, first, last = _window_stats(ix, pos)
         entry = pages.window_entry(id_str(wid), wkind, first, last, count)
         if len(out) >= ctx.req.limit or not ctx.fits(entry):
-            return pages.Page(out, _windows_at(ctx, ix, pos, length, wid, wkind))
+            return pages.Page(out, _windows_at(ctx, ix, pos, length, wid=wid, wkind=wkind))
         out.append(entry)
     return pages.Page(out, None)
 
 
 def _windows_at(
-    ctx: pages.Ctx, ix: Ix, pos: int, length: int, wid: bytes, wkind: str
+    ctx: pages.Ctx, ix: Ix, pos: int, length: int, *, wid: bytes, wkind: str
 ) -> CursorState:
     """The next page starts with the window whose boundary is at ``pos``. The scan reads
     newest first from the end of that boundary line, its items already counted, or oldest

@@ -12,7 +12,10 @@ Each call is one bounded page (R24), run with the store's cross-process lock hel
 With the history index (R35, :mod:`~segue.retrieval.index_pages`), step 4 reads the page
 from the index when it is trusted (checked and caught up under the same lock); otherwise
 that call reads the bounded scan, and after the lock is released the index is rebuilt
-(``build_index``), so the next call is fast again. Both paths answer the same.
+(``build_index``), so the next call is fast again. Both paths answer the same. A cursor
+issued by an index page also holds its place as a scan cursor, so a next page that cannot
+use the index (behind, locked by another reader's catch-up, damaged, rebuilt) goes on with
+the scan: only what expires any cursor expires it (R26).
 
 Recovery never runs here: a reader does not repair. A first page under an untrusted receipt
 (missing, pending, corrupt, mismatched) proceeds from a fresh baseline of what the store's
