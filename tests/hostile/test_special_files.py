@@ -103,7 +103,7 @@ def test_reads_never_hang_crash_or_change_anything(tmp_path: Path, target: str, 
         r = clean(segue(home, *args), codes=(0, 1, 2))
         if target in ("chat", "archive") and args[0] == "history" and r.code:
             assert str(path) in r.err or r.out, r.err  # the error names the path
-        if args[1] == "tool":
+        if args[:2] == ("history", "tool"):
             # never an answer from around an unreadable file: the floor may be in it (R11)
             assert b"message 0" not in r.out
             assert b"message 1" not in r.out
