@@ -35,7 +35,7 @@ from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision, Si
 from segue.context.rollover import RolloverReason, quarantined
 from segue.errors import RequestRejected, TurnPaused, UsageError
 from segue.history import HistoryStore
-from segue.messages import Row, with_metadata
+from segue.messages import Row
 from segue.providers.limits import table_limit
 from segue.retrieval.schema import TOOL_SCHEMA
 from segue.retrieval.tool import SessionHistoryTool
@@ -298,10 +298,11 @@ class WindowEngine:
             rollover_id=self.new_id("r"),
             now_ms=self.clock(),
             pending_request=pending_request,
+            requested_by_model=by_model,
         )
         return admit_rollover(
             plan,
-            store=_RequestedByModel(self.store) if by_model else self.store,
+            store=self.store,
             budget=self.budget,
             build_system=lambda: system,
             tools=tuple(dict(t) for t in tools),
@@ -310,29 +311,6 @@ class WindowEngine:
             cleanup=lambda: None,
             cancel=Cancellation(),
         )
-
-
-class _RequestedByModel(HistoryStore):
-    """The same transcript (same files, same lock) as admission sees it for a model-requested
-    rollover (R37): the batch's boundary row gets ``requestedBy: "model"`` in its rollover
-    metadata (SPEC §3) on its way to disk."""
-
-    def __init__(self, store: HistoryStore) -> None:
-        super().__init__(
-            store.layout,
-            durable=store.durable,
-            lock_timeout=store.lock_timeout,
-            sync_journal=store.sync_journal,
-        )
-
-    def append(self, rows: Sequence[Row]) -> list[Row]:
-        if not rows:
-            return []
-        first, *rest = rows
-        mux = first.metadata.get("muxMetadata")
-        if isinstance(mux, dict):
-            first = with_metadata(first, muxMetadata={**mux, "requestedBy": "model"})
-        return super().append([first, *rest])
 
 
 def _reason(decision: Decision) -> str:
