@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from segue.cli.main import cli
 from segue.context.boundaries import is_strict_rollover
+from segue.errors import TurnPaused
 from segue.events import RolledOver, Warned
 from segue.history import HistoryStore
 from segue.messages import Row
@@ -246,3 +247,48 @@ def assert_model_rollover_rows_loose(rows: list[Row]) -> str:
     assert mux["requestedBy"] == "model" and mux["reason"] == "on-send"
     assert is_strict_rollover(boundary)
     return f"w:{boundary.sequence}"
+
+
+def test_a_refused_admission_answers_not_allowed_and_keeps_the_step(tmp_path: Path) -> None:
+    """The admission refuses (here: its fit check says no fresh window fits): the call is
+    answered not_allowed with the reason, nothing is rolled over, and the step (with the
+    other call's result) settles in the old window."""
+    h = harness(
+        tmp_path,
+        [{"toolCalls": [echo("alpha", 5), new_context()]}, {"text": "ok"}],
+        context_window=WINDOW,
+    )
+
+    def refuse_at_fit(phase: str) -> None:
+        if phase == "fit":
+            raise TurnPaused("a fresh context window would not fit the next request")
+
+    result = h.session(builtin=TOOLS, checkpoint=refuse_at_fit).send("go")
+    assert result.status == "completed" and result.rollovers == 0
+    rows = h.rows()
+    assert boundaries(rows) == []
+    assert tool_output(rows[1], "echo")["ok"] is True
+    output = tool_output(rows[1], "new_context")
+    assert output == {
+        "ok": False,
+        "error": {
+            "code": "not_allowed",
+            "message": "a fresh context window would not fit the next request",
+        },
+    }
+
+
+def test_sibling_calls_of_the_step_open_the_new_window(tmp_path: Path) -> None:
+    h = harness(
+        tmp_path,
+        [{"toolCalls": [echo("alpha", 5), new_context()]}, {"text": "ok"}],
+        context_window=WINDOW,
+    )
+    assert h.session(builtin=TOOLS).send("go").rollovers == 1
+    rows = h.rows()
+    window_id = assert_model_rollover_rows(rows, previous_window="w:0")
+    step = rows[-2]
+    assert rows.index(step) == rows.index(boundaries(rows)[0]) + 3
+    assert tool_output(step, "echo")["text"] == " ".join(["alpha"] * 5)
+    assert tool_output(step, "new_context") == {"ok": True, "windowId": window_id}
+    assert h.requests()[-1].rows[0].mux_type == "context-window-lead-in"

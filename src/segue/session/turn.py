@@ -29,7 +29,7 @@ from segue.context.rollover import (
 from segue.errors import (
     CompactionFailed,
     ContextOverflowError,
-    RolloverBlocked,
+    ContextSignal,
     TurnPaused,
 )
 from segue.events import (
@@ -368,7 +368,10 @@ class Turn:
                     "on-send", window, projected, None, requested_by_model=True
                 )
                 answer = {"ok": True, "windowId": current_window_id(window)}
-        except (TurnPaused, RolloverBlocked) as exc:
+        except ContextSignal as exc:
+            # Refused (no fresh window fits, a plugin blocks it), or the turn must stop (a
+            # cancel, another send rolled the window over): the step still settles in the
+            # old window, and the settled-step checks stop the turn where they must.
             answer = not_allowed(exc.message)
         answered: list[Any] = []
         for call, out in zip(calls, outputs, strict=True):
