@@ -43,24 +43,17 @@ from segue.session.admission import Admitted, Cancellation, RolloverPlan, admit_
 from segue.session.window import load_window
 from segue.tokens import count_request, resolve_model
 from segue.tokens.registry import split_model
+from segue.tools import new_context as _new_context
 from segue.workspace import Layout, default_home
 
 SESSION_HISTORY = "session_history"
-NEW_CONTEXT = "new_context"
+NEW_CONTEXT = _new_context.NEW_CONTEXT_TOOL
+#: The same description and schema as segue's own sessions offer (R37).
+NEW_CONTEXT_DESCRIPTION = _new_context.DESCRIPTION
+NEW_CONTEXT_SCHEMA: Mapping[str, Any] = _new_context.SCHEMA
 
 #: The lead-in a fresh window starts with, counted generously for the R16 preflight.
 LEAD_IN_ALLOWANCE = 256
-
-NEW_CONTEXT_DESCRIPTION = (
-    "Start a fresh context window now, at a good stopping point. Nothing is summarized: every "
-    "earlier message stays on disk and session_history can look it up. Give a short reason."
-)
-NEW_CONTEXT_SCHEMA: Mapping[str, Any] = {
-    "type": "object",
-    "properties": {"reason": {"type": "string", "description": "why a fresh window helps now"}},
-    "required": ["reason"],
-    "additionalProperties": False,
-}
 
 
 def _now_ms() -> int:
@@ -319,4 +312,3 @@ def _reason(decision: Decision) -> str:
 
 def _error(code: str, message: str) -> dict[str, Any]:
     return {"ok": False, "error": {"code": code, "message": message}}
-
