@@ -62,16 +62,18 @@ class Harness:
         checkpoint: Checkpoint = no_checkpoint,
         max_steps: int = 32,
         workspace_tools: bool = False,
+        builtin: Sequence[str] = ENGINE_TOOLS,
     ) -> Session:
         """A session over the harness's store and script. The engine tests are calibrated
         (window sizes, thresholds) against the memory + session_history + echo tool set;
-        ``workspace_tools`` adds the file and shell tools pinned to :attr:`workdir`."""
+        ``workspace_tools`` adds the file and shell tools pinned to :attr:`workdir`;
+        ``builtin`` names the built-in tools kept otherwise."""
         provider = ScriptedProvider.from_file(self.script_path, state_dir=self.tmp / "state")
         resolved = resolve_agent(agent, self.workdir)
         profile = tool_profile(resolved)
         tools = builtin_tools(self.layout, self.workdir, write_scope=profile.write_scope)
         if not workspace_tools:
-            tools = ToolRegistry(t for name in ENGINE_TOOLS if (t := tools.get(name)) is not None)
+            tools = ToolRegistry(t for name in builtin if (t := tools.get(name)) is not None)
         tools.add(ECHO)
         return Session(
             self.layout,

@@ -148,6 +148,7 @@ def test_plan_agent_reads_and_writes_only_its_plan(tmp_path: Path) -> None:
         "file_search",
         "memory",
         "session_history",
+        "new_context",
     ]
     assert may_use(session.agent.policy(), "bash")  # R12: plan's own rules still grant `.*`
     session.send("plan it")
@@ -172,7 +173,7 @@ def test_explore_is_read_only_and_custom_agents_inherit_a_profile(tmp_path: Path
     h = harness(tmp_path, [{"text": "ok"}], context_window=WINDOW)
     explore = h.session(agent="explore", workspace_tools=True)
     names = [t["name"] for t in explore.advertised_tools()]
-    assert names == ["file_read", "file_search", "memory", "session_history"]
+    assert names == ["file_read", "file_search", "memory", "session_history", "new_context"]
     assert may_use(explore.agent.policy(), "file_write")  # R12: it still inherits exec
     h.agent_file("planner", "---\nbase: plan\n---\nPlan carefully.\n")
     planner = h.session(agent="planner", workspace_tools=True)

@@ -189,15 +189,22 @@ def warning_row(
     context_tokens: int,
     max_tokens: int,
     budget_tokens: int,
+    offer_new_context: bool = False,
 ) -> Row:
     """The once-per-window machine warning (R14) in Xum's shape: synthetic but UI-visible, so
     the view shows it as a machine message, never as the human's words. ``budget_tokens`` is
-    where the window rolls over."""
+    where the window rolls over. ``offer_new_context``: the agent may call ``new_context``
+    (R37), and the warning says so."""
     text = (
         f"[segue] Context usage is at {percent}% ({label}). Before the window rolls over, write "
         f"what matters for the rest of the task to {NOTES_PATH} (at most 8 KiB) with the "
         "memory tool: decisions, open steps, file paths. Notes are carried into the next window."
     )
+    if offer_new_context:
+        text += (
+            " You may also call the new_context tool at a good stopping point to continue in "
+            "a fresh window now; session_history keeps earlier work reachable."
+        )
     return make_row(
         "user",
         text,

@@ -35,7 +35,7 @@ from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision, Si
 from segue.context.rollover import RolloverReason, quarantined
 from segue.errors import RequestRejected, TurnPaused, UsageError
 from segue.history import HistoryStore
-from segue.messages import Row, with_metadata
+from segue.messages import Row
 from segue.providers.limits import table_limit
 from segue.retrieval.schema import TOOL_SCHEMA
 from segue.retrieval.tool import SessionHistoryTool
@@ -43,24 +43,17 @@ from segue.session.admission import Admitted, Cancellation, RolloverPlan, admit_
 from segue.session.window import load_window
 from segue.tokens import count_request, resolve_model
 from segue.tokens.registry import split_model
+from segue.tools import new_context as _new_context
 from segue.workspace import Layout, default_home
 
 SESSION_HISTORY = "session_history"
-NEW_CONTEXT = "new_context"
+NEW_CONTEXT = _new_context.NEW_CONTEXT_TOOL
+#: The same description and schema as segue's own sessions offer (R37).
+NEW_CONTEXT_DESCRIPTION = _new_context.DESCRIPTION
+NEW_CONTEXT_SCHEMA: Mapping[str, Any] = _new_context.SCHEMA
 
 #: The lead-in a fresh window starts with, counted generously for the R16 preflight.
 LEAD_IN_ALLOWANCE = 256
-
-NEW_CONTEXT_DESCRIPTION = (
-    "Start a fresh context window now, at a good stopping point. Nothing is summarized: every "
-    "earlier message stays on disk and session_history can look it up. Give a short reason."
-)
-NEW_CONTEXT_SCHEMA: Mapping[str, Any] = {
-    "type": "object",
-    "properties": {"reason": {"type": "string", "description": "why a fresh window helps now"}},
-    "required": ["reason"],
-    "additionalProperties": False,
-}
 
 
 def _now_ms() -> int:
@@ -298,10 +291,11 @@ class WindowEngine:
             rollover_id=self.new_id("r"),
             now_ms=self.clock(),
             pending_request=pending_request,
+            requested_by_model=by_model,
         )
         return admit_rollover(
             plan,
-            store=_RequestedByModel(self.store) if by_model else self.store,
+            store=self.store,
             budget=self.budget,
             build_system=lambda: system,
             tools=tuple(dict(t) for t in tools),
@@ -312,33 +306,9 @@ class WindowEngine:
         )
 
 
-class _RequestedByModel(HistoryStore):
-    """The same transcript (same files, same lock) as admission sees it for a model-requested
-    rollover (R37): the batch's boundary row gets ``requestedBy: "model"`` in its rollover
-    metadata (SPEC §3) on its way to disk."""
-
-    def __init__(self, store: HistoryStore) -> None:
-        super().__init__(
-            store.layout,
-            durable=store.durable,
-            lock_timeout=store.lock_timeout,
-            sync_journal=store.sync_journal,
-        )
-
-    def append(self, rows: Sequence[Row]) -> list[Row]:
-        if not rows:
-            return []
-        first, *rest = rows
-        mux = first.metadata.get("muxMetadata")
-        if isinstance(mux, dict):
-            first = with_metadata(first, muxMetadata={**mux, "requestedBy": "model"})
-        return super().append([first, *rest])
-
-
 def _reason(decision: Decision) -> str:
     return decision.reason or f"context budget: {decision.action.value}"
 
 
 def _error(code: str, message: str) -> dict[str, Any]:
     return {"ok": False, "error": {"code": code, "message": message}}
-

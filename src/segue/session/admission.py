@@ -104,6 +104,8 @@ class RolloverPlan:
     pending_request: str | None = None
     #: the old window had its notes warning before the rollover (Xum's flushOpportunity)
     flush_opportunity: bool = False
+    #: the model asked for this rollover with ``new_context`` (R37: ``requestedBy: "model"``)
+    requested_by_model: bool = False
 
 
 def admit_rollover(
@@ -139,6 +141,7 @@ def admit_rollover(
             now_ms=plan.now_ms,
             pending_request=plan.pending_request,
             flush_opportunity=plan.flush_opportunity,
+            requested_by_model=plan.requested_by_model,
         )
         system = build_system()
         candidate = ProviderRequest(system, tuple(batch[1:]), tools)

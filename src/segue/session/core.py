@@ -66,6 +66,7 @@ from segue.tools.base import ToolRegistry
 from segue.tools.carryover import FileState, with_carryover
 from segue.tools.carryover_file import CarryoverFile, Handoff
 from segue.tools.gate import ApprovalGate
+from segue.tools.new_context import NEW_CONTEXT_TOOL
 from segue.workspace import Layout
 
 
@@ -134,8 +135,8 @@ class Session:
         return resolve(provider.model)
 
     def allowed(self, tool_name: str) -> bool:
-        """R1: with the experiment off, session_history is not offered at all."""
-        if tool_name == SESSION_HISTORY_TOOL and not self.config.experiment:
+        """R1: with the experiment off, session_history and new_context are not offered."""
+        if tool_name in (SESSION_HISTORY_TOOL, NEW_CONTEXT_TOOL) and not self.config.experiment:
             return False
         return may_use(self.policy, tool_name)
 
@@ -180,6 +181,11 @@ class Session:
 
     def _may_use_history(self) -> bool:
         return self.config.experiment and self.allowed(SESSION_HISTORY_TOOL)
+
+    def may_request_new_context(self) -> bool:
+        """R37 under R12 and R13: the agent may call new_context and a fresh window would
+        leave it session_history to reach what the old one held."""
+        return self._may_use_history() and self.allowed(NEW_CONTEXT_TOOL)
 
     # -- the transcript --------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from segue.context.rollover import (
 from segue.errors import (
     CompactionFailed,
     ContextOverflowError,
+    ContextSignal,
     TurnPaused,
 )
 from segue.events import (
@@ -41,7 +42,7 @@ from segue.events import (
     Warned,
 )
 from segue.messages import Part, Row, encode_obj, make_row
-from segue.providers.base import StreamEvent
+from segue.providers.base import StreamEvent, Usage
 from segue.providers.base import TextDelta as ProviderTextDelta
 from segue.providers.request import ProviderRequest, Reasoning, ToolCall, reasoning_part
 from segue.session.admission import (
@@ -52,6 +53,7 @@ from segue.session.result import OutputLimit, TurnResult, UsageTotal
 from segue.session.turn_hooks import TurnHooks
 from segue.tokens import calibration_file, count_text
 from segue.tools.base import tool_error
+from segue.tools.new_context import NEW_CONTEXT_TOOL, not_allowed, reason_of
 
 if TYPE_CHECKING:
     from segue.session.core import Session
@@ -68,6 +70,8 @@ class Turn:
         self.hooks = TurnHooks.start(session)
         self.length = OutputLimit()
         self.usage = UsageTotal()
+        #: The reason of a new_context call (R37) in the step being run, until it settles.
+        self.new_context: str | None = None
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -92,6 +96,8 @@ class Turn:
         context_tokens: int,
         trigger: Row | None,
         pending_request: str | None = None,
+        *,
+        requested_by_model: bool = False,
     ) -> tuple[ProviderRequest, list[Row], str]:
         s = self.s
         plan = RolloverPlan(
@@ -104,6 +110,7 @@ class Turn:
             now_ms=s.clock(),
             pending_request=pending_request,
             flush_opportunity=warned_in_window(window),
+            requested_by_model=requested_by_model,
         )
         # The new window's carryover is snapshotted into the candidate system text at prepare
         # and published (pending edits cleared) at cleanup, before the append (R21).
@@ -209,7 +216,14 @@ class Turn:
                                                    finish_reason=result.finish_reason)])
                     self.text = result.text
                 raise TurnPaused(self.length.cut_call(result.truncated_call, result.tool_calls))
+            self.new_context = None
             outputs = [self._run_tool(call) for call in result.tool_calls]
+            usage = result.usage
+            if self.new_context is not None:
+                window, system, outputs = self._model_rollover(
+                    request, window, system, result.tool_calls, outputs
+                )
+                usage = Usage()  # the fresh window is measured from what it holds
             row = self._assistant_row(
                 result.text, result.tool_calls, outputs, result.usage.to_obj(),
                 finish_reason=result.finish_reason, reasoning=result.reasoning,
@@ -242,7 +256,7 @@ class Turn:
                     "completed", None, current_window_id(window), self.rollovers, self.text,
                     self.usage.to_obj(),
                 )
-            request, window, system = self._settled(request, window, system, result.usage, outputs)
+            request, window, system = self._settled(request, window, system, usage, outputs)
         raise TurnPaused(f"the turn stopped after {s.config.max_steps} provider steps")
 
     def _calibrate(self, request: ProviderRequest, reported: int | None) -> None:
@@ -286,6 +300,7 @@ class Turn:
                 context_tokens=projected,
                 max_tokens=s.budget.limit,
                 budget_tokens=s.budget.trigger_tokens or s.budget.hard_ceiling,
+                offer_new_context=s.may_request_new_context(),
             )
             window = [*window, *s._append([row])]
             s.on_event(Warned(percent, row.text))
@@ -330,9 +345,72 @@ class Turn:
 
     # -- tools -------------------------------------------------------------------------------------
 
+    def _model_rollover(
+        self,
+        last: ProviderRequest,
+        window: list[Row],
+        system: str,
+        calls: tuple[ToolCall, ...],
+        outputs: list[Any],
+    ) -> tuple[list[Row], str, list[Any]]:
+        """R37: the model called new_context in this step. The window is sealed at the last
+        settled step, exactly as R5 rolls over (``on-send``, ``requestedBy: "model"``); the
+        step itself (its calls with their results) then opens the new window, and the call
+        is answered with the new window's id. A rollover admission refuses (the fresh window
+        would not fit, a plugin blocks it) → ``not_allowed`` and nothing is rolled over."""
+        s = self.s
+        try:
+            if not has_sealable_context(window):
+                answer: dict[str, Any] = {"ok": True, "windowId": current_window_id(window)}
+            else:
+                projected = s.count(last)
+                _request, window, system = self._rollover(
+                    "on-send", window, projected, None, requested_by_model=True
+                )
+                answer = {"ok": True, "windowId": current_window_id(window)}
+        except ContextSignal as exc:
+            # Refused (no fresh window fits, a plugin blocks it), or the turn must stop (a
+            # cancel, another send rolled the window over): the step still settles in the
+            # old window, and the settled-step checks stop the turn where they must.
+            answer = not_allowed(exc.message)
+        answered: list[Any] = []
+        for call, out in zip(calls, outputs, strict=True):
+            if call.name == NEW_CONTEXT_TOOL and _is_pending(out):
+                s.on_event(ToolFinished(call.id, call.name, answer))
+                answered.append(answer)
+            else:
+                answered.append(out)
+        return window, system, answered
+
+    def _new_context_call(self, call: ToolCall) -> Any:
+        """A new_context call: checked now under tool policy and R13, carried out when the
+        step settles (:meth:`_model_rollover`)."""
+        s = self.s
+        if not s.config.experiment:
+            return not_allowed("new_context is offered only with experiments.tokenBudget on")
+        if not s.allowed(NEW_CONTEXT_TOOL):
+            return not_allowed(f"agent {s.agent.name!r} may not use new_context")
+        if not s.may_request_new_context():
+            return not_allowed(
+                f"agent {s.agent.name!r} may not use session_history, so a fresh window would "
+                "lose access to earlier work (R13)"
+            )
+        if not isinstance(call.input, Mapping):
+            return tool_error("invalid_argument", "tool input must be a JSON object")
+        reason = reason_of(call.input)
+        if isinstance(reason, dict):
+            return reason
+        self.new_context = reason
+        return dict(_PENDING)
+
     def _run_tool(self, call: ToolCall) -> Any:
         s = self.s
         s.on_event(ToolStarted(call.id, call.name, call.input))
+        if call.name == NEW_CONTEXT_TOOL and s.tools.get(NEW_CONTEXT_TOOL) is not None:
+            output = self._new_context_call(call)
+            if not _is_pending(output):
+                s.on_event(ToolFinished(call.id, call.name, output))
+            return output
         try:
             output = s.tools.run(
                 call.name,
@@ -386,6 +464,14 @@ class Turn:
         """The synthetic user row after a reply cut at the output limit (the same row a
         mid-turn compaction continues with)."""
         return compaction_continuation_row(row_id=self.s.new_id("continue"), now_ms=self.s.clock())
+
+
+#: A new_context call's output until its step settles; never reaches the transcript.
+_PENDING = {"ok": True, "pending": "new_context"}
+
+
+def _is_pending(output: Any) -> bool:
+    return isinstance(output, dict) and output == _PENDING
 
 
 #: The lead-in a fresh window starts with, counted generously for the R16 preflight.

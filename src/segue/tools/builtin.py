@@ -1,5 +1,6 @@
 """The built-in tool set of a workspace (SPEC.md §5): ``file_read``, ``file_write``,
-``file_edit``, ``file_search``, ``bash``, ``memory`` and ``session_history``.
+``file_edit``, ``file_search``, ``bash``, ``memory``, ``session_history`` and
+``new_context`` (R37; the turn carries its rollover out).
 
 The file and shell tools are pinned to ``workdir`` (the workspace directory); writes and
 edits are recorded in the workspace's edited-file carryover. ``write_scope`` narrows where
@@ -17,6 +18,7 @@ from segue.retrieval.tool import SessionHistoryTool
 from segue.tools.base import ToolRegistry
 from segue.tools.carryover_file import CarryoverFile
 from segue.tools.files import FileEditTool, FileReadTool, FileWriteTool
+from segue.tools.new_context import NewContextTool
 from segue.tools.paths import Workspace
 from segue.tools.profile import ANYWHERE, WriteScope
 from segue.tools.search import FileSearchTool
@@ -51,6 +53,7 @@ def builtin_tools(
             BashTool(workspace),
             MemoryTool(layout),
             session_history_tool(layout, store),
+            NewContextTool(),
         ]
     )
 

@@ -6,13 +6,15 @@ grants everything through ``.*``. Both stay literally true:
 * the agent's own rules are untouched (``.*``), so ``session_history`` and every other check
   that reads the agent policy see what R12 promises;
 * the session adds a **caller restriction** (R12: a restriction can only narrow) that allows
-  just the reading tools, ``memory`` (notes outside the project, R14) and the two file-writing
-  tools, so ``bash`` is neither advertised nor runnable;
+  just the reading tools, ``memory`` (notes outside the project, R14), ``new_context`` (R37:
+  it changes only the windowing) and the two file-writing tools, so ``bash`` is neither
+  advertised nor runnable;
 * ``file_write`` and ``file_edit`` get a **write scope**: ``PLAN.md`` at the workspace root or
   ``.segue/plans/*.md``; any other path is refused with ``write_not_allowed``.
 
-``explore`` ("read-only, base exec") is narrowed the same way, to the reading tools and
-``memory``, with no write scope at all, so its R12 lineage (it inherits ``exec``) stays true.
+``explore`` ("read-only, base exec") is narrowed the same way, to the reading tools,
+``memory`` and ``new_context``, with no write scope at all, so its R12 lineage (it inherits
+``exec``) stays true.
 
 A profile applies to its agent and every agent built on it (the name anywhere in the base
 chain, including a workspace file shadowing the built-in): an agent based on the planner
@@ -36,11 +38,18 @@ PLAN_TOOLS: tuple[str, ...] = (
     "file_edit",
     "memory",
     "session_history",
+    "new_context",
 )
 
 
 EXPLORE_AGENT = "explore"
-EXPLORE_TOOLS: tuple[str, ...] = ("file_read", "file_search", "memory", "session_history")
+EXPLORE_TOOLS: tuple[str, ...] = (
+    "file_read",
+    "file_search",
+    "memory",
+    "session_history",
+    "new_context",
+)
 
 
 @dataclass(frozen=True)
