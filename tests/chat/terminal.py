@@ -99,7 +99,9 @@ class Terminal:
         deadline = time.monotonic() + timeout
         while not self.eof and time.monotonic() < deadline:
             self._pump(min(0.2, max(0.0, deadline - time.monotonic())))
-        return self.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        # The terminal closes (EOF) a moment before the process is gone (interpreter
+        # teardown): on a loaded machine that moment can exceed a tenth of a second.
+        return self.proc.wait(timeout=max(10.0, deadline - time.monotonic()))
 
     def close(self) -> None:
         if self.proc.poll() is None:
