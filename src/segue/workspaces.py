@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import InvalidWorkspaceId
-from segue.fsutil import atomic_write, file_error
+from segue.errors import FileError, InvalidWorkspaceId
+from segue.fsutil import atomic_write, file_error, open_regular, read_regular
 from segue.workspace import Layout, validate_workspace_id
 
 WORKDIR_FILE = "segue-workspace.json"
@@ -48,13 +48,15 @@ class WorkspaceInfo:
 
 
 def _count_lines(path: Path) -> int:
+    """Newlines in ``path``; 0 when it is missing or not a regular file (listing never fails
+    on one bad workspace: the history commands name the problem)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        fd = open_regular(path)
+    except FileError:
+        return 0
+    if fd is None:
         return 0
     try:
-        if not _regular(fd):
-            return 0
         n = 0
         while chunk := os.read(fd, _CHUNK):
             n += chunk.count(b"\n")
@@ -63,23 +65,12 @@ def _count_lines(path: Path) -> int:
         os.close(fd)
 
 
-def _regular(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)
-
-
 def read_workdir(layout: Layout) -> str | None:
-    path = layout.session_dir / WORKDIR_FILE
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        data = read_regular(layout.session_dir / WORKDIR_FILE, max_size=_MAX_WORKDIR_FILE)
+    except FileError:
         return None
-    try:
-        if not _regular(fd):
-            return None
-        data = os.read(fd, _MAX_WORKDIR_FILE + 1)
-    finally:
-        os.close(fd)
-    if len(data) > _MAX_WORKDIR_FILE:
+    if data is None:
         return None
     try:
         value = json.loads(data)
