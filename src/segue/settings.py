@@ -27,18 +27,16 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock
-from filelock import Timeout as FileLockTimeout
+from typing import TYPE_CHECKING, Any
 
 from segue.context.budget import DEFAULT_THRESHOLD
 from segue.errors import FileError, LockTimeout, SettingsError, UsageError
 from segue.fsutil import atomic_write, check_regular, file_error, read_regular
-from segue.plugins.config import PluginSpec, parse_plugins
-from segue.policy.approval import MODES
-from segue.providers.model_ref import parse_model
-from segue.tokens.encodings import ENCODING_NAMES
+
+# The validators' modules (plugins, approval modes, model strings, encodings, the lock) are
+# imported where they are used: every command reads the settings, few need all of them.
+if TYPE_CHECKING:
+    from segue.plugins.config import PluginSpec
 
 THRESHOLD_OFF = 100
 THRESHOLD_PREFIX = "threshold."
@@ -102,6 +100,8 @@ def _store_url(key: str, value: Any) -> str:
 
 
 def _plugins(key: str, value: Any) -> list[Any]:
+    from segue.plugins.config import parse_plugins
+
     parse_plugins(key, value)  # SettingsError when malformed; the file keeps the raw list
     return list(value)
 
@@ -128,6 +128,8 @@ class KeySpec:
 
 
 def _encoding(key: str, value: Any) -> str:
+    from segue.tokens.encodings import ENCODING_NAMES
+
     if value not in ENCODING_NAMES:
         raise SettingsError(f"{key} must be one of {', '.join(ENCODING_NAMES)}", key=key)
     return str(value)
@@ -136,6 +138,8 @@ def _encoding(key: str, value: Any) -> str:
 def _model(key: str, value: Any) -> str:
     if not isinstance(value, str):
         raise SettingsError(f"{key} must be a model string provider:name", key=key)
+    from segue.providers.model_ref import parse_model
+
     try:
         parse_model(value)
     except UsageError as exc:
@@ -144,6 +148,8 @@ def _model(key: str, value: Any) -> str:
 
 
 def _approval(key: str, value: Any) -> str:
+    from segue.policy.approval import MODES
+
     if value not in MODES:
         raise SettingsError(f"{key} must be one of {', '.join(MODES)}, not {value!r}", key=key)
     return str(value)
@@ -196,6 +202,8 @@ def _validator(key: str) -> Validator:
         return spec.validate
     for prefix, check in MODEL_KEYS.items():
         if key.startswith(prefix):
+            from segue.providers.model_ref import parse_model
+
             try:
                 parse_model(key.removeprefix(prefix))
             except UsageError as exc:
@@ -241,6 +249,8 @@ class Settings:
 
     @property
     def plugins(self) -> tuple[PluginSpec, ...]:
+        from segue.plugins.config import parse_plugins
+
         value = self.get("plugins")
         return parse_plugins("plugins", value) if value is not None else ()
 
@@ -354,6 +364,9 @@ def save_settings(path: Path, settings: Settings) -> None:
 
 def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Settings:
     """Read, change and write back under the settings lock; returns what was written."""
+    from filelock import FileLock
+    from filelock import Timeout as FileLockTimeout
+
     lock_path = path.with_name(path.name + ".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

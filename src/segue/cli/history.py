@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from segue.cli.lazy import Lazy, LazyGroup
 from segue.errors import FileError, SegueError
 from segue.fsutil import atomic_output, read_regular
 from segue.messages import encode_obj
@@ -86,7 +87,21 @@ class NotFound(SegueError):
     code = "not_found"
 
 
-@click.group("history")
+@click.group(
+    "history",
+    cls=LazyGroup,
+    lazy={
+        "migrate": Lazy(
+            "segue.cli.store:migrate_cmd",
+            "Copy this workspace's transcript to another store, byte for byte, and verify the "
+            "copy.",
+        ),
+        "tool": Lazy(
+            "segue.cli.history_tool:history_tool",
+            "Answer session_history calls (JSON objects) exactly as the agent sees them.",
+        ),
+    },
+)
 def history() -> None:
     """Read, search, export, check and import the workspace's transcript.
 

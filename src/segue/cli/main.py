@@ -12,27 +12,63 @@ from pathlib import Path
 import click
 
 from segue._version import __version__
-from segue.cli.chat import chat
-from segue.cli.context import CliContext
-from segue.cli.demo import demo
-from segue.cli.history import history
-from segue.cli.history_tool import history_tool
-from segue.cli.mcp import mcp_group
-from segue.cli.run import clear, compact, run
-from segue.cli.settings import settings_group
-from segue.cli.store import migrate_cmd, store_group
-from segue.cli.tokens import tokens
-from segue.cli.workspaces import workspaces
-from segue.errors import ContextSignal, SegueError, UsageError
-from segue.fsutil import describe_os_error
-from segue.history.factory import check_store_url
-from segue.workspace import default_home, derive_workspace_id, validate_workspace_id
+from segue.cli.lazy import Lazy, LazyGroup
 
+# Nothing else is imported up here: `segue --help` loads click and this package's two
+# modules only. What a command needs is imported where it is used.
 
-class SegueGroup(click.Group):
+#: Every subcommand: where it lives and its one-line help. A command's module is imported only
+#: when that command runs, so `segue --help` and a light command stay fast (the listing's
+#: help is checked against each command's docstring by tests/cli/test_startup.py).
+COMMANDS: dict[str, Lazy] = {
+    "chat": Lazy("segue.cli.chat:chat", "Talk with the agent, one message per line."),
+    "clear": Lazy(
+        "segue.cli.run:clear",
+        "Clear the context. --soft appends a reset (the privacy floor for session_history); "
+        "without it the whole transcript of this workspace is destroyed.",
+    ),
+    "compact": Lazy(
+        "segue.cli.run:compact",
+        "Summarize the active window into a compaction boundary (works with rollover on too).",
+    ),
+    "demo": Lazy(
+        "segue.cli.demo:demo",
+        "Replay a recorded agent run offline until the context rolls over (at least twice), "
+        "then have the agent recover a detail of its first window with session_history.",
+    ),
+    "history": Lazy(
+        "segue.cli.history:history",
+        "Read, search, export, check and import the workspace's transcript.",
+    ),
+    "mcp": Lazy(
+        "segue.cli.mcp:mcp_group",
+        "Speak the Model Context Protocol (needs the extra: pip install 'segue[mcp]').",
+    ),
+    "run": Lazy("segue.cli.run:run", "Send PROMPT and run the turn to its end."),
+    "settings": Lazy(
+        "segue.cli.settings:settings_group",
+        "Show or change user settings (SEGUE_HOME/settings.json).",
+    ),
+    "store": Lazy(
+        "segue.cli.store:store_group",
+        "Set up a shared PostgreSQL store (select it with `segue --store URL` or the "
+        "store.url setting).",
+    ),
+    "tokens": Lazy(
+        "segue.cli.tokens:tokens", "Token accounting with the model's real encoding, offline."
+    ),
+    "workspaces": Lazy(
+        "segue.cli.workspaces:workspaces",
+        "List the workspaces under the home: id, working dir, rows, size, last activity.",
+    ),
+}
+
+class SegueGroup(LazyGroup):
     """Turns segue's errors into one clear line on stderr and the documented exit code."""
 
     def invoke(self, ctx: click.Context) -> object:
+        from segue.errors import ContextSignal, SegueError, UsageError
+
         try:
             return super().invoke(ctx)
         except SegueError as exc:
@@ -47,11 +83,15 @@ class SegueGroup(click.Group):
             # full disk, a read-only home, no access): one line naming the path, exit 1.
             if isinstance(exc, BrokenPipeError):
                 raise SystemExit(1) from None
+            from segue.fsutil import describe_os_error
+
             click.echo(f"segue: error: {describe_os_error(exc)}", err=True)
             raise SystemExit(1) from None
 
 
-@click.group(cls=SegueGroup)
+@click.group(
+    cls=SegueGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -79,10 +119,16 @@ def cli(
     ctx: click.Context, home: Path | None, workspace_id: str | None, store_url: str | None
 ) -> None:
     """segue: an agent harness whose context engine never loses a conversation."""
+    from segue.cli.context import CliContext
+    from segue.errors import UsageError
+    from segue.workspace import default_home, derive_workspace_id, validate_workspace_id
+
     wid = workspace_id if workspace_id is not None else derive_workspace_id(Path.cwd())
     try:
         validate_workspace_id(wid)
         if store_url is not None:
+            from segue.history.factory import check_store_url
+
             check_store_url(store_url)
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
@@ -91,21 +137,6 @@ def cli(
         workspace_id=wid,
         store_option=store_url,
     )
-
-
-history.add_command(history_tool)
-history.add_command(migrate_cmd)
-cli.add_command(history)
-cli.add_command(settings_group)
-cli.add_command(store_group)
-cli.add_command(tokens)
-cli.add_command(run)
-cli.add_command(clear)
-cli.add_command(compact)
-cli.add_command(chat)
-cli.add_command(demo)
-cli.add_command(workspaces)
-cli.add_command(mcp_group)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,9 +17,24 @@
 * :mod:`~segue.retrieval.tool` — :class:`SessionHistoryTool`, the entry point
 """
 
-from segue.retrieval.envelope import MAX_RESULT, NOTICE
-from segue.retrieval.schema import TOOL_SCHEMA
-from segue.retrieval.tool import MAX_SCAN_BYTES, MAX_SCAN_ROWS, SessionHistoryTool
+from typing import TYPE_CHECKING
+
+from segue._lazy import listing, load
+
+if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
+    from segue.retrieval.envelope import MAX_RESULT, NOTICE
+    from segue.retrieval.schema import TOOL_SCHEMA
+    from segue.retrieval.tool import MAX_SCAN_BYTES, MAX_SCAN_ROWS, SessionHistoryTool
+
+#: Public name → its module (``segue history search`` uses the index modules without the tool).
+_LAZY: dict[str, str] = {
+    "MAX_RESULT": "segue.retrieval.envelope",
+    "NOTICE": "segue.retrieval.envelope",
+    "TOOL_SCHEMA": "segue.retrieval.schema",
+    "MAX_SCAN_BYTES": "segue.retrieval.tool",
+    "MAX_SCAN_ROWS": "segue.retrieval.tool",
+    "SessionHistoryTool": "segue.retrieval.tool",
+}
 
 __all__ = [
     "MAX_RESULT",
@@ -29,3 +44,11 @@ __all__ = [
     "TOOL_SCHEMA",
     "SessionHistoryTool",
 ]
+
+
+def __getattr__(name: str) -> object:
+    return load(__name__, _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return listing(globals(), _LAZY)

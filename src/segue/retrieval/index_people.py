@@ -30,7 +30,7 @@ from segue.retrieval.index_file import (
     open_index,
     trusted_meta,
 )
-from segue.retrieval.index_pages import candidates
+from segue.retrieval.index_query import candidates
 from segue.retrieval.reader import Budget, ForwardReader, FwdState, Segment, read_span
 from segue.retrieval.snapshot import Snapshot, take
 from segue.views.project import display, is_hidden
