@@ -2,6 +2,6 @@
 
 import sys
 
-from segue.cli.main import main
+from segue.cli.entry import main
 
 sys.exit(main())

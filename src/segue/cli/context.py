@@ -6,7 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from segue.workspace import Layout
+from segue.workspace import (
+    Layout,
+    default_home,
+    derive_workspace_id,
+    validate_workspace_id,
+)
 
 if TYPE_CHECKING:
     from segue.history.protocol import TranscriptStore
@@ -37,3 +42,20 @@ class CliContext:
     @property
     def layout(self) -> Layout:
         return Layout(self.home, self.workspace_id)
+
+
+def resolve(home: Path | None, workspace_id: str | None, store_option: str | None) -> CliContext:
+    """What the global options (``--home``, ``-w``, ``--store``) name, defaults filled in;
+    UsageError for a bad workspace id or store URL. The root command and the fast path of
+    ``segue history search`` both resolve through here."""
+    wid = workspace_id if workspace_id is not None else derive_workspace_id(Path.cwd())
+    validate_workspace_id(wid)
+    if store_option is not None:
+        from segue.history.factory import check_store_url
+
+        check_store_url(store_option)
+    return CliContext(
+        home=home if home is not None else default_home(),
+        workspace_id=wid,
+        store_option=store_option,
+    )

@@ -5,8 +5,7 @@ privacy floor and no page bound (the agent's bounded, floored view is ``session_
 Reads stream rows from the store in one forward pass and keep only what they print, so a
 history of any size is listed, searched and exported in bounded memory.
 
-Output is written as UTF-8 bytes with ``backslashreplace``: a transcript may hold lone
-surrogates (JavaScript writers emit them), which must not crash a listing.
+Output is written as UTF-8 bytes with ``backslashreplace`` (:mod:`segue.cli.search_view`).
 """
 
 from __future__ import annotations
@@ -16,14 +15,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from segue.cli.lazy import Lazy, LazyGroup
+from segue.cli.search_view import print_search
+from segue.cli.search_view import write as _write
+from segue.cli.search_view import write_json as _json
 from segue.errors import FileError, SegueError
 from segue.fsutil import atomic_output, read_regular
-from segue.messages import encode_obj
 from segue.views.export import FORMATS, ExportFormat, export, format_timestamp
 from segue.views.windows import (
     check_window_id,
@@ -39,25 +40,9 @@ if TYPE_CHECKING:
     from segue.messages import Row
     from segue.views.windows import Hit
 
-SEARCH_HEADER = (
-    "Searching the whole transcript of workspace {ws}: every window, including text the agent "
-    "cannot see (before a /clear --soft, hidden rows, rejected input)."
-)
 _LINE = 100
 #: An import is one batch held in memory; a file past this is not a session file.
 MAX_IMPORT_BYTES = 1 << 30
-
-
-def _write(text: str) -> None:
-    # Bytes, so a lone surrogate in a transcript is shown escaped instead of crashing the
-    # text layer. ``sys.stdout`` is looked up per call (click's test runner swaps it).
-    stream = sys.stdout.buffer
-    stream.write(text.encode("utf-8", "backslashreplace"))
-    stream.flush()
-
-
-def _json(value: Any) -> None:
-    _write(encode_obj(value).decode("utf-8") + "\n")
 
 
 def _ctx(ctx: click.Context) -> CliContext:
@@ -176,20 +161,8 @@ def read_cmd(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @click.pass_context
 def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     """Find items containing QUERY (literal text, case-insensitive) in the whole transcript."""
-    header = SEARCH_HEADER.format(ws=_ctx(ctx).workspace_id)
-    hits = _search(ctx, query)
-    if as_json:
-        items = [{**h.item.to_obj(), "text": h.snippet, "matches": h.matches} for h in hits]
-        _json({"scope": header, "query": query, "items": items})
-        return
-    _write(header + "\n\n")
-    count = 0
-    for hit in hits:
-        count += 1
-        label = hit.item.view.label + (" (rejected)" if hit.item.view.rejected else "")
-        _write(f"#{hit.item.item_id} ({hit.item.window_id}, {label}, {hit.matches}×): ")
-        _write(hit.snippet + "\n")
-    _write(f"\n{count} matching item(s).\n" if count else "No matches.\n")
+    # Over a current index this usually ran already, without click (segue.cli.quick_search).
+    print_search(_ctx(ctx).workspace_id, query, _search(ctx, query), as_json=as_json)
 
 
 def _search(ctx: click.Context, query: str) -> Iterable[Hit]:

@@ -119,24 +119,13 @@ def cli(
     ctx: click.Context, home: Path | None, workspace_id: str | None, store_url: str | None
 ) -> None:
     """segue: an agent harness whose context engine never loses a conversation."""
-    from segue.cli.context import CliContext
+    from segue.cli.context import resolve
     from segue.errors import UsageError
-    from segue.workspace import default_home, derive_workspace_id, validate_workspace_id
 
-    wid = workspace_id if workspace_id is not None else derive_workspace_id(Path.cwd())
     try:
-        validate_workspace_id(wid)
-        if store_url is not None:
-            from segue.history.factory import check_store_url
-
-            check_store_url(store_url)
+        ctx.obj = resolve(home, workspace_id, store_url)
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
-    ctx.obj = CliContext(
-        home=home if home is not None else default_home(),
-        workspace_id=wid,
-        store_option=store_url,
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

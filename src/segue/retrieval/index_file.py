@@ -83,19 +83,28 @@ def _fingerprint() -> str:
     """Digest of the code that decides what a row is and shows, so an index made by another
     version of it is another schema (whoever changes the projection need not remember to
     bump a number)."""
-    from segue import messages
-    from segue.context import boundaries
-    from segue.history import scan
-    from segue.retrieval import index_build, project
-    from segue.views import project as views
+    # The modules' files are found, not imported: `segue history search` needs none of them.
+    from importlib.util import find_spec
 
     h = hashlib.sha256(FORMAT.encode())
-    for module in (boundaries, scan, messages, project, views, index_build):
+    for name in _FINGERPRINTED:
+        spec = find_spec(name)
+        origin = spec.origin if spec is not None else None
         try:
-            h.update(Path(str(module.__file__)).read_bytes())
+            h.update(Path(origin).read_bytes() if origin else name.encode())
         except OSError:  # no source on disk (a frozen install): the module name stands in
-            h.update(module.__name__.encode())
+            h.update(name.encode())
     return h.hexdigest()[:16]
+
+
+_FINGERPRINTED = (
+    "segue.context.boundaries",
+    "segue.history.scan",
+    "segue.messages",
+    "segue.retrieval.project",
+    "segue.views.project",
+    "segue.retrieval.index_build",
+)
 
 
 _SCHEMA: list[str] = []
