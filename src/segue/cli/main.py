@@ -63,6 +63,7 @@ COMMANDS: dict[str, Lazy] = {
     ),
 }
 
+
 class SegueGroup(LazyGroup):
     """Turns segue's errors into one clear line on stderr and the documented exit code."""
 
