@@ -2,6 +2,7 @@
 
     python -m bench.run            # all, small sizes (a few minutes on 2 cores)
     python -m bench.run store      # only benchmarks whose module name contains "store"
+    python -m bench.run startup    # start-up of the command line, in fresh processes
     SEGUE_BENCH_SCALE=large python -m bench.run
 
 Each module exposes ``run() -> list[Result]``.
