@@ -8,17 +8,39 @@
 * :mod:`segue.plugins.loading` — specs turned into lazy plugins (importing happens at first use).
 """
 
-from segue.plugins.config import PluginSpec, parse_plugins
-from segue.plugins.hooks import (
-    AdapterContext,
-    Append,
-    HookKind,
-    HookSnapshot,
-    Registration,
-    Replace,
-    RequestContext,
-)
-from segue.plugins.registry import LazyPlugin, PluginHandle, PluginRegistry, certify
+from typing import TYPE_CHECKING
+
+from segue._lazy import listing, load
+
+if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
+    from segue.plugins.config import PluginSpec, parse_plugins
+    from segue.plugins.hooks import (
+        AdapterContext,
+        Append,
+        HookKind,
+        HookSnapshot,
+        Registration,
+        Replace,
+        RequestContext,
+    )
+    from segue.plugins.registry import LazyPlugin, PluginHandle, PluginRegistry, certify
+
+#: Public name → its module (the settings check the ``plugins`` setting with config alone).
+_LAZY: dict[str, str] = {
+    "PluginSpec": "segue.plugins.config",
+    "parse_plugins": "segue.plugins.config",
+    "AdapterContext": "segue.plugins.hooks",
+    "Append": "segue.plugins.hooks",
+    "HookKind": "segue.plugins.hooks",
+    "HookSnapshot": "segue.plugins.hooks",
+    "Registration": "segue.plugins.hooks",
+    "Replace": "segue.plugins.hooks",
+    "RequestContext": "segue.plugins.hooks",
+    "LazyPlugin": "segue.plugins.registry",
+    "PluginHandle": "segue.plugins.registry",
+    "PluginRegistry": "segue.plugins.registry",
+    "certify": "segue.plugins.registry",
+}
 
 __all__ = [
     "AdapterContext",
@@ -35,3 +57,11 @@ __all__ = [
     "certify",
     "parse_plugins",
 ]
+
+
+def __getattr__(name: str) -> object:
+    return load(__name__, _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return listing(globals(), _LAZY)
