@@ -128,6 +128,7 @@ def test_the_search_fast_path_loads_neither_click_nor_the_tool(segue_home: Path)
         "segue.retrieval.pages",
         "segue.retrieval.index_pages",
         "segue.retrieval.index_build",
+        "segue.settings",  # there is no settings file
     )
     assert heavy_in(modules, heavy) == []
     assert "segue.retrieval.index_people" in modules  # the index answered
@@ -192,3 +193,16 @@ def test_lazy_tables_agree_with_all_and_what_type_checkers_see(package: str) -> 
         assert value is getattr(__import__(where, fromlist=[name]), name)
     with pytest.raises(AttributeError):
         getattr(module, "no_such_name")  # noqa: B009 - the lazy look-up is what is tested
+
+
+def test_without_a_settings_file_the_store_is_the_jsonl_files(tmp_path: Path) -> None:
+    """Commands skip reading (and importing) the settings when there is no file: that must
+    mean what load_settings would say, store.url's default."""
+    from segue.cli.context import CliContext
+    from segue.settings import KEYS, load_settings
+
+    assert KEYS["store.url"].default is None
+    assert load_settings(tmp_path / "settings.json").get("store.url") is None
+    assert CliContext(tmp_path, "w").store_url is None
+    (tmp_path / "settings.json").write_text('{"store": {"url": "postgresql://h/db"}}')
+    assert CliContext(tmp_path, "w").store_url == "postgresql://h/db"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +30,10 @@ class CliContext:
         """The PostgreSQL URL holding the transcripts, or None for the JSONL files."""
         if self.store_option is not None:
             return self.store_option
+        try:
+            os.lstat(self.home / "settings.json")
+        except FileNotFoundError:
+            return None  # no settings file: every default, and store.url's is None
         from segue.settings import load_settings, settings_path
 
         value = load_settings(settings_path(self.home)).get("store.url")
