@@ -166,6 +166,7 @@ def _cli_results(root: Path) -> list[Result]:
     assert "1 matching item(s)" in out, out
     grep = [rg, "-F", "-i", "zebracorn-4471", str(layout.chat)]
     bare = [sys.executable, "-c", "pass"]
+    os.sync()  # the transcript and index just written: no writeback while the clock runs
     t_segue, t_rg, t_bare = interleaved(
         [
             lambda: subprocess.run(segue, capture_output=True, env=env, check=True),
