@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -72,7 +73,8 @@ from segue.workspace import Layout
 CATCH_UP_BYTES = 64 << 20
 _BATCH = 2000
 _UNBOUNDED = 1 << 62
-_RISKY = frozenset("\u212a\u017f\u0130\u0131")
+#: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
+_RISKY = re.compile("[\u212a\u017f\u0130\u0131]")
 _KINDS = {
     Kind.ITEM: KIND_ITEM,
     Kind.BOUNDARY: KIND_BOUNDARY,
@@ -119,7 +121,7 @@ class Walker:
         tools = None
         if row is not None:
             tools = storable(TOOL_SEP + TOOL_SEP.join(tool_names(row)) + TOOL_SEP)[0]
-        risky = int(any(ch in _RISKY for ch in (text or "") + (vtext or "")))
+        risky = int(_risky(text) or _risky(vtext))
         if text is not None:
             text, changed = storable(text)
             risky = 2 if changed else risky
@@ -145,6 +147,11 @@ class Walker:
             id_bytes(self.hwin),
             risky,
         )
+
+
+def _risky(text: str | None) -> bool:
+    # str.isascii() reads a flag CPython keeps: most rows never reach the search
+    return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
 def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
