@@ -251,7 +251,8 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
         BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
     )
     held = [_held_hit(e) for e in state.held] if state is not None else []
-    reader = BackwardReader(ctx.segments(), start, ctx.budget)
+    hot = prefilter.hot if prefilter is not None else None
+    reader = BackwardReader(ctx.segments(), start, ctx.budget, hot)
     resolved: list[_Hit] = []
     pending: list[_Hit] = []
     resume = start

@@ -18,16 +18,21 @@ Invariants:
 * Bytes after a file's last newline (a torn tail) are yielded once with ``complete=False``:
   they are never an item, but a marker in them still counts (fail closed).
 * Lines never span files.
+* The reset key is looked for once per chunk (:func:`~segue.context.floor.may_mention`) and
+  again in each line only when the chunk may hold it; with a ``hot`` scan (a search's byte
+  pre-filter, :mod:`~segue.retrieval.matching`), a line is ``quiet`` when the scan found
+  none of its needles in the chunk it was cut from. Both only spare work: a line's bytes
+  are a slice of its chunk, so what the chunk lacks, the line lacks.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.context.floor import EDGE, mentions_reset_key
+from segue.context.floor import EDGE, ESCAPE, may_mention, mentions_reset_key
 from segue.fsutil import open_regular_file
 
 MAX_LINE = 1 << 20
@@ -58,6 +63,13 @@ class RawLine:
     raw: bytes | None  # without the newline; None when longer than max_line
     marker: bool  # the bytes mention the reset key
     complete: bool  # False for a torn tail
+    quiet: bool = False  # the reader's ``hot`` scan found none of its needles in these bytes
+
+
+#: Start offsets in a buffer of the needles a search's pre-filter looks for, ascending, at
+#: least one per line holding any; the flag says whether the buffer holds ``ESCAPE`` (see
+#: :meth:`segue.retrieval.matching.ByteFilter.hot`)
+Hot = Callable[[bytes, bool], list[int]]
 
 
 @dataclass(frozen=True)
@@ -106,10 +118,13 @@ class BackState:
 class BackwardReader:
     """Lines newest first, from ``state`` down to position 0."""
 
-    def __init__(self, segs: list[Segment], state: BackState, budget: Budget) -> None:
+    def __init__(
+        self, segs: list[Segment], state: BackState, budget: Budget, hot: Hot | None = None
+    ) -> None:
         self.segs = segs
         self.state = state
         self.budget = budget
+        self.hot = hot
         self.exhausted = False  # stopped for the budget (not at the start of history)
 
     def __iter__(self) -> Iterator[RawLine]:
@@ -179,6 +194,10 @@ class BackwardReader:
                 if own_nl is None:
                     own_nl = pending.endswith(b"\n")
             hi = len(pending)  # pending[:hi] is still unconsumed (no copies per line)
+            escaped = ESCAPE in pending
+            mark = may_mention(pending, escaped)
+            spots = self.hot(pending, escaped) if self.hot is not None else None
+            j = len(spots) - 1 if spots is not None else -1
             while True:
                 idx = pending.rfind(b"\n", 0, max(hi - (1 if own_nl else 0), 0))
                 if idx < 0:
@@ -188,7 +207,14 @@ class BackwardReader:
                     return
                 budget.rows += 1
                 start = pos + idx + 1
-                yield _line(start, line_end, pending[idx + 1 : hi], bool(own_nl))
+                quiet = False
+                if spots is not None:
+                    while j >= 0 and spots[j] >= hi:
+                        j -= 1
+                    quiet = j < 0 or spots[j] <= idx
+                yield _line(
+                    start, line_end, pending[idx + 1 : hi], bool(own_nl), mark=mark, quiet=quiet
+                )
                 line_end = start
                 hi = idx + 1
                 own_nl = True
@@ -204,11 +230,16 @@ class BackwardReader:
         self.exhausted = True
 
 
-def _line(start: int, end: int, data: bytes, own_nl: bool) -> RawLine:
+def _line(
+    start: int, end: int, data: bytes, own_nl: bool, *, mark: bool = True, quiet: bool = False
+) -> RawLine:
+    """A line cut from a chunk: ``mark`` False when the chunk cannot mention the reset key,
+    ``quiet`` when the chunk's hot scan found nothing in this line."""
     raw = data[:-1] if own_nl else data
+    marker = mark and mentions_reset_key(raw)
     if len(raw) > MAX_LINE:
-        return RawLine(start, end, None, mentions_reset_key(raw), own_nl)
-    return RawLine(start, end, raw, mentions_reset_key(raw), own_nl)
+        return RawLine(start, end, None, marker, own_nl)
+    return RawLine(start, end, raw, marker, own_nl, quiet)
 
 
 @dataclass(frozen=True)
@@ -224,10 +255,13 @@ class FwdState:
 class ForwardReader:
     """Lines oldest first from ``state`` up to the end of the last segment."""
 
-    def __init__(self, segs: list[Segment], state: FwdState, budget: Budget) -> None:
+    def __init__(
+        self, segs: list[Segment], state: FwdState, budget: Budget, hot: Hot | None = None
+    ) -> None:
         self.segs = segs
         self.state = state
         self.budget = budget
+        self.hot = hot
         self.exhausted = False
 
     def __iter__(self) -> Iterator[RawLine]:
@@ -288,6 +322,10 @@ class ForwardReader:
             else:
                 pending += chunk
             search_from = 0
+            escaped = ESCAPE in pending
+            mark = may_mention(pending, escaped)
+            spots = self.hot(pending, escaped) if self.hot is not None else None
+            j, n_spots = 0, len(spots) if spots is not None else 0
             while True:
                 idx = pending.find(b"\n", search_from)
                 if idx < 0:
@@ -297,7 +335,13 @@ class ForwardReader:
                     return
                 budget.rows += 1
                 end = line_start + idx - search_from + 1
-                yield _line(line_start, end, pending[search_from : idx + 1], True)
+                quiet = False
+                if spots is not None:
+                    while j < n_spots and spots[j] < search_from:
+                        j += 1
+                    quiet = j == n_spots or spots[j] >= idx
+                data = pending[search_from : idx + 1]
+                yield _line(line_start, end, data, True, mark=mark, quiet=quiet)
                 line_start = end
                 search_from = idx + 1
             pending = pending[search_from:]
