@@ -12,7 +12,10 @@ min–max, against a baseline run side by side in the same process.
 3. Keeping the index current: it catches up lazily at the next look-back, so the figure is
    the catch-up time per MB appended against a rebuild's time per MB (goal: at least as
    fast); the append itself is in the note.
-4. Build: rebuild throughput against a bare msgspec decode of the same file; the index's size
+4. The first look-back after the index is lost (deleted): it answers from the bounded scan
+   and runs one bounded rebuild step (goal: that, never a whole rebuild inside the call),
+   against a call that only scans; the note says how many calls brought the index back.
+5. Build: rebuild throughput against a bare msgspec decode of the same file; the index's size
    against the transcript's; the peak RSS of a rebuild in a fresh process at two sizes
    (goal: < 150 MB and flat).
 """
@@ -38,12 +41,14 @@ from segue.history.store import HistoryStore
 from segue.messages import make_row
 from segue.retrieval import SessionHistoryTool
 from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import index_path
+from segue.retrieval.index_file import build_path, index_path
+from segue.retrieval.index_steps import STEP_BYTES
 from segue.workspace import Layout
 
 LARGE = SCALE == "large" or os.environ.get("BENCH_SCALE") == "large"
 DEPTHS_MB = [1, 10, 100, 1000] if LARGE else [1, 10]
 CLI_MB = 200 if LARGE else 30
+LOST_MB = 1000 if LARGE else 40
 RUNS = 5
 FACT = "zebracorn-4471 is the answer"
 _ROW_TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 30  # ~1.7 KB
@@ -244,6 +249,44 @@ def _per_mb(times: list[float]) -> str:
     )
 
 
+def _lost_results(root: Path) -> list[Result]:
+    """The first look-back after the index is lost: it answers from the bounded scan and runs
+    one bounded rebuild step, against a call that only scans."""
+    layout = Layout(root, "lost")
+    mb = _fill(layout, LOST_MB, "l") / (1 << 20)
+    tool = SessionHistoryTool(layout)
+    scan = SessionHistoryTool(layout, use_index=False)
+    args: dict[str, Any] = {"action": "search", "query": "zebracorn-4471"}
+    firsts: list[float] = []
+    scans: list[float] = []
+    for _ in range(RUNS):
+        for path in (index_path(layout), build_path(layout)):
+            path.unlink(missing_ok=True)
+        start = time.perf_counter()
+        tool.call(args)
+        firsts.append(time.perf_counter() - start)
+        assert not index_path(layout).exists(), "the whole index was built inside the call"
+        start = time.perf_counter()
+        scan.call(args)
+        scans.append(time.perf_counter() - start)
+    calls = 1
+    while not index_path(layout).exists():
+        tool.call(args)
+        calls += 1
+    t_first, t_scan = statistics.median(firsts), statistics.median(scans)
+    return [
+        Result(
+            f"index: first look-back with the index lost ({mb:.0f} MB)",
+            t_first,
+            "a call that only scans",
+            t_scan,
+            f"scan + one step of <= {STEP_BYTES >> 20} MiB",
+            note=f"median of {RUNS}, {min(firsts) * 1e3:.0f}–{max(firsts) * 1e3:.0f} ms; "
+            f"the index was back after {calls} calls",
+        )
+    ]
+
+
 _CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
@@ -316,5 +359,6 @@ def run() -> list[Result]:
             *_reach_results(root),
             *_cli_results(root),
             *_catch_up_results(root),
+            *_lost_results(root),
             *_build_results(root),
         ]
