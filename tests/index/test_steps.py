@@ -245,3 +245,28 @@ def test_an_index_that_disagrees_with_the_transcript_is_not_used_again(
     entries(tool, args)  # the small transcript took one step: a new index, trusted
     assert tool.index_problem is None
     _clean(layout)
+
+
+def test_catch_up_gets_past_a_line_longer_than_its_bound(
+    segue_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from segue.retrieval import index_build
+
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 1, rows=20)
+    rebuild(layout)
+    HistoryStore(layout, durable=False).append(
+        [make_row("user", "needle huge " + "z" * (300 << 10), id="h")]
+    )
+    _fill(layout, "b", 1, rows=20)
+    monkeypatch.setattr(index_build, "CATCH_UP_BYTES", 16 << 10)
+    tool = SessionHistoryTool(layout)
+    args = {"action": "read_item", "item_id": "m:b0-19"}
+    for _ in range(100):
+        assert entries(tool, args) == entries(SessionHistoryTool(layout, use_index=False), args)
+        if tool.index_problem is None:
+            break
+    else:
+        raise AssertionError("the catch-up never got past the long line")
+    _same_as_scan(tool, layout)
+    _clean(layout)

@@ -32,15 +32,14 @@ import dataclasses
 import fcntl
 import os
 import sqlite3
-from collections.abc import Iterator
 
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.fsutil import fsync_dir
 from segue.retrieval.index_build import (
     _BATCH,
-    _UNBOUNDED,
     NotBuilt,
     Record,
+    StepLines,
     Walker,
     _insert,
     _same_files,
@@ -59,7 +58,7 @@ from segue.retrieval.index_file import (
     stream_in_progress,
     write_meta,
 )
-from segue.retrieval.reader import Budget, ForwardReader, FwdState, HistoryMoved, RawLine, Segment
+from segue.retrieval.reader import HistoryMoved, Segment
 from segue.retrieval.snapshot import Snapshot, take
 from segue.workspace import Layout
 
@@ -189,7 +188,7 @@ def _step(side: _Side, layout: Layout, snap: Snapshot, max_bytes: int) -> Meta |
     conn.execute("BEGIN IMMEDIATE")
     try:
         try:
-            done, finished = _index(conn, _Lines(segs, side.pos, max_bytes), a, walker)
+            done, finished = _index(conn, StepLines(segs, side.pos, max_bytes), a, walker)
         except (HistoryMoved, OSError):
             done, finished = -1, False  # read without the lock: the files moved under us
         if done < 0 or not _same_files(snap, take(layout)):
@@ -222,7 +221,7 @@ def _rewritten() -> Meta | None:
 
 
 def _index(
-    conn: sqlite3.Connection, lines: _Lines, chat_start: int, walker: Walker
+    conn: sqlite3.Connection, lines: StepLines, chat_start: int, walker: Walker
 ) -> tuple[int, bool]:
     """Insert the step's lines; returns the position reached and whether that is the end
     (a torn chat tail stays out)."""
@@ -244,27 +243,3 @@ def _index(
 def _flush(conn: sqlite3.Connection, batch: list[Record]) -> None:
     if batch:
         _insert(conn, batch)
-
-
-class _Lines:
-    """The lines of one step, streamed: about ``max_bytes`` of them, and at least one (a line
-    longer than a step is read whole, 64 KiB at a time, never held). ``more``: the step
-    stopped before the end of the files."""
-
-    def __init__(self, segs: list[Segment], pos: int, max_bytes: int) -> None:
-        self.segs, self.pos, self.max_bytes = segs, pos, max_bytes
-        self.more = False
-
-    def __iter__(self) -> Iterator[RawLine]:
-        reader = ForwardReader(self.segs, FwdState(self.pos), Budget(self.max_bytes, _UNBOUNDED))
-        count = 0
-        for line in reader:
-            count += 1
-            yield line
-        if count == 0 and reader.exhausted:
-            whole = ForwardReader(self.segs, FwdState(self.pos), Budget(_UNBOUNDED, _UNBOUNDED))
-            for line in whole:
-                self.more = True  # whatever follows waits for the next step
-                yield line
-                return
-        self.more = reader.exhausted
