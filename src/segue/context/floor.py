@@ -58,8 +58,9 @@ def mentions_reset_key(data: bytes) -> bool:
 def may_mention(data: bytes, escaped: bool) -> bool:
     """False when no slice of ``data`` can mention the reset key (so a reader that cut lines
     from ``data`` need not look in each); ``escaped``: whether :data:`ESCAPE` occurs in
-    ``data``. Every spelling is the literal token or holds that escape."""
-    return escaped or LITERAL in data
+    ``data`` (``data.rfind(ESCAPE) >= 0``). Every spelling is the literal token or holds
+    that escape."""
+    return escaped or data.rfind(LITERAL) >= 0  # rfind: much faster than ``in`` on this token
 
 
 def is_floor_line(row: Row | None, marker: bool) -> bool:

@@ -64,7 +64,7 @@ class ByteFilter:
 
     def hot(self, buf: bytes, escaped: bool) -> list[int]:
         """Ascending offsets in ``buf`` where a needle (the key, ASCII case aside, a guard,
-        or ``ESCAPE`` when ``escaped`` says ``buf`` holds it) starts: the first of each
+        or ``ESCAPE`` when ``escaped`` says ``buf`` holds it) starts: the last of each
         needle in every line holding it. A line of ``buf`` without an offset is one the
         filter would skip (needles hold no newline, so none spans two lines)."""
         spots: list[int] = []
@@ -73,13 +73,14 @@ class ByteFilter:
         if escaped:
             hays.append((ESCAPE, buf))
         for needle, hay in hays:
-            at = hay.find(needle)
+            # backwards: CPython's rfind skips ahead much further than find on these needles
+            at = hay.rfind(needle)
             while at >= 0:
                 spots.append(at)
-                nl = hay.find(b"\n", at)
+                nl = hay.rfind(b"\n", 0, at)
                 if nl < 0:
                     break
-                at = hay.find(needle, nl + 1)
+                at = hay.rfind(needle, 0, nl)
         spots.sort()
         return spots
 

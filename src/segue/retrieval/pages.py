@@ -261,6 +261,10 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     last_boundary: RawLine | None = None
     done = False
     for line in reader:
+        if line.quiet and not line.marker:  # what classify says of it: SKIP
+            if not resolving:
+                resume = BackState(line.start)
+            continue
         seen = classify(line, prefilter)
         if seen.kind is Kind.ITEM and seen.item is not None:
             if resolving:
