@@ -25,6 +25,7 @@ from pathlib import Path
 from bench.bench_scan import realistic_jsonl
 from bench.common import SCALE, Result, side_by_side
 from segue.history.receipt import Receipt, current_stamps, new_epoch, write_receipt
+from segue.history.store import HistoryStore
 from segue.retrieval import MAX_SCAN_BYTES, SessionHistoryTool
 from segue.workspace import Layout
 
@@ -54,6 +55,15 @@ print(json.dumps({"peak_mb": peak_kb / 1024, "calls": calls, "seconds": seconds}
 """
 
 
+def _stamp(layout: Layout) -> None:
+    """A stable receipt for files written directly, and the store's lock file, as the writer
+    that made them would have left it (a reader never creates it, and would say so)."""
+    chat, archive = current_stamps(layout)
+    write_receipt(layout, Receipt("stable", new_epoch(), chat, archive), durable=False)
+    with HistoryStore(layout).locked():
+        pass
+
+
 def _write_history(layout: Layout, data: bytes, total: int) -> None:
     layout.session_dir.mkdir(parents=True, exist_ok=True)
     with open(layout.archive, "wb") as f:
@@ -62,8 +72,7 @@ def _write_history(layout: Layout, data: bytes, total: int) -> None:
             f.write(data)
             written += len(data)
     layout.chat.write_bytes(data[: data.index(b"\n") + 1])
-    chat, archive = current_stamps(layout)
-    write_receipt(layout, Receipt("stable", new_epoch(), chat, archive), durable=False)
+    _stamp(layout)
 
 
 def _child(home: Path, mode: str) -> dict[str, float]:
@@ -78,8 +87,7 @@ def _search_window(tmp: Path, data: bytes) -> list[Result]:
     layout = Layout(tmp, "window")
     layout.session_dir.mkdir(parents=True)
     layout.chat.write_bytes(data)
-    chat, archive = current_stamps(layout)
-    write_receipt(layout, Receipt("stable", new_epoch(), chat, archive), durable=False)
+    _stamp(layout)
     tool = SessionHistoryTool(layout, max_rows=1 << 30, use_index=False)
     results = []
     queries = (

@@ -31,7 +31,8 @@ LITERAL = b'"' + RESET_KEY.encode() + b'"'
 MAX_TOKEN = 2 + 6 * len(RESET_KEY)
 #: overlap kept between pieces of a streamed line
 EDGE = MAX_TOKEN - 1
-_ESCAPE = b"\\u00"
+#: how every escaped spelling of an ASCII character starts
+ESCAPE = b"\\u00"
 
 
 def _char_pattern(ch: str) -> bytes:
@@ -51,7 +52,15 @@ def mentions_reset_key(data: bytes) -> bool:
     if LITERAL in data:
         return True
     # any other spelling escapes at least one character
-    return _ESCAPE in data and _TOKEN.search(data) is not None
+    return ESCAPE in data and _TOKEN.search(data) is not None
+
+
+def may_mention(data: bytes, escaped: bool) -> bool:
+    """False when no slice of ``data`` can mention the reset key (so a reader that cut lines
+    from ``data`` need not look in each); ``escaped``: whether :data:`ESCAPE` occurs in
+    ``data`` (``data.rfind(ESCAPE) >= 0``). Every spelling is the literal token or holds
+    that escape."""
+    return escaped or data.rfind(LITERAL) >= 0  # rfind: much faster than ``in`` on this token
 
 
 def is_floor_line(row: Row | None, marker: bool) -> bool:

@@ -23,8 +23,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from segue.context.boundaries import ROOT_WINDOW_ID, is_boundary, window_id_of_boundary
@@ -72,7 +73,8 @@ from segue.workspace import Layout
 CATCH_UP_BYTES = 64 << 20
 _BATCH = 2000
 _UNBOUNDED = 1 << 62
-_RISKY = frozenset("\u212a\u017f\u0130\u0131")
+#: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
+_RISKY = re.compile("[\u212a\u017f\u0130\u0131]")
 _KINDS = {
     Kind.ITEM: KIND_ITEM,
     Kind.BOUNDARY: KIND_BOUNDARY,
@@ -119,7 +121,7 @@ class Walker:
         tools = None
         if row is not None:
             tools = storable(TOOL_SEP + TOOL_SEP.join(tool_names(row)) + TOOL_SEP)[0]
-        risky = int(any(ch in _RISKY for ch in (text or "") + (vtext or "")))
+        risky = int(_risky(text) or _risky(vtext))
         if text is not None:
             text, changed = storable(text)
             risky = 2 if changed else risky
@@ -145,6 +147,11 @@ class Walker:
             id_bytes(self.hwin),
             risky,
         )
+
+
+def _risky(text: str | None) -> bool:
+    # str.isascii() reads a flag CPython keeps: most rows never reach the search
+    return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
 def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
@@ -302,8 +309,8 @@ def catch_up(
     a = snap.archive_size
     _check_last(conn, layout, a)
     walker = Walker(meta.win, meta.wid, meta.hwin)
-    budget = Budget(CATCH_UP_BYTES if max_bytes is None else max_bytes, _UNBOUNDED)
-    reader = ForwardReader([Segment(layout.chat, a, a + end)], FwdState(a + meta.chat_read), budget)
+    limit = CATCH_UP_BYTES if max_bytes is None else max_bytes
+    reader = StepLines([Segment(layout.chat, a, a + end)], a + meta.chat_read, limit)
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.Error as exc:
@@ -338,6 +345,30 @@ def catch_up(
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
         raise
+
+
+class StepLines:
+    """The lines of one catch-up or rebuild step, streamed: about ``max_bytes`` of them, and
+    at least one (a line longer than a step is read whole, 64 KiB at a time, never held, so
+    it cannot stop every step short of it). ``more``: the step stopped before the end."""
+
+    def __init__(self, segs: list[Segment], pos: int, max_bytes: int) -> None:
+        self.segs, self.pos, self.max_bytes = segs, pos, max_bytes
+        self.more = False
+
+    def __iter__(self) -> Iterator[RawLine]:
+        reader = ForwardReader(self.segs, FwdState(self.pos), Budget(self.max_bytes, _UNBOUNDED))
+        count = 0
+        for line in reader:
+            count += 1
+            yield line
+        if count == 0 and reader.exhausted:
+            whole = ForwardReader(self.segs, FwdState(self.pos), Budget(_UNBOUNDED, _UNBOUNDED))
+            for line in whole:
+                self.more = True  # whatever follows waits for the next step
+                yield line
+                return
+        self.more = reader.exhausted
 
 
 def _check_last(conn: sqlite3.Connection, layout: Layout, archive_size: int) -> None:

@@ -5,8 +5,8 @@ make an answer wrong. So the file is *trusted* only when every one of these hold
 on every use (:func:`trusted_meta`):
 
 * it opens as SQLite and its own header says it is as long as it is (a truncated copy is not);
-* its schema id equals :data:`SCHEMA_ID`, which includes a fingerprint of the projection code
-  (an index written by another version of segue projects differently: it is another version);
+* its schema id names :data:`SCHEMA_VERSION` (an index whose rows another version of segue
+  derived differently is another version; a release that leaves rows alone keeps it);
 * it names this workspace (an index copied from elsewhere is foreign) and it was completed;
 * the transcript's receipt is stable and vouches for both files now (a trusted snapshot), the
   receipt epoch is the one the index was built against, the archive stamp is identical, and
@@ -40,7 +40,12 @@ from segue.retrieval.snapshot import Snapshot
 from segue.workspace import Layout
 
 INDEX_NAME = "history-index.sqlite"
-FORMAT = "segue-history-index/1"
+FORMAT = "segue-history-index"
+#: Bump whenever the DDL or what a line becomes in ``rows`` (the projection, the people's
+#: view, the floor and boundary rules, the row kinds and flags) changes: an index of another
+#: version is rebuilt. tests/index/test_schema_version.py pins a digest of both, so a change
+#: without a bump fails there.
+SCHEMA_VERSION = 2
 KIND_ITEM, KIND_BOUNDARY, KIND_FLOOR, KIND_SKIP = 0, 1, 2, 3
 #: people's view of a row (``segue history``): hidden, the same text as the agent's, its own
 VIEW_HIDDEN, VIEW_SAME, VIEW_OWN = 0, 1, 2
@@ -79,41 +84,9 @@ CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='trigram', detail
 """
 
 
-def _fingerprint() -> str:
-    """Digest of the code that decides what a row is and shows, so an index made by another
-    version of it is another schema (whoever changes the projection need not remember to
-    bump a number)."""
-    # The modules' files are found, not imported: `segue history search` needs none of them.
-    from importlib.util import find_spec
-
-    h = hashlib.sha256(FORMAT.encode())
-    for name in _FINGERPRINTED:
-        spec = find_spec(name)
-        origin = spec.origin if spec is not None else None
-        try:
-            h.update(Path(origin).read_bytes() if origin else name.encode())
-        except OSError:  # no source on disk (a frozen install): the module name stands in
-            h.update(name.encode())
-    return h.hexdigest()[:16]
-
-
-_FINGERPRINTED = (
-    "segue.context.boundaries",
-    "segue.history.scan",
-    "segue.messages",
-    "segue.retrieval.project",
-    "segue.views.project",
-    "segue.retrieval.index_build",
-)
-
-
-_SCHEMA: list[str] = []
-
-
 def schema_id() -> str:
-    if not _SCHEMA:
-        _SCHEMA.append(f"{FORMAT}+{_fingerprint()}")
-    return _SCHEMA[0]
+    """What an index file must say it is to be read (``meta.schema``)."""
+    return f"{FORMAT}/{SCHEMA_VERSION}"
 
 
 def index_path(layout: Layout) -> Path:

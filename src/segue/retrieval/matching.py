@@ -10,15 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from segue.retrieval.project import Prefilter
+from segue.context.floor import ESCAPE
 
-__all__ = ["make_prefilter", "matcher"]
+__all__ = ["ByteFilter", "make_prefilter", "matcher"]
 
 _RISKY = {  # non-ASCII code points that re.IGNORECASE matches to an ASCII letter
-    "k": ("\u212a".encode(),),
-    "s": ("\u017f".encode(),),
-    "i": ("\u0130".encode(), "\u0131".encode()),
+    "k": ("\u212a",),
+    "s": ("\u017f",),
+    "i": ("\u0130", "\u0131"),
 }
+#: the byte pre-filter never skips a compaction boundary (reset rows hold the reset key, and
+#: a line holding that is never skipped); an escaped spelling of the key holds ``ESCAPE``
+_BOUNDARY_KEY = b"compactionBoundary"
 
 
 _PREFILTER_QUERY = re.compile(r"[a-z_-]+")
@@ -43,7 +46,46 @@ def _prefilter_key(needle: str) -> str | None:
     return max(runs, key=len) if runs else None
 
 
-def make_prefilter(query: str) -> Prefilter | None:
+class ByteFilter:
+    """The exact byte pre-filter of one query (see :func:`make_prefilter`): called with a raw
+    line, True when that line cannot hold a hit and is no boundary. :meth:`hot` answers the
+    same for every line of a buffer at once."""
+
+    __slots__ = ("guards", "key")
+
+    def __init__(self, key: bytes, guards: tuple[bytes, ...]) -> None:
+        self.key = key  # lower case
+        self.guards = guards  # matched as they are, besides ``ESCAPE``
+
+    def __call__(self, raw: bytes) -> bool:
+        if self.key in raw.lower() or ESCAPE in raw:
+            return False
+        return not any(g in raw for g in self.guards)
+
+    def hot(self, buf: bytes, escaped: bool) -> list[int]:
+        """Ascending offsets in ``buf`` where a needle (the key, ASCII case aside, a guard,
+        or ``ESCAPE`` when ``escaped`` says ``buf`` holds it) starts: the last of each
+        needle in every line holding it. A line of ``buf`` without an offset is one the
+        filter would skip (needles hold no newline, so none spans two lines)."""
+        spots: list[int] = []
+        low = buf.lower()
+        hays = [(self.key, low), *((g, buf) for g in self.guards)]
+        if escaped:
+            hays.append((ESCAPE, buf))
+        for needle, hay in hays:
+            # backwards: CPython's rfind skips ahead much further than find on these needles
+            at = hay.rfind(needle)
+            while at >= 0:
+                spots.append(at)
+                nl = hay.rfind(b"\n", 0, at)
+                if nl < 0:
+                    break
+                at = hay.rfind(needle, 0, nl)
+        spots.sort()
+        return spots
+
+
+def make_prefilter(query: str) -> ByteFilter | None:
     """A byte-level test that proves a line cannot hold a hit, or None when no exact test
     exists for this query.
 
@@ -53,24 +95,21 @@ def make_prefilter(query: str) -> Prefilter | None:
     of tool input/output (which can differ from the raw bytes only in whitespace,
     punctuation and number formatting — none of which a key contains), and segue's own
     bracketed words, which a key can match only if it lies inside one of them (such keys are
-    not used). Letters that ``re.IGNORECASE`` folds to ASCII from outside ASCII (K, ſ, İ, ı)
-    also keep a line from being skipped. Boundary rows are never skipped.
+    not used). An escape spells an ASCII character only as ``\\u00XX`` (``ESCAPE``), so a line
+    holding that is never skipped. Letters that ``re.IGNORECASE`` folds to ASCII from
+    outside ASCII (K, ſ, İ, ı), raw or escaped, also keep a line from being skipped, when
+    the key holds the letter they fold to. Boundary rows are never skipped.
     """
     key = _prefilter_key(query.lower())
     if key is None:
         return None
-    raw_key = key.encode("ascii")
-    guards = [b"oundary", b"\\u"]
-    for letter, seqs in _RISKY.items():
+    guards = [_BOUNDARY_KEY]
+    for letter, chars in _RISKY.items():
         if letter in key:
-            guards.extend(seqs)
-
-    def cannot_match(raw: bytes) -> bool:
-        if raw_key in raw.lower():
-            return False
-        return not any(g in raw for g in guards)
-
-    return cannot_match
+            for ch in chars:
+                # as UTF-8, and escaped (``\\u212a``: its first five bytes, either hex case)
+                guards.extend({ch.encode(), f"\\u{ord(ch):04x}"[:5].encode()})
+    return ByteFilter(key.encode("ascii"), tuple(dict.fromkeys(guards)))
 
 
 def matcher(query: str) -> Callable[[str], tuple[int, int] | None]:

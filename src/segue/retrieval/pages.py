@@ -251,7 +251,8 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
         BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
     )
     held = [_held_hit(e) for e in state.held] if state is not None else []
-    reader = BackwardReader(ctx.segments(), start, ctx.budget)
+    hot = prefilter.hot if prefilter is not None else None
+    reader = BackwardReader(ctx.segments(), start, ctx.budget, hot)
     resolved: list[_Hit] = []
     pending: list[_Hit] = []
     resume = start
@@ -260,6 +261,10 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     last_boundary: RawLine | None = None
     done = False
     for line in reader:
+        if line.quiet and not line.marker:  # what classify says of it: SKIP
+            if not resolving:
+                resume = BackState(line.start)
+            continue
         seen = classify(line, prefilter)
         if seen.kind is Kind.ITEM and seen.item is not None:
             if resolving:

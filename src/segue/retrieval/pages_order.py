@@ -74,7 +74,8 @@ def search_oldest(ctx: Ctx, state: CursorState | None) -> Page:
         fwd, window = FwdState(state.pos, state.skip, state.skip_marker), state.window or ""
     find = matcher(ctx.req.key)
     prefilter = make_prefilter(ctx.req.key)
-    reader = ForwardReader(ctx.segments(), fwd, ctx.budget)
+    hot = prefilter.hot if prefilter is not None else None
+    reader = ForwardReader(ctx.segments(), fwd, ctx.budget, hot)
     entries: list[dict[str, Any]] = []
     for line in reader:
         seen = classify(line, prefilter)

@@ -97,14 +97,19 @@ def _id_fits(ident: str, limit: int) -> bool:
 Prefilter = Callable[[bytes], bool]
 
 
+_SKIPPED = Seen(Kind.SKIP)
+
+
 def classify(line: RawLine, prefilter: Prefilter | None = None) -> Seen:
+    """What ``line`` is. With ``prefilter``, a line it proves holds no hit is SKIP; so is a
+    ``quiet`` line (the reader ran that filter's ``hot`` scan over the line's chunk)."""
     if line.raw is None or not line.complete:
         if line.marker:
             return Seen(Kind.FLOOR, raw_window_id(line), "reset")
-        return Seen(Kind.SKIP)
+        return _SKIPPED
     raw = line.raw
-    if prefilter is not None and not line.marker and prefilter(raw):
-        return Seen(Kind.SKIP)
+    if prefilter is not None and not line.marker and (line.quiet or prefilter(raw)):
+        return _SKIPPED
     row = parse_line(raw)
     if is_floor_line(row, line.marker):
         if row is None:

@@ -18,16 +18,23 @@ Invariants:
 * Bytes after a file's last newline (a torn tail) are yielded once with ``complete=False``:
   they are never an item, but a marker in them still counts (fail closed).
 * Lines never span files.
+* The reset key is looked for once per chunk (:func:`~segue.context.floor.may_mention`) and
+  again in each line only when the chunk may hold it; with a ``hot`` scan (a search's byte
+  pre-filter, :mod:`~segue.retrieval.matching`), a line is ``quiet`` when the scan found
+  none of its needles in the chunk it was cut from, and a chunk with no needle and no
+  reset key at all comes as one quiet run. All of it only spares work: a line's bytes are
+  a slice of its chunk, so what the chunk lacks, the line lacks.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from segue.context.floor import EDGE, mentions_reset_key
+from segue.context.floor import EDGE, ESCAPE, may_mention, mentions_reset_key
 from segue.fsutil import open_regular_file
 
 MAX_LINE = 1 << 20
@@ -51,13 +58,24 @@ class Budget:
         return max(0, self.max_rows - self.rows)
 
 
-@dataclass(frozen=True)
-class RawLine:
+class RawLine(NamedTuple):
+    """One line as read (a named tuple: the scan makes one per line, so it is cheap)."""
+
     start: int  # global position of the first byte
     end: int  # global position past the newline (or past the last byte of a torn tail)
     raw: bytes | None  # without the newline; None when longer than max_line
     marker: bool  # the bytes mention the reset key
     complete: bool  # False for a torn tail
+    #: the reader's ``hot`` scan found none of its needles in these bytes; with ``raw`` empty
+    #: and no marker, the line may stand for a run of such lines, ``[start, end)`` (a search
+    #: skips each of them alike, and the row budget counted each)
+    quiet: bool = False
+
+
+#: Start offsets in a buffer of the needles a search's pre-filter looks for, ascending, at
+#: least one per line holding any; the flag says whether the buffer holds ``ESCAPE`` (see
+#: :meth:`segue.retrieval.matching.ByteFilter.hot`)
+Hot = Callable[[bytes, bool], list[int]]
 
 
 @dataclass(frozen=True)
@@ -92,8 +110,7 @@ class HistoryMoved(Exception):
     writer. Pages answer ``history_changed``."""
 
 
-@dataclass(frozen=True)
-class BackState:
+class BackState(NamedTuple):
     """Resume point of a backward read: ``[pos, ...)`` is consumed; ``skip_end`` is set while
     crossing an oversized line that ends there (``skip_marker``: the reset key was seen in the
     part of it already read, R11)."""
@@ -106,10 +123,13 @@ class BackState:
 class BackwardReader:
     """Lines newest first, from ``state`` down to position 0."""
 
-    def __init__(self, segs: list[Segment], state: BackState, budget: Budget) -> None:
+    def __init__(
+        self, segs: list[Segment], state: BackState, budget: Budget, hot: Hot | None = None
+    ) -> None:
         self.segs = segs
         self.state = state
         self.budget = budget
+        self.hot = hot
         self.exhausted = False  # stopped for the budget (not at the start of history)
 
     def __iter__(self) -> Iterator[RawLine]:
@@ -179,16 +199,37 @@ class BackwardReader:
                 if own_nl is None:
                     own_nl = pending.endswith(b"\n")
             hi = len(pending)  # pending[:hi] is still unconsumed (no copies per line)
+            escaped = pending.rfind(ESCAPE) >= 0
+            mark = may_mention(pending, escaped)
+            spots = self.hot(pending, escaped) if self.hot is not None else None
+            j = len(spots) - 1 if spots is not None else -1
+            if spots == [] and not mark and own_nl:
+                first = pending.find(b"\n")  # the lines after it are whole: one quiet run
+                n = pending.count(b"\n", first + 1, hi)
+                if n and budget.rows + n <= budget.max_rows:
+                    budget.rows += n
+                    yield RawLine(pos + first + 1, line_end, b"", False, True, True)
+                    line_end, hi = pos + first + 1, first + 1
             while True:
                 idx = pending.rfind(b"\n", 0, max(hi - (1 if own_nl else 0), 0))
                 if idx < 0:
                     break
-                if budget.rows_left == 0:
+                if budget.rows >= budget.max_rows:
                     self._suspend(BackState(line_end))
                     return
                 budget.rows += 1
                 start = pos + idx + 1
-                yield _line(start, line_end, pending[idx + 1 : hi], bool(own_nl))
+                quiet = False
+                if spots is not None:
+                    while j >= 0 and spots[j] >= hi:
+                        j -= 1
+                    quiet = j < 0 or spots[j] <= idx
+                raw = pending[idx + 1 : hi - 1 if own_nl else hi]
+                marker = mark and mentions_reset_key(raw)
+                if len(raw) > MAX_LINE:
+                    yield RawLine(start, line_end, None, marker, bool(own_nl))
+                else:
+                    yield RawLine(start, line_end, raw, marker, bool(own_nl), quiet)
                 line_end = start
                 hi = idx + 1
                 own_nl = True
@@ -204,15 +245,19 @@ class BackwardReader:
         self.exhausted = True
 
 
-def _line(start: int, end: int, data: bytes, own_nl: bool) -> RawLine:
+def _line(
+    start: int, end: int, data: bytes, own_nl: bool, *, mark: bool = True, quiet: bool = False
+) -> RawLine:
+    """A line cut from a chunk: ``mark`` False when the chunk cannot mention the reset key,
+    ``quiet`` when the chunk's hot scan found nothing in this line."""
     raw = data[:-1] if own_nl else data
+    marker = mark and mentions_reset_key(raw)
     if len(raw) > MAX_LINE:
-        return RawLine(start, end, None, mentions_reset_key(raw), own_nl)
-    return RawLine(start, end, raw, mentions_reset_key(raw), own_nl)
+        return RawLine(start, end, None, marker, own_nl)
+    return RawLine(start, end, raw, marker, own_nl, quiet)
 
 
-@dataclass(frozen=True)
-class FwdState:
+class FwdState(NamedTuple):
     """Resume point of a forward read: ``[..., pos)`` is consumed; ``skip_start`` is set while
     crossing an oversized line that starts there (``skip_marker``: a marker seen so far)."""
 
@@ -224,10 +269,13 @@ class FwdState:
 class ForwardReader:
     """Lines oldest first from ``state`` up to the end of the last segment."""
 
-    def __init__(self, segs: list[Segment], state: FwdState, budget: Budget) -> None:
+    def __init__(
+        self, segs: list[Segment], state: FwdState, budget: Budget, hot: Hot | None = None
+    ) -> None:
         self.segs = segs
         self.state = state
         self.budget = budget
+        self.hot = hot
         self.exhausted = False
 
     def __iter__(self) -> Iterator[RawLine]:
@@ -288,6 +336,18 @@ class ForwardReader:
             else:
                 pending += chunk
             search_from = 0
+            escaped = pending.rfind(ESCAPE) >= 0
+            mark = may_mention(pending, escaped)
+            spots = self.hot(pending, escaped) if self.hot is not None else None
+            j, n_spots = 0, len(spots) if spots is not None else 0
+            if spots == [] and not mark:
+                last = pending.rfind(b"\n")  # the lines up to it are whole: one quiet run
+                n = pending.count(b"\n", 0, last + 1)
+                if n and budget.rows + n <= budget.max_rows:
+                    budget.rows += n
+                    end = line_start + last + 1
+                    yield RawLine(line_start, end, b"", False, True, True)
+                    line_start, search_from = end, last + 1
             while True:
                 idx = pending.find(b"\n", search_from)
                 if idx < 0:
@@ -297,7 +357,13 @@ class ForwardReader:
                     return
                 budget.rows += 1
                 end = line_start + idx - search_from + 1
-                yield _line(line_start, end, pending[search_from : idx + 1], True)
+                quiet = False
+                if spots is not None:
+                    while j < n_spots and spots[j] < search_from:
+                        j += 1
+                    quiet = j == n_spots or spots[j] >= idx
+                data = pending[search_from : idx + 1]
+                yield _line(line_start, end, data, True, mark=mark, quiet=quiet)
                 line_start = end
                 search_from = idx + 1
             pending = pending[search_from:]

@@ -11,11 +11,12 @@ Each call is one bounded page (R24), run with the store's cross-process lock hel
 
 With the history index (R35, :mod:`~segue.retrieval.index_pages`), step 4 reads the page
 from the index when it is trusted (checked and caught up under the same lock); otherwise
-that call reads the bounded scan, and after the lock is released the index is rebuilt
-(``build_index``), so the next call is fast again. Both paths answer the same. A cursor
-issued by an index page also holds its place as a scan cursor, so a next page that cannot
-use the index (behind, locked by another reader's catch-up, damaged, rebuilt) goes on with
-the scan: only what expires any cursor expires it (R26).
+that call reads the bounded scan, and after the lock is released one bounded step of
+rebuilding the index runs (``build_index``, :mod:`~segue.retrieval.index_steps`), so calls
+are fast again once a step completes it. Both paths answer the same. A cursor issued by an
+index page also holds its place as a scan cursor, so a next page that cannot use the index
+(behind, locked by another reader's catch-up, damaged, rebuilt) goes on with the scan: only
+what expires any cursor expires it (R26).
 
 Recovery never runs here: a reader does not repair. A first page under an untrusted receipt
 (missing, pending, corrupt, mismatched) proceeds from a fresh baseline of what the store's
@@ -126,11 +127,14 @@ class SessionHistoryTool:
                 self._rebuild_index()
 
     def _rebuild_index(self) -> None:
-        # Outside the store lock: a long build must not stall writers (index_build.py).
-        from segue.retrieval.index_build import NotBuilt, rebuild
+        # Outside the store lock, one bounded step per call (index_steps.py): the answer
+        # came from the scan, and a whole rebuild must stall neither this call nor writers.
+        from segue.retrieval.index_build import NotBuilt
+        from segue.retrieval.index_steps import build_step
 
         try:
-            rebuild(self.layout)
+            if build_step(self.layout) is None:
+                self.index_problem = f"{self.index_problem}; rebuilding (one step per call)"
         except NotBuilt as exc:
             self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"
 
@@ -200,6 +204,8 @@ class SessionHistoryTool:
             except (IndexUnusable, IndexMismatch) as exc:
                 self.index_problem = str(exc)
                 self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
+                if self._rebuild and isinstance(exc, IndexMismatch):
+                    _distrust(self.layout)  # not used again while it is rebuilt
                 ctx.used = envelope.base_size(ctx.req.action, pages.entries_key(ctx.req.action))
         if state is not None and indexed:
             state = _scan_state(state)
@@ -219,6 +225,17 @@ class SessionHistoryTool:
             raise IndexUnusable(f"index unreadable: {exc}") from None
         finally:
             ix.conn.close()
+
+
+def _distrust(layout: Layout) -> None:
+    """Remove an index that disagrees with the transcript (a process that has it open keeps
+    its copy, and re-reads every row it returns)."""
+    import contextlib
+
+    from segue.retrieval.index_file import index_path
+
+    with contextlib.suppress(OSError):
+        index_path(layout).unlink()
 
 
 def _scan_state(state: CursorState) -> CursorState:

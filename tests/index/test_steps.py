@@ -1,0 +1,272 @@
+"""SPEC.md §7: a call that finds no trusted index answers from the bounded scan, and the index
+is rebuilt one bounded step per call (index_steps.py) into the side file, renamed in only
+once complete and only if the transcript was not rewritten meanwhile. Steps survive verified
+appends between them, start afresh after a rewrite or from a side file they did not write,
+and a ``kill -9`` in the middle of a step loses only that step: answers stay right and
+``verify`` is clean."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.history.store import HistoryStore
+from segue.messages import make_row
+from segue.retrieval import SessionHistoryTool, index_steps
+from segue.retrieval.index_build import rebuild
+from segue.retrieval.index_file import build_path, index_path
+from segue.retrieval.index_people import check_index
+from segue.retrieval.index_steps import build_step
+from segue.workspace import Layout
+from tests.retrieval.helpers import entries, stamp_receipt
+
+ROOT = Path(__file__).resolve().parents[2]
+STEP = 64 << 10
+QUERIES: list[dict[str, Any]] = [
+    {"action": "search", "query": "needle a0 7 "},
+    {"action": "search", "query": "needle", "order": "oldest", "limit": 3},
+    {"action": "read_item", "item_id": "5"},
+    {"action": "list_windows"},
+]
+
+
+def _fill(layout: Layout, tag: str, batches: int, rows: int = 200) -> None:
+    store = HistoryStore(layout, durable=False)
+    for b in range(batches):
+        store.append(
+            [
+                make_row("user", f"needle {tag}{b} {i} " + "lorem ipsum " * 40, id=f"{tag}{b}-{i}")
+                for i in range(rows)
+            ]
+        )
+
+
+def _steps_pos(layout: Layout) -> int:
+    """How far the side file's steps have read (opening it rolls a killed step back)."""
+    conn = sqlite3.connect(build_path(layout))
+    try:
+        row = conn.execute("SELECT v FROM meta WHERE k = 'steps_pos'").fetchone()
+    finally:
+        conn.close()
+    return int(row[0])
+
+
+def _finish(layout: Layout, step: int = STEP) -> int:
+    """Run steps until the index is in place; how many it took."""
+    for steps in range(1, 10_000):
+        if build_step(layout, step) is not None:
+            return steps
+    raise AssertionError("the steps do not end")
+
+
+def _same_as_scan(tool: SessionHistoryTool, layout: Layout) -> None:
+    scan = SessionHistoryTool(layout, use_index=False)
+    for args in QUERIES:
+        assert entries(tool, args) == entries(scan, args), args
+
+
+def _clean(layout: Layout) -> None:
+    assert HistoryStore(layout).verify().ok
+    check = check_index(layout)
+    assert check.state == "checked", check
+    assert check.mismatches == ()
+
+
+@pytest.fixture
+def small_steps(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(index_steps, "STEP_BYTES", STEP)
+    return STEP
+
+
+def test_a_missing_index_is_rebuilt_a_bounded_step_per_call(
+    segue_home: Path, small_steps: int
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    size = layout.chat.stat().st_size
+    tool = SessionHistoryTool(layout)
+    args = {"action": "search", "query": "needle a3 9 "}
+    first = tool.call(args)
+    want = SessionHistoryTool(layout, use_index=False, build_index=False).call(args)
+    assert first.pop("nextCursor") and want.pop("nextCursor")
+    assert first == want  # the bounded scan's page
+    assert "no index" in (tool.index_problem or "")
+    assert not index_path(layout).exists()  # no whole rebuild inside the call
+    assert 0 < _steps_pos(layout) <= small_steps + 1024
+    steps = 1
+    while not index_path(layout).exists():
+        _same_as_scan(tool, layout)  # each of these calls also runs a step
+        steps += len(QUERIES)
+        assert steps < 4 * size // small_steps, "the steps do not end"
+    assert not build_path(layout).exists()
+    entries(tool, QUERIES[0])
+    assert tool.index_problem is None
+    _same_as_scan(tool, layout)
+    _clean(layout)
+
+
+def test_steps_go_on_across_verified_appends_and_start_afresh_after_a_rewrite(
+    segue_home: Path,
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 3)
+    assert build_step(layout, STEP) is None
+    at = _steps_pos(layout)
+    _fill(layout, "b", 1)  # a verified append: the build goes on from where it was
+    assert build_step(layout, STEP) is None
+    assert _steps_pos(layout) > at
+    at = _steps_pos(layout)
+    stamp_receipt(layout)  # a new epoch: what was built is not this transcript's any more
+    assert build_step(layout, STEP) is None
+    assert _steps_pos(layout) < at
+    _finish(layout)
+    tool = SessionHistoryTool(layout)
+    _same_as_scan(tool, layout)
+    assert tool.index_problem is None
+    _clean(layout)
+
+
+@pytest.mark.parametrize("leftover", ["garbage", "killed rebuild", "complete index"])
+def test_a_side_file_the_steps_did_not_write_is_started_afresh(
+    segue_home: Path, leftover: str
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 2)
+    side = build_path(layout)
+    if leftover == "garbage":
+        side.write_bytes(b"SQLite format 3\x00" + os.urandom(8000))
+    else:
+        rebuild(layout)
+        os.replace(index_path(layout), side)
+        if leftover == "killed rebuild":  # journal off, cut short: what a kill -9 leaves
+            with open(side, "r+b") as f:
+                f.truncate(side.stat().st_size // 2)
+    assert build_step(layout, STEP) is None  # not renamed in as it was: built again
+    assert not index_path(layout).exists()
+    _finish(layout)
+    _same_as_scan(SessionHistoryTool(layout), layout)
+    _clean(layout)
+
+
+def test_a_line_longer_than_a_step_is_indexed_whole(segue_home: Path) -> None:
+    layout = Layout(segue_home, "ws")
+    store = HistoryStore(layout, durable=False)
+    store.append([make_row("user", "needle huge " + "z" * (300 << 10), id="h")])
+    _fill(layout, "a", 1, rows=20)
+    assert _finish(layout, 16 << 10) < 100  # past the long line, not stuck before it
+    _same_as_scan(SessionHistoryTool(layout), layout)
+    _clean(layout)
+
+
+_CHILD = r"""
+import sys
+from pathlib import Path
+from segue.retrieval import index_steps
+from segue.retrieval.tool import SessionHistoryTool
+from segue.workspace import Layout
+
+index_steps.STEP_BYTES = 64 << 10
+calls = 0
+flush = index_steps._flush
+
+
+def flush_then_wait(conn, batch):
+    flush(conn, batch)
+    if calls >= 2 and batch:  # inside the third step's transaction: say so, then hang
+        print("inside", flush=True)
+        sys.stdin.readline()
+
+
+index_steps._flush = flush_then_wait
+tool = SessionHistoryTool(Layout(Path(sys.argv[1]), "ws"))
+for _ in range(100):
+    tool.call({"action": "search", "query": "needle"})
+    calls += 1
+print("never inside a third step", flush=True)
+"""
+
+
+def test_kill_during_a_step(segue_home: Path) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(segue_home)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"inside\n"
+        assert Path(f"{build_path(layout)}-journal").exists(), "not inside the transaction"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+    assert not index_path(layout).exists()
+    assert _steps_pos(layout) > 0  # the two steps before the killed one stay
+    tool = SessionHistoryTool(layout)
+    for _ in range(1000):
+        if index_path(layout).exists():
+            break
+        _same_as_scan(tool, layout)
+    entries(tool, QUERIES[0])
+    assert tool.index_problem is None
+    _same_as_scan(tool, layout)
+    _clean(layout)
+
+
+def test_an_index_that_disagrees_with_the_transcript_is_not_used_again(
+    segue_home: Path,
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 1, rows=30)
+    rebuild(layout)
+    conn = sqlite3.connect(index_path(layout))
+    conn.execute("UPDATE rows SET digest = zeroblob(16) WHERE digest IS NOT NULL")
+    conn.commit()
+    conn.close()
+    tool = SessionHistoryTool(layout)
+    scan = SessionHistoryTool(layout, use_index=False)
+    args = {"action": "read_item", "item_id": "3"}
+    assert entries(tool, args) == entries(scan, args)
+    assert "differs" in (tool.index_problem or "")
+    entries(tool, args)  # the small transcript took one step: a new index, trusted
+    assert tool.index_problem is None
+    _clean(layout)
+
+
+def test_catch_up_gets_past_a_line_longer_than_its_bound(
+    segue_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from segue.retrieval import index_build
+
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 1, rows=20)
+    rebuild(layout)
+    HistoryStore(layout, durable=False).append(
+        [make_row("user", "needle huge " + "z" * (300 << 10), id="h")]
+    )
+    _fill(layout, "b", 1, rows=20)
+    monkeypatch.setattr(index_build, "CATCH_UP_BYTES", 16 << 10)
+    tool = SessionHistoryTool(layout)
+    args = {"action": "read_item", "item_id": "m:b0-19"}
+    for _ in range(100):
+        assert entries(tool, args) == entries(SessionHistoryTool(layout, use_index=False), args)
+        if tool.index_problem is None:
+            break
+    else:
+        raise AssertionError("the catch-up never got past the long line")
+    _same_as_scan(tool, layout)
+    _clean(layout)
