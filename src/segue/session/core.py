@@ -49,6 +49,7 @@ from segue.policy import SESSION_HISTORY_TOOL, Agent, RuleSet, may_use
 from segue.policy.approval import Mode
 from segue.providers.base import Provider
 from segue.providers.request import ProviderRequest
+from segue.providers.scripted import forget_positions
 from segue.session.admission import (
     Cancellation,
     Checkpoint,
@@ -219,9 +220,11 @@ class Session:
         return soft_reset(self.store, row_id=self.new_id("reset"), now_ms=self.clock())
 
     def clear_hard(self) -> None:
-        """``/clear``: destroys the whole transcript (the CLI asks for confirmation)."""
+        """``/clear``: destroys the whole transcript (the CLI asks for confirmation); a
+        scripted model starts its script over, as the conversation it played is gone."""
         self._cleanup_context()
         self.store.clear_all()
+        forget_positions(self.layout.script_positions)
 
     def compact(self, reason: str = "manual") -> str:
         """Summarize the active window into a compaction boundary (R4); returns the new
