@@ -70,6 +70,9 @@ from segue.tools.gate import ApprovalGate
 from segue.tools.new_context import NEW_CONTEXT_TOOL
 from segue.workspace import Layout
 
+#: Said after a failed send's error: its message was quarantined (Turn._withdraw).
+WITHDRAWN = " (the message got no answer: it is kept in the transcript, never sent again)"
+
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -280,8 +283,9 @@ class Session:
             return TurnResult(status, exc.message, self.window_id(), turn.rollovers, turn.text,
                               turn.usage.to_obj())
         except ProviderError as exc:
-            self.on_event(Notice(exc.message))
-            return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text,
+            reason = exc.message + (WITHDRAWN if turn.withdrawn else "")
+            self.on_event(Notice(reason))
+            return TurnResult("error", reason, self.window_id(), turn.rollovers, turn.text,
                               turn.usage.to_obj())
 
 
