@@ -31,7 +31,7 @@ from segue.providers.fallback import FALLBACK_SETTING, Deferred, FallbackProvide
 from segue.providers.limits import context_window
 from segue.providers.model_ref import ModelRef, parse_model
 from segue.providers.retry import RetryPolicy
-from segue.providers.scripted import ScriptedProvider
+from segue.providers.scripted import ScriptedProvider, load_script
 from segue.settings import ENCODING_PREFIX, Settings
 from segue.tokens.registry import find_family
 
@@ -75,18 +75,25 @@ def create_provider(
         return FallbackProvider(
             primary,
             Deferred(str(ref), lambda: make(fallback),
-                     context_window=_known_window(ref, settings)),
+                     context_window=known_window(ref, settings, scripts=False)),
         )
     return primary
 
 
-def _known_window(ref: ModelRef, settings: Settings) -> int | None:
-    """``ref``'s context window where it is known without building the provider (the
-    limits table or a ``contextWindow`` setting); None for a scripted model or one only a
-    setting could size."""
-    if ref.provider == "scripted":
-        return None
+def known_window(
+    ref: ModelRef, settings: Settings, *, scripts: bool = True, cwd: Path | None = None
+) -> int | None:
+    """``ref``'s context window where it is known without credentials: the limits table, a
+    ``contextWindow`` setting, or (with ``scripts``) a readable script's ``contextWindow``
+    (a relative path from ``cwd``); None where nothing says."""
     try:
+        if ref.provider == "scripted":
+            if not scripts:
+                return None
+            path = Path(ref.name)
+            if not path.is_absolute():
+                path = (cwd if cwd is not None else Path.cwd()) / path
+            return load_script(path)[0].context_window
         return context_window(ref, settings.values)
     except SegueError:
         return None
