@@ -166,14 +166,17 @@ def test_default_home_is_temporary_and_removed_unless_kept(tmp_path: Path) -> No
     proc = _run_cli(["demo", "--json"], tmp_path, **env)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
-    assert Path(summary["home"]).parent == temp and summary["kept"] is False
+    # The home was removed: the summary names no path that no longer exists.
+    assert summary["kept"] is False and "home" not in summary
     assert list(temp.iterdir()) == []
     assert not (tmp_path / "user-home").exists()  # never the user's own home
 
-    proc = _run_cli(["demo", "--keep"], tmp_path, **env)
+    proc = _run_cli(["demo", "--keep", "--json"], tmp_path, **env)
     assert proc.returncode == 0, proc.stderr
     (kept,) = temp.iterdir()
-    assert f"segue --home {kept} -w demo history windows" in proc.stdout
+    summary = json.loads(proc.stdout)
+    assert summary["kept"] is True and summary["home"] == str(kept)
+    assert f"segue --home {kept} -w demo history windows" in proc.stderr
     assert (kept / "sessions" / "demo" / "chat.jsonl").exists()
 
 

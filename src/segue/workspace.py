@@ -76,5 +76,10 @@ class Layout:
         return self.home / "memories" / "workspace" / self.workspace_id / "context-notes.md"
 
     @property
+    def script_positions(self) -> Path:
+        """Where the scripted provider keeps this workspace's script positions."""
+        return self.home / "providers" / self.workspace_id
+
+    @property
     def settings(self) -> Path:
         return self.home / "settings.json"

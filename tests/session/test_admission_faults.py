@@ -35,7 +35,7 @@ from segue.context.boundaries import (
 )
 from segue.errors import FileError, StoreError
 from segue.history import HistoryStore
-from segue.messages import Row, decode_row, make_row
+from segue.messages import Row, decode_row, make_row, row_from_obj
 from segue.session import Session
 from segue.session.window import load_window
 from segue.tools.carryover import Carryover
@@ -268,6 +268,15 @@ def test_provider_error_at_the_send_after_the_append_keeps_the_whole_batch(
     assert result.status == "error"
     assert injector.snapshot is not None
     batch = added_rows(injector.snapshot, transcript_bytes(h.layout))
+    if kind == "on-send":
+        # The model failed before any reply: the message is kept, quarantined with the
+        # failure (never sent again); inside, it is the trigger the batch appended.
+        quarantined = batch[2]
+        assert quarantined.flag("contextBudgetRejected")
+        assert quarantined.metadata["sendFailure"] == "scripted provider error"
+        original = quarantined.metadata["contextBudgetRejectedMessage"]
+        batch[2] = row_from_obj({**original, "id": quarantined.id, "metadata": {
+            **original["metadata"], "historySequence": quarantined.sequence}})
     assert_complete_batch(batch, kind)
     store = h.store
     assert isinstance(store, ObservedStore)

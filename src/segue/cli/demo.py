@@ -108,7 +108,10 @@ def demo(ctx: click.Context, keep: bool, trajectory: str, as_json: bool) -> None
         for line in summary(report, kept=kept or failed):
             machine(line)
         if as_json:
-            click.echo(json.dumps({**report.to_json(), "kept": kept or failed}))
+            closing = {**report.to_json(), "kept": kept or failed}
+            if not closing["kept"]:
+                del closing["home"]  # removed at the end: a path that no longer exists
+            click.echo(json.dumps(closing))
         if failed:
             raise DemoFailed(f"the demo did not recover the detail: {report.retrieval.problem}")
     finally:

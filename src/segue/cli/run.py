@@ -196,6 +196,9 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
         )
     store.clear_all()
     carryover.clear()
+    from segue.providers.scripted import forget_positions
+
+    forget_positions(obj.layout.script_positions)  # a scripted model starts its script over
     click.echo("transcript destroyed")
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from segue.chat.meter import label as meter_label
+from segue.errors import SegueError
 from segue.settings import (
     KEYS,
     THRESHOLD_PREFIX,
@@ -28,10 +29,25 @@ def _render(value: Any) -> str:
 
 
 def _label(key: str, value: Any, settings: Settings) -> str:
-    """What the threshold means with the experiment as set: a rollover or a compaction."""
+    """What the threshold means with the experiment as set: a rollover or a compaction, at
+    the real trigger point for a model whose window is known (its hard ceiling where that
+    comes first)."""
     if key.startswith(THRESHOLD_PREFIX) and isinstance(value, int):
-        return f"  ({meter_label(value, experiment=settings.token_budget)})"
+        limit = _model_window(key[len(THRESHOLD_PREFIX):], settings)
+        return f"  ({meter_label(value, experiment=settings.token_budget, limit=limit)})"
     return ""
+
+
+def _model_window(model: str, settings: Settings) -> int | None:
+    if model == "default":
+        return None  # every model without its own threshold: no one window
+    from segue.providers.model_ref import parse_model
+    from segue.providers.registry import known_window
+
+    try:
+        return known_window(parse_model(model), settings)
+    except SegueError:
+        return None
 
 
 @click.group("settings")

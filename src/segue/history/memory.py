@@ -56,7 +56,7 @@ class InMemoryStore:
     def import_rows(self, data: bytes) -> list[Row]:
         return self.append(parse_import(data))
 
-    def quarantine(self, item_id: str) -> Row:
+    def quarantine(self, item_id: str, *, send_failure: str | None = None) -> Row:
         with self._lock:
             found: tuple[Source, int, Row] | None = None
             for source in ("archive", "chat"):
@@ -72,7 +72,7 @@ class InMemoryStore:
                     f"item {item_id!r} is a context boundary and cannot be quarantined",
                     code="not_quarantinable",
                 )
-            new = quarantined(row)
+            new = quarantined(row, send_failure=send_failure)
             self._files[source][i] = encode_row(new) + b"\n"
             return new
 

@@ -323,7 +323,7 @@ class PostgresStore:
 
     # -- rewrites --------------------------------------------------------------------------------
 
-    def quarantine(self, item_id: str) -> Row:
+    def quarantine(self, item_id: str, *, send_failure: str | None = None) -> Row:
         with self._mutation("cannot quarantine the item") as (conn, state):
             found = conn.execute(
                 "SELECT pos, off, raw FROM segue_rows WHERE workspace = %s AND item = %s"
@@ -338,7 +338,7 @@ class PostgresStore:
                     f"item {item_id!r} is a context boundary and cannot be quarantined",
                     code="not_quarantinable",
                 )
-            new = quarantined(row)
+            new = quarantined(row, send_failure=send_failure)
             if new is row:
                 return new
             pos, off, old = int(found[0]), int(found[1]), bytes(found[2])

@@ -30,8 +30,15 @@ _KEEP_OUTER = ("historySequence", "timestamp")
 _CHUNK = 1 << 20
 
 
-def quarantined(row: Row) -> Row:
-    """The quarantined form of ``row``; a row already quarantined is returned unchanged."""
+#: Outer metadata of a row quarantined because the model failed to answer it (a failed
+#: send): the failure's message. Without it, the row was rejected by the size guards (R16).
+SEND_FAILURE_KEY = "sendFailure"
+
+
+def quarantined(row: Row, *, send_failure: str | None = None) -> Row:
+    """The quarantined form of ``row``; a row already quarantined is returned unchanged.
+    ``send_failure`` records why a sent message got no answer (it stays on disk, shown as
+    not sent, and is never replayed to a model)."""
     if row.flag("contextBudgetRejected") and row.role == "assistant" and not row.parts:
         return row
     original: dict[str, Any] = row_to_obj(row)
@@ -43,6 +50,8 @@ def quarantined(row: Row) -> Row:
     meta["uiVisible"] = False
     meta["contextBudgetRejected"] = True
     meta["contextBudgetRejectedMessage"] = original
+    if send_failure is not None:
+        meta[SEND_FAILURE_KEY] = send_failure
     return Row(id=row.id, role="assistant", parts=(), metadata=meta, workspaceId=row.workspaceId)
 
 

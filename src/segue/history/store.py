@@ -67,7 +67,6 @@ from segue.history.scan import (
     StoredLine,
     scan_backward,
     scan_backward_file,
-    scan_forward,
     scan_forward_file,
 )
 from segue.history.sequence import disk_next_sequence
@@ -317,15 +316,20 @@ class HistoryStore:
 
     # -- rewrites ------------------------------------------------------------------------------
 
-    def quarantine(self, item_id: str) -> Row:
+    def quarantine(self, item_id: str, *, send_failure: str | None = None) -> Row:
         with self.mutating():
             self._prepare()
             found: tuple[Source, StoredLine] | None = None
             p = paths(self.layout)
-            for source, path in (("archive", p.archive), ("chat", p.chat)):
-                for line in scan_forward(path, source):  # type: ignore[arg-type]
+            # The newest row of that item: newest first, so a recent row (a failed send's
+            # message) is found without reading the whole history.
+            for source, path in (("chat", p.chat), ("archive", p.archive)):
+                for line in scan_backward(path, source):  # type: ignore[arg-type]
                     if line.row is not None and matches_item(line.row, item_id):
                         found = (source, line)  # type: ignore[assignment]
+                        break
+                if found is not None:
+                    break
             if found is None:
                 raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
             source, line = found
@@ -336,7 +340,7 @@ class HistoryStore:
                     f"item {item_id!r} is a context boundary and cannot be quarantined",
                     code="not_quarantinable",
                 )
-            new = quarantined(line.row)
+            new = quarantined(line.row, send_failure=send_failure)
             if new is line.row:
                 return new
             receipt = read_receipt(self.layout)

@@ -14,21 +14,49 @@ Invariants:
   model; ``model`` and ``encoding`` are the primary's (rows and calibration are keyed by the
   model the user chose; counts for the other family stay estimates either way, R17).
 * When both fail the error raised names both failures.
+* The fallback may be :class:`Deferred`: built only when the primary has failed, so a
+  fallback whose key (SDK, base URL, script) is missing never blocks the runs that do not
+  need it. When it cannot be built then, the error names the ``fallbackModel`` setting, the
+  primary's failure and why the fallback could not be used. Its context window is known
+  up front where that needs no credentials (the limits table, a ``contextWindow`` setting);
+  otherwise the primary's window is budgeted, and a fallback that finds a request too large
+  says so like any provider (a context overflow: the engine's backstop).
 """
 
 from __future__ import annotations
 
-from segue.errors import ContextOverflowError, ProviderError
+from collections.abc import Callable
+
+from segue.errors import ContextOverflowError, ProviderError, SegueError
 from segue.providers.base import EventSink, Provider, StepResult, StreamEvent
 from segue.providers.request import ProviderRequest
 
+FALLBACK_SETTING = "fallbackModel"
+
+
+class Deferred:
+    """A fallback model not built yet: ``build`` makes it the first time it is needed."""
+
+    def __init__(
+        self, model: str, build: Callable[[], Provider], *, context_window: int | None
+    ) -> None:
+        self.model = model
+        self.build = build
+        #: The model's window where it is known without building it, else None.
+        self.context_window = context_window
+
 
 class FallbackProvider:
-    def __init__(self, primary: Provider, fallback: Provider) -> None:
+    def __init__(self, primary: Provider, fallback: Provider | Deferred) -> None:
         self.primary = primary
-        self.fallback = fallback
+        self._fallback = fallback
         #: The provider whose reply the last successful step returned (for display/tests).
         self.last_used: Provider | None = None
+
+    @property
+    def fallback(self) -> Provider | None:
+        """The fallback provider, or None while a deferred one has not been needed."""
+        return None if isinstance(self._fallback, Deferred) else self._fallback
 
     @property
     def model(self) -> str:
@@ -36,7 +64,9 @@ class FallbackProvider:
 
     @property
     def context_window(self) -> int:
-        return min(self.primary.context_window, self.fallback.context_window)
+        other = self._fallback.context_window
+        return self.primary.context_window if other is None else min(
+            self.primary.context_window, other)
 
     @property
     def encoding(self) -> str:
@@ -58,16 +88,33 @@ class FallbackProvider:
         except ProviderError as first:
             if streamed:
                 raise
+            fallback = self._resolve(first)
             try:
-                result = self.fallback.step(request, on_event=on_event)
+                result = fallback.step(request, on_event=on_event)
             except ContextOverflowError:
                 raise
             except ProviderError as second:
                 raise ProviderError(
                     f"{self.primary.model} failed ({first.message}); the fallback "
-                    f"{self.fallback.model} failed too ({second.message})"
+                    f"{fallback.model} failed too ({second.message})"
                 ) from second
-            self.last_used = self.fallback
+            self.last_used = fallback
             return result
         self.last_used = self.primary
         return result
+
+    def _resolve(self, first: ProviderError) -> Provider:
+        """The fallback, built now if it was deferred; a fallback that cannot be built is
+        reported with the setting that names it and the primary's own failure."""
+        pending = self._fallback
+        if not isinstance(pending, Deferred):
+            return pending
+        try:
+            built = pending.build()
+        except SegueError as exc:
+            raise ProviderError(
+                f"{self.primary.model} failed ({first.message}); the fallback model "
+                f"{pending.model} (setting {FALLBACK_SETTING}) cannot be used: {exc.message}"
+            ) from None
+        self._fallback = built
+        return built

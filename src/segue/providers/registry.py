@@ -12,8 +12,10 @@ model's context window comes from :mod:`segue.providers.limits` (settings overri
 its encoding from :mod:`segue.tokens.registry`, the one the engine's guards count with.
 
 With the ``fallbackModel`` setting (and a different model), the result is a
-:class:`~segue.providers.fallback.FallbackProvider`; both providers are built up front so a
-misconfigured fallback fails now, not in the middle of an outage.
+:class:`~segue.providers.fallback.FallbackProvider` whose fallback is built only when the
+primary has failed: a fallback whose key or SDK is missing must not block every run (the
+error, when it is needed, names the setting). Its model string is checked up front, and
+its context window is taken up front where that needs no credentials.
 """
 
 from __future__ import annotations
@@ -23,17 +25,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from segue.errors import UnknownModelError
+from segue.errors import SegueError, UnknownModelError
 from segue.providers.base import Provider, RequestCounter
-from segue.providers.fallback import FallbackProvider
+from segue.providers.fallback import FALLBACK_SETTING, Deferred, FallbackProvider
 from segue.providers.limits import context_window
 from segue.providers.model_ref import ModelRef, parse_model
 from segue.providers.retry import RetryPolicy
-from segue.providers.scripted import ScriptedProvider
+from segue.providers.scripted import ScriptedProvider, load_script
 from segue.settings import ENCODING_PREFIX, Settings
 from segue.tokens.registry import find_family
-
-FALLBACK_SETTING = "fallbackModel"
 
 
 def create_provider(
@@ -71,8 +71,32 @@ def create_provider(
     primary = make(model)
     fallback = settings.get(FALLBACK_SETTING)
     if isinstance(fallback, str) and fallback != model:
-        return FallbackProvider(primary, make(fallback))
+        ref = parse_model(fallback)  # a malformed setting is a usage error now
+        return FallbackProvider(
+            primary,
+            Deferred(str(ref), lambda: make(fallback),
+                     context_window=known_window(ref, settings, scripts=False)),
+        )
     return primary
+
+
+def known_window(
+    ref: ModelRef, settings: Settings, *, scripts: bool = True, cwd: Path | None = None
+) -> int | None:
+    """``ref``'s context window where it is known without credentials: the limits table, a
+    ``contextWindow`` setting, or (with ``scripts``) a readable script's ``contextWindow``
+    (a relative path from ``cwd``); None where nothing says."""
+    try:
+        if ref.provider == "scripted":
+            if not scripts:
+                return None
+            path = Path(ref.name)
+            if not path.is_absolute():
+                path = (cwd if cwd is not None else Path.cwd()) / path
+            return load_script(path)[0].context_window
+        return context_window(ref, settings.values)
+    except SegueError:
+        return None
 
 
 def _create_one(

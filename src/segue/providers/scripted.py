@@ -17,8 +17,11 @@ file format.
   ``O_APPEND`` descriptor, so lines from several processes never interleave.
 * **Position.** Which entry comes next is kept by a :class:`ScriptPosition`: in memory for one
   process (the default), or in a state file (:class:`FilePosition`) so that successive
-  ``segue run`` invocations continue the same script. The state file is keyed by the script's
-  path and content: editing the script starts it over.
+  ``segue run`` invocations continue the same script. The command line keeps one state
+  directory per workspace (``SEGUE_HOME/providers/<workspace>/``), so a script is one
+  conversation per workspace; a state file is keyed by the script's path and content
+  (editing the script starts it over) and names the script it belongs to.
+  :func:`forget_positions` starts every script of a directory over (``segue clear --yes``).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from segue.tokens import count_request
 #: exercised with more than one delta.
 DELTA_CHARS = 32
 LOCK_TIMEOUT_SECONDS = 10.0
+_STATE_PREFIX = "scripted-"
 
 
 class ScriptPosition(Protocol):
@@ -76,10 +80,14 @@ class MemoryPosition:
 
 
 class FilePosition:
-    """A position kept in a small JSON file, advanced under a lock (cross-process)."""
+    """A position kept in a small JSON file, advanced under a lock (cross-process).
 
-    def __init__(self, path: Path) -> None:
+    The file is ``{"script": PATH, "next": N}``: ``script`` only says, to a person looking,
+    which script the number belongs to; ``next`` is the 0-based entry to play now."""
+
+    def __init__(self, path: Path, script: Path | None = None) -> None:
         self.path = path
+        self.script = script
 
     def take(self) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,7 +95,10 @@ class FilePosition:
         try:
             with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
                 index = self._read()
-                atomic_write(self.path, json.dumps({"next": index + 1}).encode("ascii") + b"\n")
+                state: dict[str, object] = {"next": index + 1}
+                if self.script is not None:
+                    state = {"script": str(self.script), **state}
+                atomic_write(self.path, json.dumps(state).encode("utf-8") + b"\n")
                 return index
         except FileLockTimeout:
             raise LockTimeout(lock_path, LOCK_TIMEOUT_SECONDS) from None
@@ -120,13 +131,42 @@ def load_script(path: Path) -> tuple[Script, bytes]:
     return parse_script(obj, path), raw
 
 
+def forget_positions(state_dir: Path) -> int:
+    """Start every script whose position is kept in ``state_dir`` over from its first
+    response; returns how many positions were forgotten. Each file is removed under its own
+    lock, so a run advancing it at the same moment never sees half a file."""
+    forgotten = 0
+    try:
+        names = sorted(p.name for p in state_dir.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    except OSError as exc:
+        raise ProviderError(f"cannot list scripted provider state {state_dir}: "
+                            f"{exc.strerror}") from None
+    for name in names:
+        if not (name.startswith(_STATE_PREFIX) and name.endswith(".json")):
+            continue
+        path = state_dir / name
+        lock_path = path.with_name(name + ".lock")
+        try:
+            with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
+                path.unlink(missing_ok=True)
+        except FileLockTimeout:
+            raise LockTimeout(lock_path, LOCK_TIMEOUT_SECONDS) from None
+        except OSError as exc:
+            raise ProviderError(f"cannot remove scripted provider state {path}: "
+                                f"{exc.strerror}") from None
+        forgotten += 1
+    return forgotten
+
+
 def state_file(state_dir: Path, script_path: Path, raw: bytes) -> Path:
     """Where the position of this script (this path, this content) is kept."""
     key = hashlib.sha256(
         str(script_path.resolve()).encode("utf-8", "surrogatepass") + b"\0"
         + hashlib.sha256(raw).digest()
     ).hexdigest()[:32]
-    return state_dir / f"scripted-{key}.json"
+    return state_dir / f"{_STATE_PREFIX}{key}.json"
 
 
 class ScriptedProvider:
@@ -155,8 +195,8 @@ class ScriptedProvider:
         """Load ``path``; with ``state_dir`` the position persists across processes."""
         script, raw = load_script(path)
         position: ScriptPosition = (
-            FilePosition(state_file(state_dir, path, raw)) if state_dir is not None
-            else MemoryPosition()
+            FilePosition(state_file(state_dir, path, raw), script=path.resolve())
+            if state_dir is not None else MemoryPosition()
         )
         return cls(script, counter=counter, position=position, model=model)
 
@@ -178,9 +218,14 @@ class ScriptedProvider:
         index = self._position.take()
         entries = self.script.entries
         if index >= len(entries):
+            kept = (
+                " (its position is kept across runs in this workspace; `segue clear --yes`, "
+                "another workspace or an edit of the script starts it over)"
+                if isinstance(self._position, FilePosition) and index > 0 else ""
+            )
             raise ScriptExhausted(
                 f"scripted provider {self.script.path} has no response for step {index + 1}: "
-                f"the script has {len(entries)} response(s)",
+                f"the script has {len(entries)} response(s){kept}",
                 path=self.script.path,
                 steps=len(entries),
             )

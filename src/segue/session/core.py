@@ -49,6 +49,7 @@ from segue.policy import SESSION_HISTORY_TOOL, Agent, RuleSet, may_use
 from segue.policy.approval import Mode
 from segue.providers.base import Provider
 from segue.providers.request import ProviderRequest
+from segue.providers.scripted import forget_positions
 from segue.session.admission import (
     Cancellation,
     Checkpoint,
@@ -68,6 +69,9 @@ from segue.tools.carryover_file import CarryoverFile, Handoff
 from segue.tools.gate import ApprovalGate
 from segue.tools.new_context import NEW_CONTEXT_TOOL
 from segue.workspace import Layout
+
+#: Said after a failed send's error: its message was quarantined (Turn._withdraw).
+WITHDRAWN = " (the message got no answer: it is kept in the transcript, never sent again)"
 
 
 def _now_ms() -> int:
@@ -219,9 +223,11 @@ class Session:
         return soft_reset(self.store, row_id=self.new_id("reset"), now_ms=self.clock())
 
     def clear_hard(self) -> None:
-        """``/clear``: destroys the whole transcript (the CLI asks for confirmation)."""
+        """``/clear``: destroys the whole transcript (the CLI asks for confirmation); a
+        scripted model starts its script over, as the conversation it played is gone."""
         self._cleanup_context()
         self.store.clear_all()
+        forget_positions(self.layout.script_positions)
 
     def compact(self, reason: str = "manual") -> str:
         """Summarize the active window into a compaction boundary (R4); returns the new
@@ -277,8 +283,9 @@ class Session:
             return TurnResult(status, exc.message, self.window_id(), turn.rollovers, turn.text,
                               turn.usage.to_obj())
         except ProviderError as exc:
-            self.on_event(Notice(exc.message))
-            return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text,
+            reason = exc.message + (WITHDRAWN if turn.withdrawn else "")
+            self.on_event(Notice(reason))
+            return TurnResult("error", reason, self.window_id(), turn.rollovers, turn.text,
                               turn.usage.to_obj())
 
 

@@ -67,7 +67,8 @@ def open_session(
         )
     provider = create_provider(
         chosen,
-        state_dir=layout.home / "providers" if persist_script_position else None,
+        # A script is one conversation per workspace: its position is kept per workspace.
+        state_dir=layout.script_positions if persist_script_position else None,
         cwd=workdir,
         settings=settings,
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id, last_step_usage, warned_in_window
+from segue.context.boundaries import item_id
 from segue.context.budget import (
     Action,
     Decision,
@@ -30,6 +31,8 @@ from segue.errors import (
     CompactionFailed,
     ContextOverflowError,
     ContextSignal,
+    ProviderError,
+    SegueError,
     TurnPaused,
 )
 from segue.events import (
@@ -72,6 +75,10 @@ class Turn:
         self.usage = UsageTotal()
         #: The reason of a new_context call (R37) in the step being run, until it settles.
         self.new_context: str | None = None
+        #: Whether a reply of this turn reached the transcript (a settled step, cut text).
+        self.replied = False
+        #: Whether the message of a failed send was quarantined (never sent again).
+        self.withdrawn = False
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -171,7 +178,26 @@ class Turn:
                 raise TurnPaused(_reason(decision) + " (the message was not sent)")
             window = [*window, *s._append([user])]
             request = self._request(system, window)
-        return self._loop(request, window, system, pending=text)
+        # The message as stored (with its sequence), alone or as a rollover's trigger.
+        sent = next((r for r in reversed(window) if r.id == user.id), None)
+        try:
+            return self._loop(request, window, system, pending=text)
+        except ProviderError as exc:
+            if sent is not None and not self.replied and not self.emergency_used:
+                self._withdraw(sent, exc)
+            raise
+
+    def _withdraw(self, sent: Row, exc: ProviderError) -> None:
+        """The model failed before any reply of this turn settled: the message stays in the
+        transcript, quarantined (R22's transcript-only shape, with the failure), so it is
+        shown as not sent and never replayed; the next send does not carry it again. (After
+        a settled step, the message is the start of real work and stays as it is.)"""
+        try:
+            self.s.store.quarantine(item_id(sent), send_failure=exc.message)
+            self.withdrawn = True
+        except SegueError as problem:
+            self.s.on_event(Notice(f"the failed message stays in the window and will be sent "
+                                   f"again with the next one: {problem.message}"))
 
     def _maybe_idle_compact(self, now: int) -> None:
         minutes = self.s.config.idle_compaction_minutes
@@ -214,6 +240,7 @@ class Turn:
                 if result.text:
                     s._append([self._assistant_row(result.text, (), [], result.usage.to_obj(),
                                                    finish_reason=result.finish_reason)])
+                    self.replied = True
                     self.text = result.text
                 raise TurnPaused(self.length.cut_call(result.truncated_call, result.tool_calls))
             self.new_context = None
@@ -229,6 +256,7 @@ class Turn:
                 finish_reason=result.finish_reason, reasoning=result.reasoning,
             )
             window = [*window, *s._append([row])]
+            self.replied = True
             self.text = result.text
             tokens = (result.usage.input_tokens or 0) + (result.usage.output_tokens or 0)
             s.on_event(

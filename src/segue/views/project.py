@@ -7,7 +7,8 @@ privacy. It differs from the stored row only where showing the stored form would
 * media (``file`` parts) becomes ``[media omitted]``: exports stay text and self-contained;
 * a tool call shows as ``[tool NAME] {input}`` followed by its output, if any;
 * a quarantined row (R22) is shown from ``metadata.contextBudgetRejectedMessage`` with its
-  original role, marked as rejected, because the outer row is an empty placeholder;
+  original role, marked as rejected (or, for a failed send's message, as not sent again),
+  because the outer row is an empty placeholder;
 * rows Xum hides (``synthetic`` without ``uiVisible: true``, such as the lead-in, the
   synthetic continuation and hidden file snapshots; compaction requests), other
   ``uiVisible: false`` rows, reset boundaries and empty assistant rows are hidden (R9, R25):
@@ -104,10 +105,19 @@ def part_segments(parts: Sequence[Part]) -> list[Segment]:
     return segments
 
 
+def rejected_note(row: Row) -> str:
+    """Why a quarantined row was never sent (or never sent again)."""
+    failure = row.metadata.get("sendFailure")  # segue.history.quarantine.SEND_FAILURE_KEY
+    if isinstance(failure, str):
+        return f"[no answer: the model failed ({failure}); kept here, never sent again]"
+    return REJECTED_NOTE
+
+
 def _rejected_original(row: Row) -> tuple[Role, list[Segment]]:
     original = row.metadata.get("contextBudgetRejectedMessage")
+    note = rejected_note(row)
     if not isinstance(original, Mapping):
-        return row.role, [Segment("note", REJECTED_NOTE + " (original not recorded)")]
+        return row.role, [Segment("note", note + " (original not recorded)")]
     shown_role = _as_role(original.get("role"), row.role)
     raw_parts = original.get("parts", [])
     try:
@@ -115,10 +125,10 @@ def _rejected_original(row: Row) -> tuple[Role, list[Segment]]:
     except RowDecodeError:
         # A damaged original is shown as what it is rather than hidden (the user's data).
         return shown_role, [
-            Segment("note", REJECTED_NOTE),
+            Segment("note", note),
             Segment("text", _json_text(raw_parts)),
         ]
-    return shown_role, [Segment("note", REJECTED_NOTE), *part_segments(parts)]
+    return shown_role, [Segment("note", note), *part_segments(parts)]
 
 
 def _as_role(value: object, default: Role) -> Role:
