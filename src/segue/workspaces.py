@@ -19,9 +19,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import FileError, InvalidWorkspaceId
+from segue.errors import FileError, InvalidWorkspaceId, RuntimeFailure
 from segue.fsutil import atomic_write, file_error, open_regular, read_regular
-from segue.workspace import Layout, validate_workspace_id
+from segue.workspace import (
+    Layout,
+    default_workspace_id,
+    derive_workspace_id,
+    validate_workspace_id,
+)
 
 WORKDIR_FILE = "segue-workspace.json"
 _MAX_WORKDIR_FILE = 64 * 1024
@@ -109,6 +114,42 @@ def describe(layout: Layout) -> WorkspaceInfo:
         ms = st.st_mtime_ns // 1_000_000
         newest = ms if newest is None else max(newest, ms)
     return WorkspaceInfo(layout.workspace_id, read_workdir(layout), rows, size, newest)
+
+
+class WorkspaceNotFound(RuntimeFailure):
+    """A read command named a workspace the home does not have (exit 1)."""
+
+    code = "workspace_not_found"
+
+
+def workspace_exists(layout: Layout) -> bool:
+    """Whether the home has this workspace: its session folder is there (even empty, as a
+    hard clear leaves it). Anything else at that path counts too, so that the store names
+    the problem with it. Only looks: nothing is created."""
+    return os.path.lexists(layout.session_dir)
+
+
+def missing_workspace(layout: Layout, cwd: Path | None = None) -> WorkspaceNotFound:
+    """The one-line error for a workspace that does not exist, with the way to the one the
+    user probably meant: the folder's own workspace from before defaults went to the
+    repository root, when this id is the root's default and that one exists."""
+    wid = layout.workspace_id
+    message = (
+        f"no workspace {wid} under {layout.home}: nothing has run there yet "
+        "(`segue workspaces` lists them)"
+    )
+    try:
+        where = cwd if cwd is not None else Path.cwd()
+        here = derive_workspace_id(where)
+        defaulted = wid == default_workspace_id(where) != here
+    except OSError:  # the working directory is gone: no hint
+        defaulted = False
+    if defaulted and workspace_exists(Layout(layout.home, here)):
+        message = (
+            f"no workspace {wid} (this repository's) under {layout.home} yet; this folder's "
+            f"own workspace is {here}: use `segue -w {here} …`"
+        )
+    return WorkspaceNotFound(message)
 
 
 def list_workspaces(home: Path) -> Iterator[WorkspaceInfo]:

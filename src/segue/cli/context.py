@@ -34,6 +34,34 @@ class CliContext:
 
         return open_store(self.layout, self.store_url, durable=durable)
 
+    def workspace_exists(self) -> bool:
+        """Whether the workspace has ever been written (creates nothing): its session folder
+        under the home, or for PostgreSQL a first write (an epoch)."""
+        url = self.store_url
+        if url is None:
+            from segue.workspaces import workspace_exists
+
+            return workspace_exists(self.layout)
+        from segue.history.postgres import PostgresStore
+
+        store = PostgresStore(url, self.workspace_id)
+        try:
+            return store.epoch() != ""
+        finally:
+            store.close()
+
+    def existing_store(self) -> TranscriptStore:
+        """The store, for a command that only reads: WorkspaceNotFound (exit 1, one line)
+        when the workspace does not exist, instead of showing an empty transcript."""
+        self.require_workspace()
+        return self.store()
+
+    def require_workspace(self) -> None:
+        if not self.workspace_exists():
+            from segue.workspaces import missing_workspace
+
+            raise missing_workspace(self.layout)
+
     @property
     def layout(self) -> Layout:
         return Layout(self.home, self.workspace_id)

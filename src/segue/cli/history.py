@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from segue.errors import FileError, SegueError
-from segue.fsutil import atomic_output, read_regular
+from segue.errors import FileError, SegueError, UsageError
+from segue.fsutil import atomic_output, describe_os_error, read_regular
 from segue.messages import encode_obj
 from segue.views.export import FORMATS, ExportFormat, export, format_timestamp
 from segue.views.windows import (
@@ -38,9 +38,11 @@ if TYPE_CHECKING:
     from segue.messages import Row
     from segue.views.windows import Hit
 
+#: What `history search` covers, exactly: the items `history read` shows, in every window.
 SEARCH_HEADER = (
-    "Searching the whole transcript of workspace {ws}: every window, including text the agent "
-    "cannot see (before a /clear --soft, hidden rows, rejected input)."
+    "Searching the whole transcript of workspace {ws}: every item of every window, including "
+    "what the agent cannot see (text before a /clear --soft, rejected input); hidden rows and "
+    "reasoning are not items and are not searched."
 )
 _LINE = 100
 #: An import is one batch held in memory; a file past this is not a session file.
@@ -69,10 +71,15 @@ def _store(ctx: click.Context) -> TranscriptStore:
     return _ctx(ctx).store()
 
 
+def _existing(ctx: click.Context) -> TranscriptStore:
+    """The store of a workspace that exists: a read of a misspelt id says so (exit 1)."""
+    return _ctx(ctx).existing_store()
+
+
 def _rows(ctx: click.Context) -> Iterator[Row]:
     # The user's own view is complete: no line is too long for it (R24's 1 MiB bound is the
     # model tool's). Rows stream one at a time, so memory is bounded by the longest row.
-    return _store(ctx).rows(max_line=None)
+    return _existing(ctx).rows(max_line=None)
 
 
 def _one_line(text: str, width: int = _LINE) -> str:
@@ -160,13 +167,43 @@ def read_cmd(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable item objects.")
 @click.pass_context
 def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
-    """Find items containing QUERY (literal text, case-insensitive) in the whole transcript."""
+    """Find items containing QUERY (literal text, case-insensitive) in the whole transcript:
+    every window, also before a /clear --soft; what `segue history read` shows of each item.
+
+    \b
+    Exit status, as grep's: 0 when an item matches, 1 when none does (also when the
+    workspace does not exist), 2 on an error (an empty query, an unreadable transcript).
+    """
+    from segue.workspaces import WorkspaceNotFound
+
+    try:
+        found = _print_hits(ctx, query, as_json)
+    except (WorkspaceNotFound, BrokenPipeError):
+        raise
+    except SegueError as exc:
+        _search_error(exc.message)
+    except OSError as exc:
+        _search_error(describe_os_error(exc))
+    if not found:
+        raise SystemExit(1)
+
+
+def _search_error(message: str) -> None:
+    click.echo(f"segue: error: {message}", err=True)
+    raise SystemExit(2)
+
+
+def _print_hits(ctx: click.Context, query: str, as_json: bool) -> int:
+    """Print the hits; how many there were."""
+    if not query:  # refused before any output, by both stores
+        raise UsageError("the search query must not be empty")
+    _ctx(ctx).require_workspace()
     header = SEARCH_HEADER.format(ws=_ctx(ctx).workspace_id)
     hits = _search(ctx, query)
     if as_json:
         items = [{**h.item.to_obj(), "text": h.snippet, "matches": h.matches} for h in hits]
         _json({"scope": header, "query": query, "items": items})
-        return
+        return len(items)
     _write(header + "\n\n")
     count = 0
     for hit in hits:
@@ -175,6 +212,7 @@ def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
         _write(f"#{hit.item.item_id} ({hit.item.window_id}, {label}, {hit.matches}×): ")
         _write(hit.snippet + "\n")
     _write(f"\n{count} matching item(s).\n" if count else "No matches.\n")
+    return count
 
 
 def _search(ctx: click.Context, query: str) -> Iterable[Hit]:
@@ -216,6 +254,7 @@ def reindex_cmd(ctx: click.Context) -> None:
     from segue.retrieval.index_build import NotBuilt, rebuild
     from segue.retrieval.index_file import index_path
 
+    _ctx(ctx).require_workspace()  # an index of nothing would create the workspace
     layout = _ctx(ctx).layout
     total = sum(p.stat().st_size for p in (layout.archive, layout.chat) if p.exists())
     try:
@@ -254,7 +293,7 @@ def reindex_cmd(ctx: click.Context) -> None:
 @click.pass_context
 def export_cmd(ctx: click.Context, fmt: ExportFormat, output: Path | None) -> None:
     """Export the whole transcript, every window, with a divider where each one began."""
-    store = _store(ctx)
+    store = _existing(ctx)
     workspace = _ctx(ctx).workspace_id
     rows = partial(store.rows, max_line=None)  # complete, like every view for the user
     # JSON reads the history twice (windows, then rows); the shared lock keeps both passes
@@ -281,7 +320,7 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     interrupted rewrite, a broken receipt, sequences out of order. Unparseable complete
     lines are kept byte-exact and listed as warnings.
     """
-    report = _store(ctx).verify()
+    report = _existing(ctx).verify()
     warnings = [*report.warnings, *_index_warnings(ctx)]
     if as_json:
         _json({"ok": report.ok, "problems": list(report.problems), "warnings": warnings})

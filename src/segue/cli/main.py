@@ -26,7 +26,7 @@ from segue.cli.workspaces import workspaces
 from segue.errors import ContextSignal, SegueError, UsageError
 from segue.fsutil import describe_os_error
 from segue.history.factory import check_store_url
-from segue.workspace import default_home, derive_workspace_id, validate_workspace_id
+from segue.workspace import default_home, default_workspace_id, validate_workspace_id
 
 
 class SegueGroup(click.Group):
@@ -51,7 +51,7 @@ class SegueGroup(click.Group):
             raise SystemExit(1) from None
 
 
-@click.group(cls=SegueGroup)
+@click.group(cls=SegueGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -63,7 +63,8 @@ class SegueGroup(click.Group):
     "--workspace",
     "workspace_id",
     default=None,
-    help="Workspace id (default: derived from the current directory).",
+    help="Workspace id (default: derived from the git repository root, else the current "
+    "directory).",
 )
 @click.option(
     "--store",
@@ -79,7 +80,7 @@ def cli(
     ctx: click.Context, home: Path | None, workspace_id: str | None, store_url: str | None
 ) -> None:
     """segue: an agent harness whose context engine never loses a conversation."""
-    wid = workspace_id if workspace_id is not None else derive_workspace_id(Path.cwd())
+    wid = workspace_id if workspace_id is not None else default_workspace_id(Path.cwd())
     try:
         validate_workspace_id(wid)
         if store_url is not None:

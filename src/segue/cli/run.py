@@ -177,6 +177,9 @@ def _echo_closing(obj: CliContext, reason: str, *, rollovers: int) -> None:
 def clear(obj: CliContext, soft: bool, yes: bool) -> None:
     """Clear the context. --soft appends a reset (the privacy floor for session_history);
     without it the whole transcript of this workspace is destroyed."""
+    if not obj.workspace_exists():  # an unused workspace: nothing to clear, nothing created
+        click.echo(f"nothing to clear: workspace {obj.workspace_id} has no transcript")
+        return
     if obj.store_url is None:
         refuse_if_streaming(obj.layout)
     store = obj.store()
