@@ -4,6 +4,7 @@ click generates for bash, zsh and fish, and a real bash completing through them.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -106,3 +107,12 @@ def test_bash_completes_through_the_sourced_script(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["settings", "mcp.servers", "mcp.toolSearchPercent"]
+
+
+def test_the_readme_lines_produce_their_scripts() -> None:
+    """Every `_SEGUE_COMPLETE=…_source segue` the README tells a user to run prints a script."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shells = re.findall(r"_SEGUE_COMPLETE=(\w+)_source segue", readme)
+    assert {"bash", "zsh", "fish"} <= set(shells)
+    for shell in set(shells):
+        assert "_segue_completion" in _segue(_env(_SEGUE_COMPLETE=f"{shell}_source")), shell
