@@ -129,27 +129,35 @@ def workspace_exists(layout: Layout) -> bool:
     return os.path.lexists(layout.session_dir)
 
 
-def missing_workspace(layout: Layout, cwd: Path | None = None) -> WorkspaceNotFound:
-    """The one-line error for a workspace that does not exist, with the way to the one the
-    user probably meant: the folder's own workspace from before defaults went to the
-    repository root, when this id is the root's default and that one exists."""
-    wid = layout.workspace_id
-    message = (
-        f"no workspace {wid} under {layout.home}: nothing has run there yet "
-        "(`segue workspaces` lists them)"
-    )
+def earlier_workspace(layout: Layout, cwd: Path | None = None) -> str | None:
+    """The workspace this folder used before defaults went to the repository root, when
+    ``layout`` is the root's default, has not been used yet, and that earlier one exists;
+    else None. Only looks."""
     try:
         where = cwd if cwd is not None else Path.cwd()
         here = derive_workspace_id(where)
-        defaulted = wid == default_workspace_id(where) != here
-    except OSError:  # the working directory is gone: no hint
-        defaulted = False
-    if defaulted and workspace_exists(Layout(layout.home, here)):
-        message = (
+        defaulted = layout.workspace_id == default_workspace_id(where) != here
+    except OSError:  # the working directory is gone
+        return None
+    if not defaulted or workspace_exists(layout):
+        return None
+    return here if workspace_exists(Layout(layout.home, here)) else None
+
+
+def missing_workspace(layout: Layout, cwd: Path | None = None) -> WorkspaceNotFound:
+    """The one-line error for a workspace that does not exist, naming the one the user
+    probably meant when there is one (see :func:`earlier_workspace`)."""
+    wid = layout.workspace_id
+    earlier = earlier_workspace(layout, cwd)
+    if earlier is not None:
+        return WorkspaceNotFound(
             f"no workspace {wid} (this repository's) under {layout.home} yet; this folder's "
-            f"own workspace is {here}: use `segue -w {here} …`"
+            f"own workspace is {earlier}: use `segue -w {earlier} …`"
         )
-    return WorkspaceNotFound(message)
+    return WorkspaceNotFound(
+        f"no workspace {wid} under {layout.home}: nothing has run there yet "
+        "(`segue workspaces` lists them)"
+    )
 
 
 def list_workspaces(home: Path) -> Iterator[WorkspaceInfo]:

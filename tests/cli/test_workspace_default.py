@@ -170,3 +170,21 @@ def test_clear_on_an_unused_workspace_has_nothing_to_clear(
     assert result.exit_code == 0, result.output
     assert result.stdout == "nothing to clear: workspace unused has no transcript\n"
     assert not home.exists()
+
+
+def test_the_first_run_at_the_root_names_the_earlier_subfolder_workspace(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    model = script(tmp_path, [{"text": "a"}, {"text": "b"}, {"text": "c"}])
+    old = derive_workspace_id(repo / "src")
+    assert segue(home, "-w", old, "run", "-m", model, "older work").exit_code == 0
+    monkeypatch.chdir(repo / "src")
+    first = segue(home, "run", "-m", model, "new work")
+    assert first.exit_code == 0, first.output
+    assert f"earlier conversation is in workspace {old}: continue it with `segue -w {old}" in (
+        first.stderr
+    )
+    second = segue(home, "run", "-m", model, "more new work")  # the root's is in use now
+    assert "earlier conversation" not in second.stderr
+    assert listed(home) == {old: 2, derive_workspace_id(repo): 4}

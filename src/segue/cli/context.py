@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import click
+
 from segue.workspace import Layout
 
 if TYPE_CHECKING:
@@ -55,6 +57,22 @@ class CliContext:
         when the workspace does not exist, instead of showing an empty transcript."""
         self.require_workspace()
         return self.store()
+
+    def note_earlier_workspace(self) -> None:
+        """Before a conversation starts in the repository root's new workspace: a note on
+        stderr naming the workspace this folder used before (its transcript is kept there)."""
+        if self.store_url is not None:
+            return
+        from segue.workspaces import earlier_workspace
+
+        earlier = earlier_workspace(self.layout)
+        if earlier is not None:
+            click.echo(
+                f"segue: note: starting workspace {self.workspace_id} (this repository's); "
+                f"this folder's earlier conversation is in workspace {earlier}: continue it "
+                f"with `segue -w {earlier} …`",
+                err=True,
+            )
 
     def require_workspace(self) -> None:
         if not self.workspace_exists():

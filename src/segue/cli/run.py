@@ -81,6 +81,7 @@ def run(  # noqa: PLR0917 - click passes every option positionally
     Exit status: 0 completed, 3 paused or rejected by a context guard (reason on stderr),
     1 any other error, 2 bad usage, 130 interrupted.
     """
+    obj.note_earlier_workspace()
     if as_json:
         renderer = Renderer(out=lambda s: click.echo(s, nl=False, err=True), color=False)
     else:
