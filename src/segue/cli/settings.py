@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
 
 from segue.chat.meter import label as meter_label
 from segue.settings import (
@@ -30,6 +29,8 @@ from segue.settings import (
 )
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     # Imported for types only: cli.main imports this module to register the group.
     from segue.cli.context import CliContext
 
@@ -71,6 +72,8 @@ def _complete_key(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """Shell completion of KEY: the keys, and each per-model family's prefix."""
+    from click.shell_completion import CompletionItem
+
     del ctx, param
     helps = key_families()
     names = [*KEYS, *MODEL_KEYS]
