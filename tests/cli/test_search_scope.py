@@ -5,6 +5,9 @@ grep does: 0 on a match, 1 on none, 2 on an error."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +102,23 @@ def test_help_states_the_exit_status() -> None:
     text = " ".join(result.stdout.split())
     assert "0 when an item matches, 1 when none does" in text
     assert "2 on an error" in text
+
+
+def test_exit_status_from_a_real_process(tmp_path: Path) -> None:
+    """The same through `python -m segue`, the way a shell script sees it."""
+    home = imported(tmp_path / "home", tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+
+    def status(*args: str) -> tuple[int, str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "segue", "--home", str(home), *args], env=env,
+            capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+        )
+        return proc.returncode, proc.stderr
+
+    assert status("-w", WS, "history", "search", "entry point") == (0, "")
+    assert status("-w", WS, "history", "search", "no such words") == (1, "")
+    assert status("-w", WS, "history", "search", "")[0] == 2
+    code, err = status("-w", "typo", "history", "search", "entry point")
+    assert code == 1
+    assert err.startswith("segue: error: no workspace typo ")
