@@ -116,3 +116,13 @@ def test_the_readme_lines_produce_their_scripts() -> None:
     assert {"bash", "zsh", "fish"} <= set(shells)
     for shell in set(shells):
         assert "_segue_completion" in _segue(_env(_SEGUE_COMPLETE=f"{shell}_source")), shell
+
+
+@pytest.mark.parametrize("args", [("-h",), ("history", "-h"), ("settings", "set", "-h")])
+def test_dash_h_from_a_real_process(args: tuple[str, ...]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "segue", *args], capture_output=True, text=True, env=_env(),
+        timeout=60, check=False, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Usage: segue ")
