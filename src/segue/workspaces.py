@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import FileError, InvalidWorkspaceId, RuntimeFailure
+from segue.errors import FileError, InvalidWorkspaceId, WorkspaceNotFound
 from segue.fsutil import atomic_write, file_error, open_regular, read_regular
 from segue.workspace import (
     Layout,
@@ -116,12 +116,6 @@ def describe(layout: Layout) -> WorkspaceInfo:
     return WorkspaceInfo(layout.workspace_id, read_workdir(layout), rows, size, newest)
 
 
-class WorkspaceNotFound(RuntimeFailure):
-    """A read command named a workspace the home does not have (exit 1)."""
-
-    code = "workspace_not_found"
-
-
 def workspace_exists(layout: Layout) -> bool:
     """Whether the home has this workspace: its session folder is there (even empty, as a
     hard clear leaves it). Anything else at that path counts too, so that the store names
@@ -150,14 +144,16 @@ def missing_workspace(layout: Layout, cwd: Path | None = None) -> WorkspaceNotFo
     wid = layout.workspace_id
     earlier = earlier_workspace(layout, cwd)
     if earlier is not None:
-        return WorkspaceNotFound(
+        message = (
             f"no workspace {wid} (this repository's) under {layout.home} yet; this folder's "
             f"own workspace is {earlier}: use `segue -w {earlier} …`"
         )
-    return WorkspaceNotFound(
-        f"no workspace {wid} under {layout.home}: nothing has run there yet "
-        "(`segue workspaces` lists them)"
-    )
+    else:
+        message = (
+            f"no workspace {wid} under {layout.home}: nothing has run there yet "
+            "(`segue workspaces` lists them)"
+        )
+    return WorkspaceNotFound(message, workspace_id=wid, home=layout.home)
 
 
 def list_workspaces(home: Path) -> Iterator[WorkspaceInfo]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from segue.errors import FileError, SegueError, UsageError
+from segue.errors import FileError, SegueError, UsageError, WorkspaceNotFound
 from segue.fsutil import atomic_output, describe_os_error, read_regular
 from segue.messages import encode_obj
 from segue.views.export import FORMATS, ExportFormat, export, format_timestamp
@@ -174,8 +174,6 @@ def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     Exit status, as grep's: 0 when an item matches, 1 when none does (also when the
     workspace does not exist), 2 on an error (an empty query, an unreadable transcript).
     """
-    from segue.workspaces import WorkspaceNotFound
-
     try:
         found = _print_hits(ctx, query, as_json)
     except (WorkspaceNotFound, BrokenPipeError):
