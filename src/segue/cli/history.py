@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -186,7 +186,7 @@ def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
         raise SystemExit(1)
 
 
-def _search_error(message: str) -> None:
+def _search_error(message: str) -> NoReturn:
     click.echo(f"segue: error: {message}", err=True)
     raise SystemExit(2)
 
