@@ -88,7 +88,7 @@ def test_rollover_session_windows_and_view(tmp_path: Path) -> None:
 def test_hidden_snapshot_row_never_comes_back_from_search(tmp_path: Path) -> None:
     xum_session(tmp_path, "rollover.jsonl")
     cli_search = segue(tmp_path, "history", "search", "HIDDENSNAPSHOT", "--json")
-    assert cli_search.exit_code == 0, cli_search.output
+    assert cli_search.exit_code == 1, cli_search.output  # no match, as grep
     assert json.loads(cli_search.stdout)["items"] == []
     export = segue(tmp_path, "history", "export", "--format", "json")
     assert export.exit_code == 0

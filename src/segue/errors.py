@@ -20,6 +20,7 @@ command line can turn it into one clear line and an exit code.
     └── RuntimeFailure              something outside the caller's control failed
         ├── FileError               a path segue cannot use safely: not a regular file,
         │                           a link, no access, no space left (names the path)
+        ├── WorkspaceNotFound       a read of a workspace the home does not have
         ├── StoreError              transcript store failures
         │   ├── LockTimeout         names the lock path
         │   ├── RowDecodeError      a line that is not a row
@@ -171,6 +172,18 @@ class FileError(RuntimeFailure):
         super().__init__(message)
         self.path = path
         self.errno = errno
+
+
+class WorkspaceNotFound(RuntimeFailure):
+    """A command that only reads named a workspace that was never written (a misspelt
+    ``-w``): said in one line instead of showing an empty transcript."""
+
+    code = "workspace_not_found"
+
+    def __init__(self, message: str, *, workspace_id: str, home: Path) -> None:
+        super().__init__(message)
+        self.workspace_id = workspace_id
+        self.home = home
 
 
 class StoreError(RuntimeFailure):

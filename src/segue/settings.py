@@ -23,6 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -195,6 +196,24 @@ MODEL_KEYS: dict[str, Validator] = {
 }
 
 
+#: What each per-model family sets, for ``segue settings set --help``.
+MODEL_KEY_HELP: dict[str, str] = {
+    THRESHOLD_PREFIX: "that model's threshold (%), 0-100 in steps of 5",
+    CONTEXT_WINDOW_PREFIX: "that model's context window in tokens (>= 1024; needed for a "
+    "model segue does not know)",
+    ENCODING_PREFIX: "the bundled encoding that counts that model: "
+    + " | ".join(ENCODING_NAMES),
+}
+
+
+def key_families() -> dict[str, str]:
+    """Every settable key and per-model family (``threshold.<provider:model>``) with its
+    help, in the order ``segue settings set --help`` lists them."""
+    out = {key: spec.help for key, spec in KEYS.items()}
+    out.update({f"{prefix}<provider:model>": MODEL_KEY_HELP[prefix] for prefix in MODEL_KEYS})
+    return out
+
+
 def _validator(key: str) -> Validator:
     """The validator of ``key``; SettingsError for a key segue does not know."""
     spec = KEYS.get(key)
@@ -211,6 +230,30 @@ def _validator(key: str) -> Validator:
             return check
     known = ", ".join([*KEYS, *(f"{prefix}<provider:model>" for prefix in MODEL_KEYS)])
     raise SettingsError(f"unknown setting {key!r}; known settings: {known}", key=key)
+
+
+def check_key(key: str) -> None:
+    """SettingsError (a UsageError) naming the known keys when segue does not know ``key``."""
+    _validator(key)
+
+
+def anchor_model_path(key: str, value: Any, cwd: Path) -> Any:
+    """``value`` with a relative ``scripted:`` path made absolute against ``cwd`` (and ``~``
+    expanded), when ``key`` holds a model: a setting applies from every directory, so it must
+    not depend on the one it was typed in. Anything else is returned unchanged."""
+    spec = KEYS.get(key)
+    if spec is None or spec.validate is not _model or not isinstance(value, str):
+        return value
+    try:
+        ref = parse_model(value)
+    except UsageError:
+        return value  # refused by validation, with its own message
+    if ref.provider != "scripted":
+        return value
+    path = Path(ref.name).expanduser()
+    if not path.is_absolute():
+        path = cwd / path
+    return f"scripted:{os.path.normpath(path)}"
 
 
 def is_known(key: str) -> bool:

@@ -1,6 +1,8 @@
 """Workspace ids and the on-disk layout under SEGUE_HOME (SPEC.md §3).
 
-Pure path arithmetic: nothing here touches the disk.
+Path arithmetic, plus one read-only look up the directory tree: :func:`repository_root`
+finds the enclosing git repository (a ``.git`` directory or file) without running git, so the
+default workspace of every folder of a checkout is the checkout's.
 """
 
 from __future__ import annotations
@@ -33,6 +35,31 @@ def derive_workspace_id(directory: Path) -> str:
     name = re.sub(r"[^A-Za-z0-9._-]", "-", resolved.name or "root").strip(".-")[:48] or "ws"
     digest = hashlib.sha256(str(resolved).encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{name}-{digest}"
+
+
+def repository_root(directory: Path) -> Path | None:
+    """The nearest directory at or above ``directory`` holding a ``.git`` directory or file
+    (a worktree or submodule has a file), or None outside a repository. Like git, the walk
+    does not step up into a directory listed in ``GIT_CEILING_DIRECTORIES``."""
+    resolved = directory.resolve()
+    ceilings = {
+        Path(p).resolve()
+        for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep)
+        if p and os.path.isabs(p)
+    }
+    for candidate in (resolved, *resolved.parents):
+        if candidate != resolved and candidate in ceilings:
+            return None  # git does not step up into a ceiling directory
+        git = os.path.join(candidate, ".git")
+        if os.path.isdir(git) or os.path.isfile(git):  # False, not an error, when unreadable
+            return candidate
+    return None
+
+
+def default_workspace_id(directory: Path) -> str:
+    """The workspace of a working directory: its git repository's root when it is inside
+    one (every subfolder of a checkout shares one transcript), else the directory itself."""
+    return derive_workspace_id(repository_root(directory) or directory)
 
 
 def default_home() -> Path:

@@ -19,9 +19,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import FileError, InvalidWorkspaceId
+from segue.errors import FileError, InvalidWorkspaceId, WorkspaceNotFound
 from segue.fsutil import atomic_write, file_error, open_regular, read_regular
-from segue.workspace import Layout, validate_workspace_id
+from segue.workspace import (
+    Layout,
+    default_workspace_id,
+    derive_workspace_id,
+    validate_workspace_id,
+)
 
 WORKDIR_FILE = "segue-workspace.json"
 _MAX_WORKDIR_FILE = 64 * 1024
@@ -109,6 +114,46 @@ def describe(layout: Layout) -> WorkspaceInfo:
         ms = st.st_mtime_ns // 1_000_000
         newest = ms if newest is None else max(newest, ms)
     return WorkspaceInfo(layout.workspace_id, read_workdir(layout), rows, size, newest)
+
+
+def workspace_exists(layout: Layout) -> bool:
+    """Whether the home has this workspace: its session folder is there (even empty, as a
+    hard clear leaves it). Anything else at that path counts too, so that the store names
+    the problem with it. Only looks: nothing is created."""
+    return os.path.lexists(layout.session_dir)
+
+
+def earlier_workspace(layout: Layout, cwd: Path | None = None) -> str | None:
+    """The workspace this folder used before defaults went to the repository root, when
+    ``layout`` is the root's default, has not been used yet, and that earlier one exists;
+    else None. Only looks."""
+    try:
+        where = cwd if cwd is not None else Path.cwd()
+        here = derive_workspace_id(where)
+        defaulted = layout.workspace_id == default_workspace_id(where) != here
+    except OSError:  # the working directory is gone
+        return None
+    if not defaulted or workspace_exists(layout):
+        return None
+    return here if workspace_exists(Layout(layout.home, here)) else None
+
+
+def missing_workspace(layout: Layout, cwd: Path | None = None) -> WorkspaceNotFound:
+    """The one-line error for a workspace that does not exist, naming the one the user
+    probably meant when there is one (see :func:`earlier_workspace`)."""
+    wid = layout.workspace_id
+    earlier = earlier_workspace(layout, cwd)
+    if earlier is not None:
+        message = (
+            f"no workspace {wid} (this repository's) under {layout.home} yet; this folder's "
+            f"own workspace is {earlier}: use `segue -w {earlier} …`"
+        )
+    else:
+        message = (
+            f"no workspace {wid} under {layout.home}: nothing has run there yet "
+            "(`segue workspaces` lists them)"
+        )
+    return WorkspaceNotFound(message, workspace_id=wid, home=layout.home)
 
 
 def list_workspaces(home: Path) -> Iterator[WorkspaceInfo]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import click
@@ -38,7 +39,13 @@ from segue.policy.approval import Mode, parse_mode
 from segue.providers.request import ProviderRequest
 from segue.session import Session
 from segue.session.admission import Cancellation
-from segue.settings import load_settings, parse_cli_value, settings_path, update_settings
+from segue.settings import (
+    anchor_model_path,
+    load_settings,
+    parse_cli_value,
+    settings_path,
+    update_settings,
+)
 from segue.tokens import approximate_request
 from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest, Approver
 
@@ -370,8 +377,9 @@ class ChatLoop:
 
     def _settings_set(self, key: str, value: str) -> None:
         s = self.session
+        parsed = anchor_model_path(key, parse_cli_value(value), Path.cwd())
         written = update_settings(
-            settings_path(s.layout.home), lambda cur: cur.with_value(key, parse_cli_value(value))
+            settings_path(s.layout.home), lambda cur: cur.with_value(key, parsed)
         )
         current = written.get(key)
         self.say(f"{key} = {'(unset)' if current is None else _json(current)}")

@@ -105,6 +105,7 @@ def chat(
     also stops a turn; Ctrl-D or Ctrl-Q leaves).
     """
     mode = parse_mode(approve) if approve is not None else None
+    obj.note_earlier_workspace()
     with hold_chat(obj.layout):
         sys.exit(_chat(obj, model, agent_name, tui=tui, mode=mode))
 

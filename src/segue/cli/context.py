@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from segue.workspace import (
     Layout,
     default_home,
-    derive_workspace_id,
+    default_workspace_id,
     validate_workspace_id,
 )
 
@@ -44,6 +44,52 @@ class CliContext:
 
         return open_store(self.layout, self.store_url, durable=durable)
 
+    def workspace_exists(self) -> bool:
+        """Whether the workspace has ever been written (creates nothing): its session folder
+        under the home, or for PostgreSQL a first write (an epoch)."""
+        url = self.store_url
+        if url is None:
+            from segue.workspaces import workspace_exists
+
+            return workspace_exists(self.layout)
+        from segue.history.postgres import PostgresStore
+
+        store = PostgresStore(url, self.workspace_id)
+        try:
+            return store.epoch() != ""
+        finally:
+            store.close()
+
+    def existing_store(self) -> TranscriptStore:
+        """The store, for a command that only reads: WorkspaceNotFound (exit 1, one line)
+        when the workspace does not exist, instead of showing an empty transcript."""
+        self.require_workspace()
+        return self.store()
+
+    def note_earlier_workspace(self) -> None:
+        """Before a conversation starts in the repository root's new workspace: a note on
+        stderr naming the workspace this folder used before (its transcript is kept there)."""
+        if self.store_url is not None:
+            return
+        from segue.workspaces import earlier_workspace
+
+        earlier = earlier_workspace(self.layout)
+        if earlier is not None:
+            import click  # not at the top: the fast path of `history search` runs without it
+
+            click.echo(
+                f"segue: note: starting workspace {self.workspace_id} (this repository's); "
+                f"this folder's earlier conversation is in workspace {earlier}: continue it "
+                f"with `segue -w {earlier} …`",
+                err=True,
+            )
+
+    def require_workspace(self) -> None:
+        if not self.workspace_exists():
+            from segue.workspaces import missing_workspace
+
+            raise missing_workspace(self.layout)
+
     @property
     def layout(self) -> Layout:
         return Layout(self.home, self.workspace_id)
@@ -53,7 +99,7 @@ def resolve(home: Path | None, workspace_id: str | None, store_option: str | Non
     """What the global options (``--home``, ``-w``, ``--store``) name, defaults filled in;
     UsageError for a bad workspace id or store URL. The root command and the fast path of
     ``segue history search`` both resolve through here."""
-    wid = workspace_id if workspace_id is not None else derive_workspace_id(Path.cwd())
+    wid = workspace_id if workspace_id is not None else default_workspace_id(Path.cwd())
     validate_workspace_id(wid)
     if store_option is not None:
         from segue.history.factory import check_store_url

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -23,8 +23,8 @@ from segue.cli.lazy import Lazy, LazyGroup
 from segue.cli.search_view import print_search
 from segue.cli.search_view import write as _write
 from segue.cli.search_view import write_json as _json
-from segue.errors import FileError, SegueError
-from segue.fsutil import atomic_output, read_regular
+from segue.errors import FileError, SegueError, UsageError, WorkspaceNotFound
+from segue.fsutil import atomic_output, describe_os_error, read_regular
 from segue.views.export import FORMATS, ExportFormat, export, format_timestamp
 from segue.views.windows import (
     check_window_id,
@@ -55,10 +55,15 @@ def _store(ctx: click.Context) -> TranscriptStore:
     return _ctx(ctx).store()
 
 
+def _existing(ctx: click.Context) -> TranscriptStore:
+    """The store of a workspace that exists: a read of a misspelt id says so (exit 1)."""
+    return _ctx(ctx).existing_store()
+
+
 def _rows(ctx: click.Context) -> Iterator[Row]:
     # The user's own view is complete: no line is too long for it (R24's 1 MiB bound is the
     # model tool's). Rows stream one at a time, so memory is bounded by the longest row.
-    return _store(ctx).rows(max_line=None)
+    return _existing(ctx).rows(max_line=None)
 
 
 def _one_line(text: str, width: int = _LINE) -> str:
@@ -160,9 +165,37 @@ def read_cmd(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable item objects.")
 @click.pass_context
 def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
-    """Find items containing QUERY (literal text, case-insensitive) in the whole transcript."""
+    """Find items containing QUERY (literal text, case-insensitive) in the whole transcript:
+    every window, also before a /clear --soft; what `segue history read` shows of each item.
+
+    \b
+    Exit status, as grep's: 0 when an item matches, 1 when none does (also when the
+    workspace does not exist), 2 on an error (an empty query, an unreadable transcript).
+    """
     # Over a current index this usually ran already, without click (segue.cli.quick_search).
-    print_search(_ctx(ctx).workspace_id, query, _search(ctx, query), as_json=as_json)
+    try:
+        found = _print_hits(ctx, query, as_json)
+    except (WorkspaceNotFound, BrokenPipeError):
+        raise
+    except SegueError as exc:
+        _search_error(exc.message)
+    except OSError as exc:
+        _search_error(describe_os_error(exc))
+    if not found:
+        raise SystemExit(1)
+
+
+def _search_error(message: str) -> NoReturn:
+    click.echo(f"segue: error: {message}", err=True)
+    raise SystemExit(2)
+
+
+def _print_hits(ctx: click.Context, query: str, as_json: bool) -> int:
+    """Print the hits; how many there were."""
+    if not query:  # refused before any output, by both stores
+        raise UsageError("the search query must not be empty")
+    _ctx(ctx).require_workspace()
+    return print_search(_ctx(ctx).workspace_id, query, _search(ctx, query), as_json=as_json)
 
 
 def _search(ctx: click.Context, query: str) -> Iterable[Hit]:
@@ -204,6 +237,7 @@ def reindex_cmd(ctx: click.Context) -> None:
     from segue.retrieval.index_build import NotBuilt, rebuild
     from segue.retrieval.index_file import index_path
 
+    _ctx(ctx).require_workspace()  # an index of nothing would create the workspace
     layout = _ctx(ctx).layout
     total = sum(p.stat().st_size for p in (layout.archive, layout.chat) if p.exists())
     try:
@@ -242,7 +276,7 @@ def reindex_cmd(ctx: click.Context) -> None:
 @click.pass_context
 def export_cmd(ctx: click.Context, fmt: ExportFormat, output: Path | None) -> None:
     """Export the whole transcript, every window, with a divider where each one began."""
-    store = _store(ctx)
+    store = _existing(ctx)
     workspace = _ctx(ctx).workspace_id
     rows = partial(store.rows, max_line=None)  # complete, like every view for the user
     # JSON reads the history twice (windows, then rows); the shared lock keeps both passes
@@ -269,7 +303,7 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     interrupted rewrite, a broken receipt, sequences out of order. Unparseable complete
     lines are kept byte-exact and listed as warnings.
     """
-    report = _store(ctx).verify()
+    report = _existing(ctx).verify()
     warnings = [*report.warnings, *_index_warnings(ctx)]
     if as_json:
         _json({"ok": report.ok, "problems": list(report.problems), "warnings": warnings})

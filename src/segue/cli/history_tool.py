@@ -64,6 +64,7 @@ def history_tool(ctx: click.Context, agent: str | None, call: str | None) -> Non
     printf '%s\\n' '{"action":"search","query":"TODO"}' | segue history tool
     """
     obj: CliContext = ctx.find_root().obj
+    obj.require_workspace()  # a misspelt -w says so instead of answering from nothing
     # A read command: it answers from the index when it is trusted and never writes one
     # (the agent's own calls and `segue history reindex` build it), so it also works on a
     # read-only home and changes nothing there.

@@ -73,7 +73,7 @@ class SegueGroup(LazyGroup):
         try:
             return super().invoke(ctx)
         except SegueError as exc:
-            click.echo(f"segue: error: {exc.message}", err=True)
+            click.echo(f"segue: error: {exc.cli_message}", err=True)
             if isinstance(exc, ContextSignal):
                 raise SystemExit(3) from None
             if isinstance(exc, UsageError):
@@ -104,7 +104,8 @@ class SegueGroup(LazyGroup):
     "--workspace",
     "workspace_id",
     default=None,
-    help="Workspace id (default: derived from the current directory).",
+    help="Workspace id (default: derived from the git repository root, else the current "
+    "directory).",
 )
 @click.option(
     "--store",

@@ -81,6 +81,7 @@ def run(  # noqa: PLR0917 - click passes every option positionally
     Exit status: 0 completed, 3 paused or rejected by a context guard (reason on stderr),
     1 any other error, 2 bad usage, 130 interrupted.
     """
+    obj.note_earlier_workspace()
     if as_json:
         renderer = Renderer(out=lambda s: click.echo(s, nl=False, err=True), color=False)
     else:
@@ -177,6 +178,9 @@ def _echo_closing(obj: CliContext, reason: str, *, rollovers: int) -> None:
 def clear(obj: CliContext, soft: bool, yes: bool) -> None:
     """Clear the context. --soft appends a reset (the privacy floor for session_history);
     without it the whole transcript of this workspace is destroyed."""
+    if not obj.workspace_exists():  # an unused workspace: nothing to clear, nothing created
+        click.echo(f"nothing to clear: workspace {obj.workspace_id} has no transcript")
+        return
     if obj.store_url is None:
         refuse_if_streaming(obj.layout)
     store = obj.store()

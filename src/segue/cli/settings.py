@@ -1,8 +1,14 @@
-"""``segue settings show | set``: read and change SEGUE_HOME/settings.json."""
+"""``segue settings show | get | set | unset``: read and change SEGUE_HOME/settings.json.
+
+``show`` and ``get`` only read (a missing file is all defaults, and stays missing); ``unset``
+of a key that is not set changes nothing and writes nothing.
+"""
 
 from __future__ import annotations
 
 import json
+import textwrap
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -11,8 +17,12 @@ from segue.chat.meter import label as meter_label
 from segue.errors import SegueError
 from segue.settings import (
     KEYS,
+    MODEL_KEYS,
     THRESHOLD_PREFIX,
     Settings,
+    anchor_model_path,
+    check_key,
+    key_families,
     load_settings,
     parse_cli_value,
     settings_path,
@@ -20,6 +30,8 @@ from segue.settings import (
 )
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     # Imported for types only: cli.main imports this module to register the group.
     from segue.cli.context import CliContext
 
@@ -72,21 +84,88 @@ def show(obj: CliContext, as_json: bool) -> None:
         click.echo(f"{key} = {_render(value)}{_label(key, value, settings)}{source}")
 
 
+def _complete_key(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of KEY: the keys, and each per-model family's prefix."""
+    from click.shell_completion import CompletionItem
+
+    del ctx, param
+    helps = key_families()
+    names = [*KEYS, *MODEL_KEYS]
+    return [
+        CompletionItem(name, help=helps.get(name, helps.get(f"{name}<provider:model>")))
+        for name in names
+        if name.startswith(incomplete)
+    ]
+
+
+def _plain(value: Any) -> str:
+    """A value for scripts: text as it is, anything else as JSON (true, 70, [..], {..})."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@settings_group.command("get")
+@click.argument("key", shell_complete=_complete_key)
+@click.pass_obj
+def get(obj: CliContext, key: str) -> None:
+    """Print KEY's value, or its default when it is not set: text as it is, anything else
+    as JSON (true, 70, lists, objects). Exit 1 when KEY is not set and has no default."""
+    settings = load_settings(settings_path(obj.home))
+    if key not in settings.values:
+        check_key(key)  # an unknown key is a usage error (exit 2) naming the known ones
+    value = settings.get(key)
+    if value is None:
+        fallback = ""
+        if key.startswith(THRESHOLD_PREFIX):
+            fallback = f"; threshold.default applies ({settings.get('threshold.default')})"
+        click.echo(f"segue: {key} is not set and has no default{fallback}", err=True)
+        raise SystemExit(1)
+    click.echo(_plain(value))
+
+
 _SET_HELP = (
-    "Set KEY to VALUE: JSON where it parses (true, 70), else text; null restores the "
-    "default.\n\n\b\nKeys:\n"
-    + "".join(f"  {key:<28}{spec.help}\n" for key, spec in KEYS.items())
-    + f"  {'threshold.<provider:model>':<28}that model's threshold (%), 0-100 in steps of 5\n"
+    "Set KEY to VALUE: JSON where it parses (true, 70, -5), else text; null restores the "
+    "default (as `segue settings unset KEY` does). A scripted:PATH model is stored with PATH "
+    "made absolute.\n\n\b\nKeys:\n"
+    + "".join(
+        textwrap.fill(text, 76, initial_indent=f"  {key:<32}", subsequent_indent=" " * 34)
+        + "\n"
+        for key, text in key_families().items()
+    )
 )
 
 
-@settings_group.command("set", help=_SET_HELP)
-@click.argument("key")
+@settings_group.command(
+    "set",
+    help=_SET_HELP,
+    # VALUE may start with a dash (-5): only -h/--help is an option here.
+    context_settings={"ignore_unknown_options": True},
+)
+@click.argument("key", shell_complete=_complete_key)
 @click.argument("value")
 @click.pass_obj
 def set_(obj: CliContext, key: str, value: str) -> None:
-    parsed = parse_cli_value(value)
+    parsed = anchor_model_path(key, parse_cli_value(value), Path.cwd())
     written = update_settings(settings_path(obj.home), lambda s: s.with_value(key, parsed))
     current = written.get(key)
     click.echo(f"{key} = {_render(current)}{_label(key, current, written)}")
 
+
+@settings_group.command("unset")
+@click.argument("key", shell_complete=_complete_key)
+@click.pass_obj
+def unset(obj: CliContext, key: str) -> None:
+    """Remove KEY from settings.json so that its default applies again. A key that is not
+    set is left alone (nothing is written)."""
+    path = settings_path(obj.home)
+    if key not in load_settings(path).values:
+        check_key(key)
+        click.echo(f"{key} was not set; nothing changed")
+        return
+    written = update_settings(path, lambda s: s.with_value(key, None))
+    default = written.get(key)
+    if default is None:
+        click.echo(f"{key} unset (it has no default)")
+    else:
+        click.echo(f"{key} unset; default: {_render(default)}{_label(key, default, written)}")
