@@ -84,7 +84,7 @@ def test_text_typed_during_a_turn_is_kept_and_runs_next(tmp_path: Path) -> None:
         area.value = "first"
         await pilot.press("enter")
         await until(pilot, lambda: len(app.screen_stack) > 1)  # the approval dialog is up
-        assert "● running bash" in app.status_text  # the working indicator, with its time
+        assert "● waiting for your answer" in app.status_text  # the working indicator
         area.value = "typed ahead"  # kept in the input while the dialog asks
         app.screen.dismiss(Answer.YES)
         await until(pilot, lambda: shows(app, "assistant", "FIRST DONE"))
