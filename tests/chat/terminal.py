@@ -33,10 +33,12 @@ _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[
 
 
 class Terminal:
-    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], columns: int = 250
+    ) -> None:
         master, slave = os.openpty()
-        # A wide screen keeps readline from wrapping (and redrawing) long prompts.
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+        # A wide screen (the default) keeps readline from wrapping (and redrawing) long prompts.
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _BOOT, *argv],
             stdin=slave,
