@@ -3,8 +3,8 @@
 
 Each screen is made deterministic: a fixed size, a clock that moves only when the test moves
 it, the script named by a relative path (no temporary directory on screen), the scripted
-provider, tool results read from a stored transcript (a live command's duration varies), and
-a cursor that does not blink.
+provider, tool results read from a stored transcript (a live command's duration varies), the
+default theme and colours, and a cursor that does not blink.
 """
 
 from __future__ import annotations
@@ -37,6 +37,12 @@ REPLY = (
 )
 
 
+@pytest.fixture(autouse=True)
+def _plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The screens as drawn by default: NO_COLOR would draw them in grey."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
 class Clock:
     """A monotonic clock that moves only when told to."""
 
@@ -57,6 +63,7 @@ def _run(
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
             await at_prompt(pilot, app, 1)
+            app.theme = "textual-dark"  # the default, whatever TEXTUAL_THEME says
             app.query_one("#prompt", PromptArea).cursor_blink = False
             await scenario(app, pilot)
 
