@@ -29,14 +29,19 @@ _BOOT = (
     "fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
     "os.execvp(sys.argv[1], sys.argv[1:])"
 )
+#: Where the kernel shows a process that waits in select()/poll() or a terminal read.
+_WAITING_FOR_INPUT = ("poll_schedule_timeout", "do_select", "do_sys_poll", "n_tty_read",
+                      "wait_woken")
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\x01\x02\r\x07]")
 
 
 class Terminal:
-    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], columns: int = 250
+    ) -> None:
         master, slave = os.openpty()
-        # A wide screen keeps readline from wrapping (and redrawing) long prompts.
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+        # A wide screen (the default) keeps readline from wrapping (and redrawing) long prompts.
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _BOOT, *argv],
             stdin=slave,
@@ -88,6 +93,28 @@ class Terminal:
                 state = "exited" if self.eof else "timed out"
                 raise AssertionError(f"{state} waiting for {pattern!r}; output since:\n{tail}")
             self._pump(min(remaining, 0.2))
+
+    def reading(self, timeout: float = DEADLINE) -> None:
+        """Wait until the child is blocked waiting for the terminal's input (Linux; elsewhere
+        this returns at once).
+
+        Needed before a Ctrl-C at a prompt: readline shows the prompt a moment before it
+        waits in select(), and a SIGINT that lands in that moment is only noticed after the
+        next line is typed (CPython's readline loop checks signals when select() is
+        interrupted). Seeing the prompt is not enough; seeing the process wait is.
+        """
+        wchan = Path(f"/proc/{self.proc.pid}/wchan")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                where = wchan.read_text()
+            except OSError:
+                return  # no /proc: nothing to wait on
+            if any(name in where for name in _WAITING_FOR_INPUT):
+                return
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"the child never waited for input (it is in {where!r})")
+            self._pump(0.01)
 
     def send(self, data: str) -> None:
         os.write(self.master, data.encode("utf-8"))

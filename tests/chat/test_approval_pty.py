@@ -152,6 +152,7 @@ def test_ctrl_c_at_the_question_declines_and_stops_the_turn(
     t.expect(PROMPT)
     t.type("touch it")
     t.expect(ASK)
+    t.reading()  # the question is being read, not only shown
     t.send("\x03")
     t.expect(r"turn interrupted; the steps that settled are kept")
     t.expect(PROMPT)

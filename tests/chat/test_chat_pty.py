@@ -211,9 +211,11 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
     t.type("carry on")
     t.expect(r"FOLLOW-UP")
     t.expect(PROMPT)
+    t.reading()
     t.send("\x03")
     t.expect(r"Ctrl-C again or Ctrl-D to leave")
     t.expect(PROMPT)
+    t.reading()
     t.send("\x03")
     assert t.wait_exit() == 0
 

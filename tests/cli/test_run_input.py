@@ -101,6 +101,12 @@ def test_ctrl_c_stops_the_run_at_its_next_safe_point_with_exit_130(tmp_path: Pat
         while not (layout.chat.exists() and b"go on" in layout.chat.read_bytes()):
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
+        # The user row alone does not mean the step is in flight: a SIGINT before the step
+        # stops the run before it opens the FIFO (and the open below would wait forever).
+        wchan = Path(f"/proc/{proc.pid}/wchan")  # Linux: where the process waits
+        while wchan.exists() and "wait_for_partner" not in wchan.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
         os.kill(proc.pid, signal.SIGINT)  # the first step is held at the FIFO
         with fifo.open("rb") as held:
             held.read()  # let the step finish: it settles, then the turn stops

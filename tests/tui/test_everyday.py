@@ -1,6 +1,7 @@
 """The full-screen chat as it is lived in: the status line is visible at 80×24, the input is
 multi-line (a paste stays whole, Ctrl+J inserts a newline, Enter sends), text typed ahead is
-kept, and a tool that changes the machine asks in a dialog (R38)."""
+kept, and a tool that changes the machine asks in a dialog (R38). How these screens look is
+pinned by the SVG baselines in test_snapshots.py."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def test_text_typed_during_a_turn_is_kept_and_runs_next(tmp_path: Path) -> None:
         area.value = "first"
         await pilot.press("enter")
         await until(pilot, lambda: len(app.screen_stack) > 1)  # the approval dialog is up
-        assert "● running bash" in app.status_text  # the working indicator, with its time
+        assert "● waiting for your answer" in app.status_text  # the working indicator
         area.value = "typed ahead"  # kept in the input while the dialog asks
         app.screen.dismiss(Answer.YES)
         await until(pilot, lambda: shows(app, "assistant", "FIRST DONE"))
@@ -108,7 +109,6 @@ def test_the_approval_dialog_shows_the_command_and_always_remembers_it(tmp_path:
         await until(pilot, lambda: isinstance(app.screen, ApprovalDialog))
         shown = [str(s.content) for s in app.screen.query(Static)]
         assert "ls -a" in shown  # the exact command
-        app.save_screenshot(str(tmp_path / "approval.svg"))
         await pilot.press("a")
         await until(pilot, lambda: shows(app, "assistant", "ONE"))
         await at_prompt(pilot, app, 2)
@@ -129,9 +129,6 @@ def test_the_approval_dialog_shows_the_command_and_always_remembers_it(tmp_path:
     assert outputs[2]["error"]["code"] == "approval_denied"
     rules = json.loads(approvals_path(c.layout).read_text())["rules"]
     assert [r["action"] for r in rules] == ["allow"]
-    svg = (tmp_path / "approval.svg").read_text()
-    assert svg.startswith("<svg")
-    assert "ls&#160;-a" in svg or "ls -a" in svg  # the dialog, as drawn
 
 
 def test_a_reply_is_rendered_as_markdown(tmp_path: Path) -> None:

@@ -104,6 +104,7 @@ class ChatApp(App[int]):
     #bottom { dock: bottom; height: auto; }
     #status {
         height: 1; padding: 0 1; background: $primary-background; color: $text;
+        text-wrap: nowrap; text-overflow: ellipsis;
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -113,8 +114,16 @@ class ChatApp(App[int]):
         Binding("ctrl+q", "leave", "Leave", priority=True, show=False),
     ]
 
-    def __init__(self, sessions: SessionSource, *, agent_name: str | None = None) -> None:
+    def __init__(
+        self,
+        sessions: SessionSource,
+        *,
+        agent_name: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``clock`` (seconds, monotonic) times the working indicator."""
         super().__init__()
+        self._clock = clock
         self._typed: queue.SimpleQueue[Typed] = queue.SimpleQueue()
         self._answers: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -292,13 +301,19 @@ class ChatApp(App[int]):
 
     def _ask_approval(self, request: ApprovalRequest) -> None:
         self._draw_streamed()
-        self.push_screen(ApprovalDialog(request), self._approved)
+        # The tool has not started: the turn is waiting for the person, and says so.
+        running, self._activity = self._activity, "waiting for your answer"
+        self._show_status()
 
-    def _approved(self, answer: Answer | None) -> None:
-        self._approvals.put(answer if answer is not None else Answer.NO)
+        def approved(answer: Answer | None) -> None:
+            self._activity = running
+            self._show_status()
+            self._approvals.put(answer if answer is not None else Answer.NO)
+
+        self.push_screen(ApprovalDialog(request), approved)
 
     def _set_busy(self, busy: bool) -> None:
-        self._busy_since = time.monotonic() if busy else None
+        self._busy_since = self._clock() if busy else None
         self._activity = "thinking"
         self._show_status()
 
@@ -321,10 +336,12 @@ class ChatApp(App[int]):
         self._show_status()
 
     def _show_status(self) -> None:
+        # One line, cut at its end when the terminal is narrow: what is happening comes
+        # first, so a long model name can never hide the working indicator or the meter.
         text = f"{self._meter} · {self._who}"
         if self._busy_since is not None:
-            elapsed = int(time.monotonic() - self._busy_since)
-            text += f" · ● {self._activity} {elapsed}s (Esc stops)"
+            elapsed = int(self._clock() - self._busy_since)
+            text = f"● {self._activity} {elapsed}s (Esc stops) · {text}"
         self.query_one("#status", Static).update(text)
 
     def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:

@@ -41,7 +41,7 @@ class Entry(Static):
 def _shown(line: Line) -> str | Markdown:
     if line.kind == "assistant":
         # Markdown's own renderer, which shows a link's text and never runs anything.
-        return Markdown(line.text, code_theme="ansi_dark", hyperlinks=False)
+        return Markdown(line.text, code_theme="monokai", hyperlinks=False)
     return _plain(line)
 
 
@@ -59,8 +59,11 @@ class Transcript(VerticalScroll):
     DEFAULT_CSS = """
     Transcript { height: 1fr; padding: 0 1; }
     Entry { margin: 0 0 1 0; }
-    Entry.user { color: $text; text-style: bold; }
-    Entry.assistant { color: $text; }
+    Entry.user {
+        color: $text; text-style: bold; background: $boost; border-left: thick $accent;
+        padding: 0 1; margin: 1 0;
+    }
+    Entry.assistant { color: $text; margin: 1 0; }
     Entry.segue { color: $warning; text-style: italic; }
     Entry.tool { color: $text-muted; margin: 0; }
     Entry.divider { color: $accent; text-style: bold; text-align: center; }
@@ -101,6 +104,7 @@ class Question(ModalScreen[bool]):
         padding: 1 2;
     }
     Question Label { width: 100%; }
+    Question #question { margin-top: 1; text-style: bold; }
     Question Horizontal { height: auto; margin-top: 1; }
     Question Button { margin-right: 2; }
     """
@@ -110,14 +114,16 @@ class Question(ModalScreen[bool]):
     ]
 
     def __init__(self, prompt: str, context: str) -> None:
+        """``context`` is what the loop said last (the warning the question is about); in the
+        dialog it needs no ``[segue]`` prefix: the whole dialog is segue's."""
         super().__init__()
         self.prompt = prompt
-        self.context = context
+        self.context = context.removeprefix("[segue] ")
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.context, markup=False)
-            yield Label(self.prompt.strip(), markup=False)
+            yield Label(self.prompt.strip(), markup=False, id="question")
             with Horizontal():
                 yield Button("No", id="no", variant="primary")
                 yield Button("Yes", id="yes", variant="error")
