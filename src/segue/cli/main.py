@@ -36,7 +36,7 @@ class SegueGroup(click.Group):
         try:
             return super().invoke(ctx)
         except SegueError as exc:
-            click.echo(f"segue: error: {exc.message}", err=True)
+            click.echo(f"segue: error: {exc.cli_message}", err=True)
             if isinstance(exc, ContextSignal):
                 raise SystemExit(3) from None
             if isinstance(exc, UsageError):

@@ -140,9 +140,10 @@ def window_summaries(rows: Iterable[Row]) -> list[WindowSummary]:
 def check_window_id(window_id: str) -> str:
     """Refuse a string that cannot be a window id (``w:0``, ``w:<n>``, ``w:m:<row id>``)."""
     if not _WINDOW_ID_RE.fullmatch(window_id):
+        head = f"invalid window id {window_id!r}: expected w:0, w:<item id> "
         raise UsageError(
-            f"invalid window id {window_id!r}: expected w:0, w:<item id> "
-            "(see `segue history windows`)"
+            head + "(the ids of the workspace's windows)",
+            cli=head + "(see `segue history windows`)",
         )
     return window_id
 
