@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from segue.context.active import active_rows
 from segue.context.assembly import current_window_id, system_text
@@ -68,6 +68,9 @@ from segue.tools.carryover_file import CarryoverFile, Handoff
 from segue.tools.gate import ApprovalGate
 from segue.tools.new_context import NEW_CONTEXT_TOOL
 from segue.workspace import Layout
+
+if TYPE_CHECKING:
+    from segue.session.stream import TurnStream
 
 
 def _now_ms() -> int:
@@ -154,6 +157,12 @@ class Session:
     def close(self) -> None:
         """Stop what the session started (MCP servers); the transcript needs nothing."""
         self.tools.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     def count(self, request: ProviderRequest) -> int:
         return count_request(request.system, request.rows, request.tools, self._token_model).tokens
@@ -280,6 +289,24 @@ class Session:
             self.on_event(Notice(exc.message))
             return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text,
                               turn.usage.to_obj())
+
+
+    def stream(self, text: str) -> TurnStream:
+        """One user message, its events as they happen: ``for event in session.stream(text)``
+        or ``async for``; afterwards ``.result`` is the :class:`TurnResult` ``send`` returns.
+        Leaving the loop early cancels the turn at its next safe point (settled steps stay)
+        and waits for it (:mod:`segue.session.stream`)."""
+        from segue.session.stream import TurnStream
+
+        return TurnStream(self, text)
+
+    async def asend(self, text: str) -> TurnResult:
+        """``send`` for async code: the turn runs in a worker thread, an async approver is
+        awaited on this event loop, and cancelling the awaiting task cancels the turn."""
+        stream = self.stream(text)
+        async for _event in stream:
+            pass
+        return stream.result
 
 
 def soft_reset(store: TranscriptStore, *, row_id: str, now_ms: int) -> bool:

@@ -42,23 +42,22 @@ def open_session(
     approver: Approver | None = None,
     store_url: str | None = None,
     unattended: str = UNATTENDED,
-    overrides: Settings | None = None,
+    settings: Settings | None = None,
 ) -> Session:
     """A Session for ``layout``'s workspace built from the user's settings.
 
     ``approval`` is the approval mode (R38; ``ask``, ``auto-edit``, ``full``, ``deny``); when
     omitted the workspace's own mode, then the ``approval`` setting, then ``ask``. A call that
     asks goes to ``approver``; with none it is denied, and the model is told so in the words
-    of ``unattended``. ``overrides``: settings for this session only, over the home's file
-    (``segue.open_session``'s ``settings=``); nothing is written."""
+    of ``unattended``. ``settings``: the settings to use instead of the home's file (a library
+    caller's, see :func:`segue.api.session.open_session`)."""
     # Before anything is read or written: a session Xum is streaming into is not ours to run
     # (a PostgreSQL store keeps no session directory Xum could be writing).
     if store_url is None:
         refuse_if_streaming(layout)
     record_workdir(layout, workdir)
-    settings = load_settings(settings_path(layout.home))
-    if overrides is not None:
-        settings = Settings({**settings.values, **overrides.values})
+    if settings is None:
+        settings = load_settings(settings_path(layout.home))
     rules = ApprovalFile.of(layout)
     if approval is not None:
         mode = parse_mode(str(approval))

@@ -1,0 +1,177 @@
+"""One send as a stream of events: ``for event in session.stream(text)`` (or ``async for``),
+then ``.result``, the turn's :class:`~segue.session.result.TurnResult`.
+
+The turn is the ordinary :meth:`Session.send <segue.session.core.Session.send>`, run in a
+worker thread; its events reach the consumer through a queue, in order, as they happen.
+
+Invariants:
+
+* The session's own ``on_event`` sink still receives every event, in the worker thread,
+  before the consumer sees it.
+* One stream at a time per session: starting a second while one runs is a UsageError (the
+  engine orders sends on one session; two interleaved turns would not mean anything).
+* Leaving the loop early (``break``, an exception in the loop body, ``close()``) cancels the
+  turn at its next safe point and waits for the worker, so once the loop is left nothing
+  runs behind the caller's back; the steps that settled stay durable, as with Ctrl-C.
+* An error the send raises (a store or tokenizer failure) is raised in the consumer, from
+  the loop; context signals and provider errors end the turn with a result, as in ``send``.
+* While an ``async for`` runs, :func:`current_loop` in the worker is the consumer's event
+  loop, so an async approver is awaited there (:mod:`segue.api.approval`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, cast
+
+from segue.errors import UsageError
+from segue.events import Event
+from segue.session.admission import Cancellation
+from segue.session.result import TurnResult
+
+if TYPE_CHECKING:
+    from segue.session.core import Session
+
+_END = object()
+_local = threading.local()
+#: Sessions with a stream running (weak: a dropped session is never kept alive by this).
+_busy: weakref.WeakSet[Session] = weakref.WeakSet()
+_busy_lock = threading.Lock()
+
+
+def current_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop of the ``async for`` this worker thread serves, if any."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    return loop
+
+
+class TurnStream:
+    """The events of one send; iterate it once, with ``for`` or ``async for``."""
+
+    def __init__(self, session: Session, text: str) -> None:
+        self._session = session
+        self._text = text
+        self._thread: threading.Thread | None = None
+        self._result: TurnResult | None = None
+        self._error: BaseException | None = None
+        #: Set it (``stream.cancellation.cancel()``) to stop the turn at its next safe point.
+        self.cancellation = Cancellation()
+
+    # -- the result ------------------------------------------------------------------------------
+
+    @property
+    def result(self) -> TurnResult:
+        """The turn's result, once the loop has ended (a UsageError before)."""
+        if self._result is None:
+            raise UsageError(
+                "the turn has not ended yet: iterate the stream to its end first (or call "
+                "wait())"
+            )
+        return self._result
+
+    def wait(self) -> TurnResult:
+        """Run the turn to its end, dropping the events; its result."""
+        if self._thread is None:
+            for _ in self:
+                pass
+        return self.result
+
+    def cancel(self) -> None:
+        """Stop the turn at its next safe point; the loop then ends with a paused result."""
+        self.cancellation.cancel()
+
+    # -- sync ------------------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Event]:
+        return self._events()
+
+    def _events(self) -> Iterator[Event]:
+        items: queue.SimpleQueue[object] = queue.SimpleQueue()
+        thread = self._start(items.put, None)
+        finished = False
+        try:
+            while (item := items.get()) is not _END:
+                yield cast(Event, item)
+            finished = True
+        finally:
+            if not finished:
+                self.cancellation.cancel()
+            thread.join()
+        self._raise()
+
+    # -- async -----------------------------------------------------------------------------------
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._aevents()
+
+    async def _aevents(self) -> AsyncIterator[Event]:
+        loop = asyncio.get_running_loop()
+        items: asyncio.Queue[object] = asyncio.Queue()
+
+        def put(item: object) -> None:
+            # A closed loop (RuntimeError) has nobody listening any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(items.put_nowait, item)
+
+        thread = self._start(put, loop)
+        finished = False
+        try:
+            while (item := await items.get()) is not _END:
+                yield cast(Event, item)
+            finished = True
+        finally:
+            if not finished:
+                self.cancellation.cancel()
+            await asyncio.to_thread(thread.join)
+        self._raise()
+
+    # -- the worker ------------------------------------------------------------------------------
+
+    def _start(
+        self, put: Callable[[object], None], loop: asyncio.AbstractEventLoop | None
+    ) -> threading.Thread:
+        if self._thread is not None:
+            raise UsageError("a stream is iterated once; call session.stream() again to send")
+        with _busy_lock:
+            if self._session in _busy:
+                raise UsageError("a turn is already streaming on this session; finish it first")
+            _busy.add(self._session)
+        self._thread = threading.Thread(
+            target=self._run, args=(put, loop), name="segue-turn", daemon=True
+        )
+        self._thread.start()
+        return self._thread
+
+    def _run(self, put: Callable[[object], None], loop: asyncio.AbstractEventLoop | None) -> None:
+        session = self._session
+        sink = session.on_event
+
+        def tee(event: Event) -> None:
+            sink(event)
+            put(event)
+
+        _local.loop = loop
+        session.on_event = tee
+        try:
+            self._result = session.send(self._text, cancellation=self.cancellation)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            self._error = exc
+        finally:
+            session.on_event = sink
+            _local.loop = None
+            with _busy_lock:
+                _busy.discard(session)
+            put(_END)
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+
+__all__ = ["TurnStream", "current_loop"]
