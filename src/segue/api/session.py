@@ -61,8 +61,8 @@ def open_session(
     What:
 
     * ``model`` — ``provider:name`` (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``,
-      ``scripted:PATH`` offline, a relative PATH from the current directory). Default: the agent's own model, else the ``model`` setting;
-      without any a :class:`~segue.UsageError`.
+      ``scripted:PATH`` offline, a relative PATH from the current directory). Default: the
+      agent's own model, else the ``model`` setting; without any a :class:`~segue.UsageError`.
     * ``agent`` — ``exec`` (the default), ``plan``, ``explore`` or a custom agent of
       ``workdir``'s ``.segue/agents/``.
 
