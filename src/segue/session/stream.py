@@ -8,6 +8,11 @@ Invariants:
 
 * The session's own ``on_event`` sink still receives every event, in the worker thread,
   before the consumer sees it.
+* Lock-step: after each event the turn waits until the consumer asks for the next one, so
+  the turn is never ahead of what the consumer has seen. Breaking out right after an event
+  therefore stops the turn at the first safe point after that event, deterministically
+  (a ``ToolFinished`` you break on is the last tool call of the turn), and a slow consumer
+  slows the turn instead of piling events up.
 * One stream at a time per session: starting a second while one runs is a UsageError (the
   engine orders sends on one session; two interleaved turns would not mean anything).
 * Leaving the loop early (``break``, an exception in the loop body, ``close()``) cancels the
@@ -57,6 +62,10 @@ class TurnStream:
         self._session = session
         self._text = text
         self._thread: threading.Thread | None = None
+        #: released by the consumer when it asks for the next event (lock-step)
+        self._ack = threading.Semaphore(0)
+        #: set when the consumer has left the loop: the turn then runs on without waiting
+        self._left = threading.Event()
         self._result: TurnResult | None = None
         self._error: BaseException | None = None
         #: Set it (``stream.cancellation.cancel()``) to stop the turn at its next safe point.
@@ -97,10 +106,10 @@ class TurnStream:
         try:
             while (item := items.get()) is not _END:
                 yield cast(Event, item)
+                self._ack.release()
             finished = True
         finally:
-            if not finished:
-                self.cancellation.cancel()
+            self._leave(finished)
             thread.join()
         self._raise()
 
@@ -123,10 +132,10 @@ class TurnStream:
         try:
             while (item := await items.get()) is not _END:
                 yield cast(Event, item)
+                self._ack.release()
             finished = True
         finally:
-            if not finished:
-                self.cancellation.cancel()
+            self._leave(finished)
             await asyncio.to_thread(thread.join)
         self._raise()
 
@@ -153,7 +162,10 @@ class TurnStream:
 
         def tee(event: Event) -> None:
             sink(event)
+            if self._left.is_set():
+                return  # nobody is listening: on to the next safe point
             put(event)
+            self._ack.acquire()  # until the consumer asks for the next event
 
         _local.loop = loop
         session.on_event = tee
@@ -167,6 +179,13 @@ class TurnStream:
             with _busy_lock:
                 _busy.discard(session)
             put(_END)
+
+    def _leave(self, finished: bool) -> None:
+        """The loop is left: early, the turn is cancelled and let go on to its safe point."""
+        if not finished:
+            self.cancellation.cancel()
+            self._left.set()  # before the release: no event after this one waits
+            self._ack.release()
 
     def _raise(self) -> None:
         if self._error is not None:
