@@ -79,6 +79,13 @@ def test_workspace_defaults_and_layout(tmp_path: Path, home: Path, work: Path,
         segue.open_session(layout, home=tmp_path / "elsewhere", model="scripted:s.json")
     with pytest.raises(segue.SegueError, match="invalid workspace id"):
         segue.open_session("no spaces", home=home, model="scripted:s.json")
+    with pytest.raises(UsageError, match=r"workdir .*typo is not a directory"):
+        segue.open_session("ws", home=home, workdir=tmp_path / "typo", model="scripted:s.json")
+    assert not (home / "sessions" / "ws").exists()  # nothing was created for it
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with segue.open_session("tilde", home="~/home", workdir="~/work",
+                            model="scripted:s.json") as session:
+        assert session.layout.home == home
 
 
 def test_keep_script_position(tmp_path: Path, home: Path, work: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from segue.api.approval import ApproverLike, adapt
 from segue.api.where import resolve_layout
-from segue.errors import SettingsError
+from segue.errors import SettingsError, UsageError
 from segue.events import EventSink, ignore
 from segue.history.store import HistoryStore
 from segue.policy.approval import Mode, parse_mode
@@ -106,6 +106,8 @@ def open_session(
     is the conversation, so another process (or ``segue chat``) may go on with it later.
     """
     layout, where = resolve_layout(workspace, home=home, workdir=workdir)
+    if not where.is_dir():
+        raise UsageError(f"workdir {where} is not a directory: the tools need one to work in")
     chosen = _settings(layout.home, settings, experiment, threshold)
     url = store if store is not None else chosen.get("store.url")
     session = build_session(

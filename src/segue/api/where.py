@@ -20,10 +20,11 @@ def resolve_layout(
 
     ``workspace`` may be an id, a Layout (which names its home: giving ``home`` as well is an
     error unless it is the same directory), or None for the id derived from the working
-    directory. ``home`` defaults to ``$SEGUE_HOME``, else ``~/.segue``."""
-    where = Path(workdir) if workdir is not None else Path.cwd()
+    directory. ``home`` defaults to ``$SEGUE_HOME``, else ``~/.segue``. A leading ``~`` is
+    the user's home directory in both."""
+    where = Path(workdir).expanduser() if workdir is not None else Path.cwd()
     if isinstance(workspace, Layout):
-        if home is not None and Path(home) != workspace.home:
+        if home is not None and Path(home).expanduser() != workspace.home:
             raise UsageError(
                 f"the Layout names home {workspace.home}, and home= names {home}: give one"
             )
@@ -33,4 +34,4 @@ def resolve_layout(
             f"workspace must be an id (str) or a segue.Layout, not {type(workspace).__name__}"
         )
     wid = validate_workspace_id(workspace) if workspace is not None else derive_workspace_id(where)
-    return Layout(Path(home) if home is not None else default_home(), wid), where
+    return Layout(Path(home).expanduser() if home is not None else default_home(), wid), where
