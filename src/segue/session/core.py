@@ -290,7 +290,6 @@ class Session:
             return TurnResult("error", exc.message, self.window_id(), turn.rollovers, turn.text,
                               turn.usage.to_obj())
 
-
     def stream(self, text: str) -> TurnStream:
         """One user message, its events as they happen: ``for event in session.stream(text)``
         or ``async for``; afterwards ``.result`` is the :class:`TurnResult` ``send`` returns.
