@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from segue.api.where import resolve_layout
-from segue.context.boundaries import is_reset_row, window_id_of_boundary
+from segue.context.boundaries import is_reset_row
 from segue.context.floor import is_floor_line
 from segue.errors import SegueError, UsageError
 from segue.history.factory import open_store
@@ -40,6 +40,8 @@ from segue.history.protocol import TranscriptStore
 from segue.history.scan import StoredLine
 from segue.history.store import HistoryStore
 from segue.messages import Row
+from segue.retrieval.project import floor_window_id
+from segue.retrieval.reader import MAX_LINE as TOOL_MAX_LINE
 from segue.session.core import Session
 from segue.settings import load_settings, settings_path
 from segue.views import windows as views
@@ -251,13 +253,12 @@ def _until_floor(
 
 def _floor_start(line: StoredLine, archive_end: int) -> views.WindowStart:
     """The window a floor opens, named as ``session_history`` names it: from its row, or by
-    its end position when the line is not a readable row."""
-    row = line.row
-    if row is not None:
-        return views.WindowStart(window_id_of_boundary(row), "reset", row if is_reset_row(row)
-                                 else None)
+    its end position when the tool cannot read the line as a row (undecodable, or longer
+    than the tool's line bound)."""
+    row = line.row if line.length - 1 <= TOOL_MAX_LINE else None
     end = line.end + (archive_end if line.source == "chat" else 0)
-    return views.WindowStart(f"w:raw:{end}", "reset", None)
+    boundary = row if row is not None and is_reset_row(row) else None
+    return views.WindowStart(floor_window_id(row, end), "reset", boundary)
 
 
 def _item(item: views.Item) -> HistoryItem:
