@@ -60,7 +60,8 @@ def test_the_owner_view_starts_at_the_floor_by_default(home: Path) -> None:
         history.items("w:0")
 
 
-def test_include_cleared_is_what_segue_history_shows(home: Path) -> None:
+def test_include_cleared_is_what_segue_history_shows(home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     history = segue.open_history(WS, home=home, include_cleared=True)
     windows = history.windows()
     assert [w.kind for w in windows] == ["root", "reset"]
@@ -73,6 +74,15 @@ def test_include_cleared_is_what_segue_history_shows(home: Path) -> None:
     assert [{"itemId": i.item_id, "windowId": i.window_id, "role": i.role,
              "timestamp": i.timestamp, "text": i.text} for i in history.items("w:0")] == cli_items
     assert [h.item_id for h in history.search("alpha")] == ["0", "1"]
+    scanned = history.search("noted")
+    assert not (home / "sessions" / WS / "history-index.sqlite").exists()
+    CliRunner().invoke(cli, ["--home", str(home), "-w", WS, "history", "reindex"])
+    assert (home / "sessions" / WS / "history-index.sqlite").exists()
+    def no_scan(*_args: object, **_kw: object) -> None:
+        raise AssertionError("scanned although the index is trusted")
+
+    monkeypatch.setattr("segue.views.windows.search", no_scan)
+    assert history.search("noted") == scanned  # from the index now: the same answer
 
 
 def test_the_model_view_is_the_tools_answer(home: Path) -> None:
