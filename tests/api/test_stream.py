@@ -68,6 +68,9 @@ def test_wait_and_one_stream_at_a_time(tmp_path: Path) -> None:
         next(events)  # the turn runs now, and waits for us (lock-step)
         with pytest.raises(UsageError, match="already streaming"):
             next(iter(session.stream("meanwhile")))
+        for call in (lambda: session.send("meanwhile"), session.compact, session.clear_soft):
+            with pytest.raises(UsageError, match="a turn is streaming on this session"):
+                call()
         for _ in events:
             pass
         assert turn.result.text == "ok"

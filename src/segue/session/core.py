@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from segue.context.active import active_rows
 from segue.context.assembly import current_window_id, system_text
@@ -57,6 +57,7 @@ from segue.session.admission import (
 from segue.session.compaction import compaction_request, compaction_row, summary_from
 from segue.session.epochs import WINDOW_EPOCHS, WindowEpochs
 from segue.session.result import DEFAULT_MAX_STEPS, SessionConfig, Status, TurnResult
+from segue.session.stream import TurnStream, refuse_if_streaming
 from segue.session.turn import Turn
 from segue.session.turn_hooks import TurnHooks
 from segue.session.window import load_window
@@ -68,9 +69,6 @@ from segue.tools.carryover_file import CarryoverFile, Handoff
 from segue.tools.gate import ApprovalGate
 from segue.tools.new_context import NEW_CONTEXT_TOOL
 from segue.workspace import Layout
-
-if TYPE_CHECKING:
-    from segue.session.stream import TurnStream
 
 
 def _now_ms() -> int:
@@ -224,17 +222,20 @@ class Session:
     def clear_soft(self) -> bool:
         """``/clear --soft`` (R10): a reset boundary with no lead-in; a no-op success when the
         active window holds nothing provider-eligible. Returns whether a row was written."""
+        refuse_if_streaming(self, "clear the context")
         self._cleanup_context()
         return soft_reset(self.store, row_id=self.new_id("reset"), now_ms=self.clock())
 
     def clear_hard(self) -> None:
         """``/clear``: destroys the whole transcript (the CLI asks for confirmation)."""
+        refuse_if_streaming(self, "clear the transcript")
         self._cleanup_context()
         self.store.clear_all()
 
     def compact(self, reason: str = "manual") -> str:
         """Summarize the active window into a compaction boundary (R4); returns the new
         window id. Raises CompactionFailed (nothing committed) when no usable summary came."""
+        refuse_if_streaming(self, "compact")
         window = self.window()
         rows = active_rows(window)
         if not rows:
@@ -276,6 +277,7 @@ class Session:
     def send(self, text: str, *, cancellation: Cancellation | None = None) -> TurnResult:
         """One user message, run to the end of the turn. ``cancellation`` lets the caller
         hold the turn's cancel flag before the turn starts (a Ctrl-C handler)."""
+        refuse_if_streaming(self, "send")
         self.cancellation = cancellation if cancellation is not None else Cancellation()
         turn = Turn(self)
         try:
@@ -295,8 +297,6 @@ class Session:
         or ``async for``; afterwards ``.result`` is the :class:`TurnResult` ``send`` returns.
         Leaving the loop early cancels the turn at its next safe point (settled steps stay)
         and waits for it (:mod:`segue.session.stream`)."""
-        from segue.session.stream import TurnStream
-
         return TurnStream(self, text)
 
     async def asend(self, text: str) -> TurnResult:

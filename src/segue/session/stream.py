@@ -13,8 +13,10 @@ Invariants:
   therefore stops the turn at the first safe point after that event, deterministically
   (a ``ToolFinished`` you break on is the last tool call of the turn), and a slow consumer
   slows the turn instead of piling events up.
-* One stream at a time per session: starting a second while one runs is a UsageError (the
-  engine orders sends on one session; two interleaved turns would not mean anything).
+* One turn at a time per session: while a stream runs, starting another, or calling
+  ``send``, ``compact`` or a clear on the session from another thread (the loop body
+  included), is a UsageError (:func:`refuse_if_streaming`): the turn is paused between two of
+  its steps, and a second one interleaved with it would not mean anything.
 * Leaving the loop early (``break``, an exception in the loop body, ``close()``) cancels the
   turn at its next safe point and waits for the worker, so once the loop is left nothing
   runs behind the caller's back; the steps that settled stay durable, as with Ctrl-C.
@@ -44,9 +46,20 @@ if TYPE_CHECKING:
 
 _END = object()
 _local = threading.local()
-#: Sessions with a stream running (weak: a dropped session is never kept alive by this).
-_busy: weakref.WeakSet[Session] = weakref.WeakSet()
+#: Sessions with a stream running, and the thread running its turn (weak: a dropped session
+#: is never kept alive by this).
+_busy: weakref.WeakKeyDictionary[Session, int] = weakref.WeakKeyDictionary()
 _busy_lock = threading.Lock()
+
+
+def refuse_if_streaming(session: Session, what: str) -> None:
+    """A UsageError when a stream's turn runs on ``session`` in another thread."""
+    with _busy_lock:
+        worker = _busy.get(session)
+    if worker is not None and worker != threading.get_ident():
+        raise UsageError(
+            f"a turn is streaming on this session: end its loop before you {what}"
+        )
 
 
 def current_loop() -> asyncio.AbstractEventLoop | None:
@@ -146,15 +159,16 @@ class TurnStream:
     ) -> threading.Thread:
         if self._thread is not None:
             raise UsageError("a stream is iterated once; call session.stream() again to send")
+        thread = threading.Thread(
+            target=self._run, args=(put, loop), name="segue-turn", daemon=True
+        )
         with _busy_lock:
             if self._session in _busy:
                 raise UsageError("a turn is already streaming on this session; finish it first")
-            _busy.add(self._session)
-        self._thread = threading.Thread(
-            target=self._run, args=(put, loop), name="segue-turn", daemon=True
-        )
-        self._thread.start()
-        return self._thread
+            self._thread = thread
+            thread.start()
+            _busy[self._session] = thread.ident or 0
+        return thread
 
     def _run(self, put: Callable[[object], None], loop: asyncio.AbstractEventLoop | None) -> None:
         session = self._session
@@ -177,7 +191,7 @@ class TurnStream:
             session.on_event = sink
             _local.loop = None
             with _busy_lock:
-                _busy.discard(session)
+                _busy.pop(session, None)
             put(_END)
 
     def _leave(self, finished: bool) -> None:
