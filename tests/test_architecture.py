@@ -104,3 +104,15 @@ def test_every_install_hint_installs_this_project() -> None:
                 if not allowed.match(line, m.start()):
                     offenders.append(f"{path.relative_to(SRC)}:{n}: {m.group(0)}")
     assert offenders == []
+
+
+def test_the_engine_never_imports_the_library_front_door() -> None:
+    """``segue.api`` is an edge, like the command line: it builds on the engine, and nothing
+    below it imports it (only the package's ``__init__`` re-exports its names)."""
+    offenders = [
+        str(path.relative_to(SRC))
+        for path in sorted(SRC.rglob("*.py"))
+        if path.parent.name != "api" and path != SRC / "__init__.py"
+        and any(name == "segue.api" or name.startswith("segue.api.") for name in _imports(path))
+    ]
+    assert offenders == []

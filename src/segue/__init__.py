@@ -1,7 +1,8 @@
 """segue: an agent harness whose context engine never loses a conversation.
 
-The public surface: rows and their codec, the transcript store, token counting, the
-session (turn loop) and what builds it, the session_history tool, policy and settings.
+The public surface: opening a session (``open_session``) and reading its transcript
+(``open_history``), the events a turn reports, approval of tool calls, rows and their codec,
+the transcript store, token counting, the session_history tool, policy and settings.
 Everything else is internal and may change.
 
 Names are imported on first use (PEP 562), so ``import segue`` and ``segue --help`` stay
@@ -16,27 +17,72 @@ from segue._lazy import listing, load
 from segue._version import __version__
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, ``_LAZY`` below
-    from segue.errors import ContextSignal, RuntimeFailure, SegueError, UsageError
+    from segue.api import (
+        ApproverLike,
+        History,
+        HistoryItem,
+        HistoryWindow,
+        ModelHistory,
+        NotFound,
+        SearchHit,
+        open_history,
+        open_session,
+    )
+    from segue.errors import ContextSignal, RuntimeFailure, SegueError, SettingsError, UsageError
+    from segue.events import (
+        AssistantText,
+        Compacted,
+        Event,
+        EventSink,
+        Notice,
+        RolledOver,
+        StepUsage,
+        ToolFinished,
+        ToolStarted,
+        Warned,
+    )
     from segue.history import HistoryStore, InMemoryStore, TranscriptStore
     from segue.messages import Part, Row, decode_row, encode_row, make_row
     from segue.policy import resolve_agent
+    from segue.policy.approval import ApprovalMode
     from segue.providers.base import Provider, StepResult, Usage
     from segue.providers.registry import create_provider
     from segue.providers.request import ProviderRequest
     from segue.retrieval.tool import SessionHistoryTool
     from segue.session import Session, SessionConfig, TurnResult
-    from segue.session.factory import open_session
+    from segue.session.stream import TurnStream
     from segue.settings import load_settings
     from segue.tokens import Count, count_request, count_text, resolve_model
+    from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest
     from segue.workspace import Layout
 
 #: Public name → the module that defines it. Keep in step with the block above and ``__all__``
 #: (tests/test_public_api.py checks all three agree).
 _LAZY: dict[str, str] = {
+    "ApproverLike": "segue.api",
+    "History": "segue.api",
+    "HistoryItem": "segue.api",
+    "HistoryWindow": "segue.api",
+    "ModelHistory": "segue.api",
+    "NotFound": "segue.api",
+    "SearchHit": "segue.api",
+    "open_history": "segue.api",
+    "open_session": "segue.api",
     "ContextSignal": "segue.errors",
     "RuntimeFailure": "segue.errors",
     "SegueError": "segue.errors",
+    "SettingsError": "segue.errors",
     "UsageError": "segue.errors",
+    "AssistantText": "segue.events",
+    "Compacted": "segue.events",
+    "Event": "segue.events",
+    "EventSink": "segue.events",
+    "Notice": "segue.events",
+    "RolledOver": "segue.events",
+    "StepUsage": "segue.events",
+    "ToolFinished": "segue.events",
+    "ToolStarted": "segue.events",
+    "Warned": "segue.events",
     "HistoryStore": "segue.history",
     "InMemoryStore": "segue.history",
     "TranscriptStore": "segue.history",
@@ -46,6 +92,7 @@ _LAZY: dict[str, str] = {
     "encode_row": "segue.messages",
     "make_row": "segue.messages",
     "resolve_agent": "segue.policy",
+    "ApprovalMode": "segue.policy.approval",
     "Provider": "segue.providers.base",
     "StepResult": "segue.providers.base",
     "Usage": "segue.providers.base",
@@ -55,35 +102,61 @@ _LAZY: dict[str, str] = {
     "Session": "segue.session",
     "SessionConfig": "segue.session",
     "TurnResult": "segue.session",
-    "open_session": "segue.session.factory",
+    "TurnStream": "segue.session.stream",
     "load_settings": "segue.settings",
     "Count": "segue.tokens",
     "count_request": "segue.tokens",
     "count_text": "segue.tokens",
     "resolve_model": "segue.tokens",
+    "Answer": "segue.tools.gate",
+    "ApprovalGate": "segue.tools.gate",
+    "ApprovalRequest": "segue.tools.gate",
     "Layout": "segue.workspace",
 }
 
 __all__ = [
+    "Answer",
+    "ApprovalGate",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "ApproverLike",
+    "AssistantText",
+    "Compacted",
     "ContextSignal",
     "Count",
+    "Event",
+    "EventSink",
+    "History",
+    "HistoryItem",
     "HistoryStore",
+    "HistoryWindow",
     "InMemoryStore",
     "Layout",
+    "ModelHistory",
+    "NotFound",
+    "Notice",
     "Part",
     "Provider",
     "ProviderRequest",
+    "RolledOver",
     "Row",
     "RuntimeFailure",
+    "SearchHit",
     "SegueError",
     "Session",
     "SessionConfig",
     "SessionHistoryTool",
+    "SettingsError",
     "StepResult",
+    "StepUsage",
+    "ToolFinished",
+    "ToolStarted",
     "TranscriptStore",
     "TurnResult",
+    "TurnStream",
     "Usage",
     "UsageError",
+    "Warned",
     "__version__",
     "count_request",
     "count_text",
@@ -92,6 +165,7 @@ __all__ = [
     "encode_row",
     "load_settings",
     "make_row",
+    "open_history",
     "open_session",
     "resolve_agent",
     "resolve_model",

@@ -4,6 +4,11 @@ Three families are kept apart: control-flow signals (the engine decided not to g
 developer misuse, and runtime failures. Every error carries structured fields so the
 command line can turn it into one clear line and an exit code.
 
+Two audiences, two wordings: ``message`` (and ``str(exc)``) speaks to a Python caller and
+never names a command-line flag or command; where the remedy reads differently on the
+command line (``-m MODEL``, ``segue settings set KEY``), the raise site also gives
+``cli=``, kept in ``cli_message``, which is what the command line prints.
+
     SegueError
     ├── UsageError                  developer or user misuse (bad argument, bad id)
     │   ├── InvalidWorkspaceId
@@ -46,9 +51,11 @@ class SegueError(Exception):
 
     code: str = "error"
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: str | None = None, cli: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        #: The same error in the command line's words (flags, commands); ``message`` if none.
+        self.cli_message = cli if cli is not None else message
         if code is not None:
             self.code = code
 
@@ -70,8 +77,12 @@ class InvalidWorkspaceId(UsageError):
 class UnknownModelError(UsageError):
     code = "unknown_model"
 
-    def __init__(self, model: str, hint: str = "") -> None:
-        super().__init__(f"unknown model {model!r}" + (f": {hint}" if hint else ""))
+    def __init__(self, model: str, hint: str = "", *, cli_hint: str | None = None) -> None:
+        head = f"unknown model {model!r}"
+        super().__init__(
+            head + (f": {hint}" if hint else ""),
+            cli=head + f": {cli_hint}" if cli_hint is not None else None,
+        )
         self.model = model
 
 
@@ -217,11 +228,16 @@ class StreamInProgress(StoreError):
     code = "stream_in_progress"
 
     def __init__(self, session_dir: Path) -> None:
-        super().__init__(
+        head = (
             f"{session_dir} has a partial.json newer than its transcript (a Xum stream may be "
-            "in progress); segue will not change this session. Read it with `segue history`, "
-            "or wait until Xum has finished",
+            "in progress); segue will not change this session. "
+        )
+        super().__init__(
+            head + "Reading it is safe (segue.open_history), or wait until Xum has finished",
             path=session_dir,
+        )
+        self.cli_message = (
+            head + "Read it with `segue history`, or wait until Xum has finished"
         )
 
 

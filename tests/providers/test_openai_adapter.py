@@ -231,7 +231,7 @@ def test_openai_compatible_env_overrides_and_key_is_sent() -> None:
 @pytest.mark.parametrize(("model", "settings", "message"), [
     ("openai-compatible:llama3.1", Settings().with_value(
         "openai-compatible.baseUrl", "http://localhost:8080/v1"),
-     "segue settings set contextWindow.openai-compatible:llama3.1"),
+     "the contextWindow.openai-compatible:llama3.1 setting"),
     ("openai-compatible:llama3.1", Settings().with_value(
         "contextWindow.openai-compatible:llama3.1", 8192), "OPENAI_COMPATIBLE_BASE_URL"),
     ("openai:gpt-99", Settings(), "contextWindow.openai:gpt-99"),

@@ -223,7 +223,7 @@ class ChatLoop:
             self._armed = True
             self.say("interrupted", fg="yellow")
         except SegueError as exc:
-            self.say(f"error: {exc.message}", fg="red", dim=False)
+            self.say(f"error: {exc.cli_message}", fg="red", dim=False)
 
     def _dispatch(self, command: cmd.Command) -> None:
         match command:
@@ -263,7 +263,7 @@ class ChatLoop:
         gate = session.approval
         approver = self._approver if self.interactive else None
         mode = self._mode if self._mode is not None else gate.mode
-        session.approval = ApprovalGate(mode, gate.rules, approver)
+        session.approval = ApprovalGate(mode, gate.rules, approver, unattended=gate.unattended)
         return session
 
     def _approve_command(self, mode: str | None) -> None:

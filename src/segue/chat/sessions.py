@@ -17,6 +17,7 @@ from segue.policy import available_agents
 from segue.policy.approval import Mode
 from segue.session import Session
 from segue.session.factory import open_session
+from segue.tools.gate import UNATTENDED
 from segue.workspace import Layout
 
 
@@ -31,6 +32,8 @@ class SessionMaker:
     store_url: str | None = None
     #: ``--approve``: the approval mode of every Session built here (None: the settings').
     approval: Mode | None = None
+    #: What a call that would ask is told when nobody can be asked (a chat on piped input).
+    unattended: str = UNATTENDED
 
     def open(
         self, agent_name: str | None, on_event: EventSink, keep: Session | None = None
@@ -46,6 +49,7 @@ class SessionMaker:
             durable=self.durable,
             store_url=self.store_url,
             approval=self.approval,
+            unattended=self.unattended,
         )
         if keep is None:
             return fresh

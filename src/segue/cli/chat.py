@@ -19,6 +19,7 @@ import click
 
 from segue.chat import ChatLoop, SessionMaker, run_interruptible
 from segue.chat.presence import hold_chat
+from segue.cli.run import UNATTENDED_CLI
 from segue.policy.approval import MODES, Mode, parse_mode
 
 if TYPE_CHECKING:
@@ -125,7 +126,8 @@ def _chat(
     if interactive:
         _enable_line_editing()
     loop = ChatLoop(
-        SessionMaker(obj.layout, Path.cwd(), model, store_url=obj.store_url, approval=mode),
+        SessionMaker(obj.layout, Path.cwd(), model, store_url=obj.store_url, approval=mode,
+                     unattended=UNATTENDED_CLI),
         read_line=_read_tty if interactive else _read_pipe,
         write=_write,
         interactive=interactive,

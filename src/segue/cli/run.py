@@ -30,6 +30,12 @@ from segue.tools.carryover_file import CarryoverFile
 EXIT_FOR_STATUS = {"completed": 0, "paused": 3, "rejected": 3, "error": 1}
 #: The conventional status of a program stopped by SIGINT.
 EXIT_INTERRUPTED = 130
+#: What the model reads when a call that would ask is denied (R38), in the command's words.
+UNATTENDED_CLI = (
+    "it needs approval and nobody can be asked (segue run, and a chat reading piped input, "
+    "are non-interactive). The user can allow it with --approve auto-edit or --approve full, "
+    "the approval setting, or a remembered rule"
+)
 
 
 @click.command("run")
@@ -111,11 +117,12 @@ def run(  # noqa: PLR0917 - click passes every option positionally
             on_event=on_event,
             approval=approve,
             store_url=obj.store_url,
+            unattended=UNATTENDED_CLI,
         )
     except SegueError as exc:
         # §5: the closing object is printed for a run that fails before its turn, too.
         if as_json:
-            _echo_closing(obj, exc.message, rollovers=0)
+            _echo_closing(obj, exc.cli_message, rollovers=0)
         raise
     cancellation = Cancellation()
     try:
@@ -135,7 +142,7 @@ def run(  # noqa: PLR0917 - click passes every option positionally
         # prints the error line and exits 1.
         renderer.finish()
         if as_json:
-            _echo_closing(obj, exc.message, rollovers=len(rollovers))
+            _echo_closing(obj, exc.cli_message, rollovers=len(rollovers))
         raise
     if held and held[0].text != result.reason:
         renderer(held.pop())

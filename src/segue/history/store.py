@@ -291,7 +291,7 @@ class HistoryStore:
         except OSError:
             return FileError(
                 f"{describe_os_error(exc, chat_path)}; the batch may be partly written "
-                "(the next segue command removes it)",
+                "(the next change to this workspace removes it)",
                 path=chat_path,
                 errno=exc.errno,
             )

@@ -47,6 +47,8 @@ class Mode(StrEnum):
 
 
 MODES = tuple(m.value for m in Mode)
+#: The name ``segue`` exports the modes under (``segue.ApprovalMode.AUTO_EDIT``).
+ApprovalMode = Mode
 
 
 def parse_mode(text: str) -> Mode:

@@ -87,7 +87,8 @@ def context_window(ref: ModelRef, settings: Mapping[str, Any]) -> int:
         if ref.provider == "openai-compatible"
         else "segue's model table does not know it"
     )
+    head = f"the context window of {ref} is not known ({why}); set it in tokens with "
     raise UsageError(
-        f"the context window of {ref} is not known ({why}); set it in tokens with "
-        f"`segue settings set {key} <tokens>`"
+        head + f"the {key} setting (settings={{{key!r}: <tokens>}} when opening a session)",
+        cli=head + f"`segue settings set {key} <tokens>`",
     )

@@ -428,9 +428,11 @@ def build(
     else:
         base_url = environ.get(COMPAT_URL_ENV, "").strip() or settings.get(COMPAT_URL_SETTING)
         if not isinstance(base_url, str) or not base_url:
+            head = (f"model {model!r} needs the server's base URL: export {COMPAT_URL_ENV}="
+                    "http://localhost:11434/v1 or ")
             raise UsageError(
-                f"model {model!r} needs the server's base URL: export {COMPAT_URL_ENV}="
-                f"http://localhost:11434/v1 or `segue settings set {COMPAT_URL_SETTING} URL`")
+                head + f"set the {COMPAT_URL_SETTING} setting",
+                cli=head + f"`segue settings set {COMPAT_URL_SETTING} URL`")
         key = environ.get(COMPAT_KEY_ENV, "").strip() or NO_KEY
         label, key_env = f"the OpenAI-compatible server at {base_url}", COMPAT_KEY_ENV
     options: dict[str, Any] = {"api_key": key, "base_url": base_url,

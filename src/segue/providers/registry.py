@@ -152,11 +152,16 @@ def model_encoding(ref: ModelRef, settings: Mapping[str, Any] | None = None) -> 
         return override
     family = find_family(str(ref))
     if family is None:
-        raise UnknownModelError(
-            str(ref),
+        why = (
             "segue knows no tokenizer for this model family, and its size guards count with "
             "the model's real encoding (SPEC R17); known families: OpenAI, Claude, Gemini, "
-            f"DeepSeek, Qwen, Llama, Mistral. Name one: segue settings set {ENCODING_PREFIX}{ref} "
-            "o200k_base",
+            "DeepSeek, Qwen, Llama, Mistral. Name one: "
+        )
+        key = f"{ENCODING_PREFIX}{ref}"
+        raise UnknownModelError(
+            str(ref),
+            why + f"the {key} setting (settings={{{key!r}: 'o200k_base'}} when opening a "
+            "session)",
+            cli_hint=why + f"segue settings set {key} o200k_base",
         )
     return family.encoding

@@ -84,8 +84,18 @@ def raw_window_id(line: RawLine) -> str:
 
 
 def _window_id(row: Row, line: RawLine) -> str:
-    wid = window_id_of_boundary(row)
-    return wid if _id_fits(wid, MAX_ITEM_ID + 2) else raw_window_id(line)
+    return floor_window_id(row, line.end)
+
+
+def floor_window_id(row: Row | None, end: int) -> str:
+    """The id of the window a floor or boundary opens: from its row, or ``w:raw:<end>`` (its
+    end position in the history) when the line is not a readable row or the id is too long.
+    Public so that other readers of the floor name windows exactly as the tool does."""
+    if row is not None:
+        wid = window_id_of_boundary(row)
+        if _id_fits(wid, MAX_ITEM_ID + 2):
+            return wid
+    return f"w:raw:{end}"
 
 
 def _id_fits(ident: str, limit: int) -> bool:

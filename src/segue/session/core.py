@@ -58,6 +58,7 @@ from segue.session.admission import (
 from segue.session.compaction import compaction_request, compaction_row, summary_from
 from segue.session.epochs import WINDOW_EPOCHS, WindowEpochs
 from segue.session.result import DEFAULT_MAX_STEPS, SessionConfig, Status, TurnResult
+from segue.session.stream import TurnStream, refuse_if_streaming
 from segue.session.turn import Turn
 from segue.session.turn_hooks import TurnHooks
 from segue.session.window import load_window
@@ -159,6 +160,12 @@ class Session:
         """Stop what the session started (MCP servers); the transcript needs nothing."""
         self.tools.close()
 
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     def count(self, request: ProviderRequest) -> int:
         return count_request(request.system, request.rows, request.tools, self._token_model).tokens
 
@@ -219,12 +226,14 @@ class Session:
     def clear_soft(self) -> bool:
         """``/clear --soft`` (R10): a reset boundary with no lead-in; a no-op success when the
         active window holds nothing provider-eligible. Returns whether a row was written."""
+        refuse_if_streaming(self, "clear the context")
         self._cleanup_context()
         return soft_reset(self.store, row_id=self.new_id("reset"), now_ms=self.clock())
 
     def clear_hard(self) -> None:
         """``/clear``: destroys the whole transcript (the CLI asks for confirmation); a
         scripted model starts its script over, as the conversation it played is gone."""
+        refuse_if_streaming(self, "clear the transcript")
         self._cleanup_context()
         self.store.clear_all()
         forget_positions(self.layout.script_positions)
@@ -232,6 +241,7 @@ class Session:
     def compact(self, reason: str = "manual") -> str:
         """Summarize the active window into a compaction boundary (R4); returns the new
         window id. Raises CompactionFailed (nothing committed) when no usable summary came."""
+        refuse_if_streaming(self, "compact")
         window = self.window()
         rows = active_rows(window)
         if not rows:
@@ -273,6 +283,7 @@ class Session:
     def send(self, text: str, *, cancellation: Cancellation | None = None) -> TurnResult:
         """One user message, run to the end of the turn. ``cancellation`` lets the caller
         hold the turn's cancel flag before the turn starts (a Ctrl-C handler)."""
+        refuse_if_streaming(self, "send")
         self.cancellation = cancellation if cancellation is not None else Cancellation()
         turn = Turn(self)
         try:
@@ -287,6 +298,21 @@ class Session:
             self.on_event(Notice(reason))
             return TurnResult("error", reason, self.window_id(), turn.rollovers, turn.text,
                               turn.usage.to_obj())
+
+    def stream(self, text: str) -> TurnStream:
+        """One user message, its events as they happen: ``for event in session.stream(text)``
+        or ``async for``; afterwards ``.result`` is the :class:`TurnResult` ``send`` returns.
+        Leaving the loop early cancels the turn at its next safe point (settled steps stay)
+        and waits for it (:mod:`segue.session.stream`)."""
+        return TurnStream(self, text)
+
+    async def asend(self, text: str) -> TurnResult:
+        """``send`` for async code: the turn runs in a worker thread, an async approver is
+        awaited on this event loop, and cancelling the awaiting task cancels the turn."""
+        stream = self.stream(text)
+        async for _event in stream:
+            pass
+        return stream.result
 
 
 def soft_reset(store: TranscriptStore, *, row_id: str, now_ms: int) -> bool:

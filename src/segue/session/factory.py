@@ -21,9 +21,9 @@ from segue.policy.approval import Mode, parse_mode
 from segue.policy.approval_store import ApprovalFile
 from segue.providers.registry import create_provider
 from segue.session.core import Session, SessionConfig
-from segue.settings import effective_threshold, load_settings, settings_path
+from segue.settings import Settings, effective_threshold, load_settings, settings_path
 from segue.tools.builtin import builtin_tools
-from segue.tools.gate import ApprovalGate, Approver
+from segue.tools.gate import UNATTENDED, ApprovalGate, Approver
 from segue.tools.profile import tool_profile
 from segue.workspace import Layout
 from segue.workspaces import record_workdir
@@ -41,18 +41,23 @@ def open_session(
     approval: Mode | str | None = None,
     approver: Approver | None = None,
     store_url: str | None = None,
+    unattended: str = UNATTENDED,
+    settings: Settings | None = None,
 ) -> Session:
     """A Session for ``layout``'s workspace built from the user's settings.
 
     ``approval`` is the approval mode (R38; ``ask``, ``auto-edit``, ``full``, ``deny``); when
     omitted the workspace's own mode, then the ``approval`` setting, then ``ask``. A call that
-    asks goes to ``approver``; with none it is denied, and the model is told so."""
+    asks goes to ``approver``; with none it is denied, and the model is told so in the words
+    of ``unattended``. ``settings``: the settings to use instead of the home's file (a library
+    caller's, see :func:`segue.api.session.open_session`)."""
     # Before anything is read or written: a session Xum is streaming into is not ours to run
     # (a PostgreSQL store keeps no session directory Xum could be writing).
     if store_url is None:
         refuse_if_streaming(layout)
     record_workdir(layout, workdir)
-    settings = load_settings(settings_path(layout.home))
+    if settings is None:
+        settings = load_settings(settings_path(layout.home))
     rules = ApprovalFile.of(layout)
     if approval is not None:
         mode = parse_mode(str(approval))
@@ -63,7 +68,9 @@ def open_session(
     chosen = model or agent.model or settings.get("model")
     if not isinstance(chosen, str):
         raise UsageError(
-            "no model: pass -m provider:name, or set one with `segue settings set model ...`"
+            "no model: pass model='provider:name', or set the model setting",
+            code="no_model",
+            cli="no model: pass -m provider:name, or set one with `segue settings set model ...`",
         )
     provider = create_provider(
         chosen,
@@ -108,5 +115,5 @@ def open_session(
         on_event=on_event,
         # Plugins load lazily: building the registry imports nothing (R31).
         plugins=registry_from_specs(settings.plugins),
-        approval=ApprovalGate(mode, rules, approver),
+        approval=ApprovalGate(mode, rules, approver, unattended=unattended),
     )

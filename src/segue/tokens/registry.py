@@ -175,9 +175,10 @@ def resolve(model: str | None, encoding: str | None = None) -> TokenModel:
     if encoding is not None:
         return TokenModel(model, family.name if family else "custom", encoding, 1.0, True)
     if family is None:
+        names = " or ".join(ENCODING_NAMES)
         raise UnknownModelError(
             model,
-            "no tokenizer is known for it; name one explicitly "
-            f"(--encoding {' or '.join(ENCODING_NAMES)})",
+            f"no tokenizer is known for it; name one explicitly (encoding={names})",
+            cli_hint=f"no tokenizer is known for it; name one explicitly (--encoding {names})",
         )
     return TokenModel(model, family.name, family.encoding, family.factor, family.exact)

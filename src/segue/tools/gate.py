@@ -12,7 +12,8 @@ Invariants:
 * A call that is not approved is not run, and its result says why, so the model reads a
   durable tool result (``approval_denied``) instead of the call silently vanishing.
 * Without an approver (``segue run``, a library caller that gave none), a call that would ask
-  is denied and the result says how to allow it.
+  is denied and the result says how to allow it, in the words of whoever built the gate
+  (``unattended``: the command line names its flags, a library session its arguments).
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ class ApprovalRequest:
 
 Approver = Callable[[ApprovalRequest], Answer]
 
+#: What a call that needs approval is told when nobody can be asked (a library session).
+UNATTENDED = (
+    "it needs approval and this session has nobody to ask (no approver). The user can allow "
+    "it with the approval mode auto-edit or full, the approval setting, or a remembered rule"
+)
+
 
 def is_read_only(tool: Tool) -> bool:
     return getattr(tool, "read_only", False) is True
@@ -80,11 +87,19 @@ class ApprovalGate:
     """Decides each call; asks ``approver`` when the mode says ask."""
 
     def __init__(
-        self, mode: Mode, rules: ApprovalFile | None = None, approver: Approver | None = None
+        self,
+        mode: Mode,
+        rules: ApprovalFile | None = None,
+        approver: Approver | None = None,
+        *,
+        unattended: str = UNATTENDED,
     ) -> None:
+        """``unattended``: why a call that would ask was denied without an approver, and how
+        the user can allow it (the tool result the model reads)."""
         self.mode = mode
         self.rules = rules
         self.approver = approver
+        self.unattended = unattended
 
     def check(self, tool: Tool, args: Mapping[str, Any]) -> dict[str, Any] | None:
         """None when the call may run; otherwise the tool result that says it was denied."""
@@ -96,11 +111,7 @@ class ApprovalGate:
         if decision.verdict is Verdict.DENY:
             return _denied(f"{tool.name} was not run: {decision.reason}")
         if self.approver is None:
-            return _denied(
-                f"{tool.name} was not run: it needs approval and nobody can be asked "
-                "(segue run is non-interactive). The user can allow it with --approve "
-                "auto-edit or --approve full, the approval setting, or a remembered rule"
-            )
+            return _denied(f"{tool.name} was not run: {self.unattended}")
         request = ApprovalRequest(
             tool=tool.name,
             input=args,

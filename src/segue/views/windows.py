@@ -35,7 +35,9 @@ from segue.errors import UsageError
 from segue.messages import Row
 from segue.views.project import Display, display, is_hidden
 
-_WINDOW_ID_RE = re.compile(r"w:(0|[0-9]+|m:.+)", re.DOTALL)
+#: ``w:raw:<n>``: a window a floor opens that is not a readable row (the model's tool names it
+#: by the floor's end position, and so does a reader that starts at the floor).
+_WINDOW_ID_RE = re.compile(r"w:(0|[0-9]+|m:.+|raw:[0-9]+)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -91,10 +93,14 @@ class WindowSummary:
 Event = WindowStart | Item
 
 
-def walk(rows: Iterable[Row]) -> Iterator[Event]:
-    """Window starts and visible items, in transcript order (see the module docstring)."""
-    window_id = ROOT_WINDOW_ID
-    yield WindowStart(ROOT_WINDOW_ID, "root", None)
+ROOT = WindowStart(ROOT_WINDOW_ID, "root", None)
+
+
+def walk(rows: Iterable[Row], start: WindowStart = ROOT) -> Iterator[Event]:
+    """Window starts and visible items, in transcript order (see the module docstring).
+    ``start``: the window the first row belongs to (a reader that begins at a floor)."""
+    window_id = start.window_id
+    yield start
     for row in rows:
         if is_boundary(row):
             window_id = window_id_of_boundary(row)
@@ -105,7 +111,7 @@ def walk(rows: Iterable[Row]) -> Iterator[Event]:
             yield Item(item_id(row), window_id, row, display(row))
 
 
-def window_summaries(rows: Iterable[Row]) -> list[WindowSummary]:
+def window_summaries(rows: Iterable[Row], first_window: WindowStart = ROOT) -> list[WindowSummary]:
     """Every window, oldest first, with its item count and first/last item ids."""
     out: list[WindowSummary] = []
     start: WindowStart | None = None
@@ -122,7 +128,7 @@ def window_summaries(rows: Iterable[Row]) -> list[WindowSummary]:
                 )
             )
 
-    for event in walk(rows):
+    for event in walk(rows, first_window):
         if isinstance(event, WindowStart):
             close()
             start, first, last, count = event, None, None, 0
@@ -140,21 +146,24 @@ def window_summaries(rows: Iterable[Row]) -> list[WindowSummary]:
 def check_window_id(window_id: str) -> str:
     """Refuse a string that cannot be a window id (``w:0``, ``w:<n>``, ``w:m:<row id>``)."""
     if not _WINDOW_ID_RE.fullmatch(window_id):
+        head = f"invalid window id {window_id!r}: expected w:0, w:<item id> "
         raise UsageError(
-            f"invalid window id {window_id!r}: expected w:0, w:<item id> "
-            "(see `segue history windows`)"
+            head + "(the ids of the workspace's windows)",
+            cli=head + "(see `segue history windows`)",
         )
     return window_id
 
 
-def window_items(rows: Iterable[Row], window_id: str) -> list[Item] | None:
+def window_items(
+    rows: Iterable[Row], window_id: str, start: WindowStart = ROOT
+) -> list[Item] | None:
     """The items of one window (of every window with that id, should sequences repeat),
     or None when no such window exists."""
     check_window_id(window_id)
     found = False
     inside = False
     items: list[Item] = []
-    for event in walk(rows):
+    for event in walk(rows, start):
         if isinstance(event, WindowStart):
             inside = event.window_id == window_id
             found = found or inside
@@ -163,9 +172,9 @@ def window_items(rows: Iterable[Row], window_id: str) -> list[Item] | None:
     return items if found else None
 
 
-def find_items(rows: Iterable[Row], wanted: str) -> list[Item]:
+def find_items(rows: Iterable[Row], wanted: str, start: WindowStart = ROOT) -> list[Item]:
     """Every visible item with this id (several when a sequence was reused, R27)."""
-    return [e for e in walk(rows) if isinstance(e, Item) and e.item_id == wanted]
+    return [e for e in walk(rows, start) if isinstance(e, Item) and e.item_id == wanted]
 
 
 @dataclass(frozen=True)
@@ -175,12 +184,14 @@ class Hit:
     snippet: str
 
 
-def search(rows: Iterable[Row], query: str, *, context: int = 60) -> Iterator[Hit]:
+def search(
+    rows: Iterable[Row], query: str, *, context: int = 60, start: WindowStart = ROOT
+) -> Iterator[Hit]:
     """Items whose displayed text contains ``query`` (literal, case-insensitive)."""
     if not query:
         raise UsageError("the search query must not be empty")
     pattern = re.compile(re.escape(query), re.IGNORECASE)
-    for event in walk(rows):
+    for event in walk(rows, start):
         if not isinstance(event, Item):
             continue
         text = event.text

@@ -1,0 +1,35 @@
+"""The library's front door: open a session with settings, send or stream, approve tool
+calls through a callback, read and search the transcript with or without the model's bounds.
+
+* :mod:`~segue.api.session` — :func:`open_session` (keyword configuration, nothing written)
+* :mod:`~segue.api.approval` — approvers: sync or async, answering Answer or bool
+* :mod:`~segue.api.history` — :func:`open_history`: the owner's view and the model's view
+* :mod:`~segue.api.where` — which workspace, home and working directory a call means
+
+Streaming itself is the session's (:meth:`segue.session.core.Session.stream`,
+:mod:`segue.session.stream`). Every name here is also exported from ``segue``.
+"""
+
+from segue.api.approval import ApproverLike
+from segue.api.history import (
+    History,
+    HistoryItem,
+    HistoryWindow,
+    ModelHistory,
+    NotFound,
+    SearchHit,
+    open_history,
+)
+from segue.api.session import open_session
+
+__all__ = [
+    "ApproverLike",
+    "History",
+    "HistoryItem",
+    "HistoryWindow",
+    "ModelHistory",
+    "NotFound",
+    "SearchHit",
+    "open_history",
+    "open_session",
+]
