@@ -166,9 +166,16 @@ def test_reading_commands_answer_alike(pg_url: str, tmp_path: Path) -> None:
 def test_session_history_tool_command_uses_the_store(pg_url: str, tmp_path: Path) -> None:
     home = demo_home(tmp_path)
     ok(segue(home, "-w", "demo", "history", "migrate", "--to", pg_url))
-    calls = b'{"action":"list_windows"}\n{"action":"search","query":"the","limit":2}\n'
+    ok(segue(home, "-w", "demo", "history", "reindex"))  # the JSONL store with its index
+    calls = (b'{"action":"list_windows"}\n{"action":"search","query":"the","limit":2}\n'
+             b'{"action":"search","query":"THE","role":"assistant","order":"oldest"}\n'
+             b'{"action":"list_items","window_id":"w:0","limit":3}\n'
+             b'{"action":"read_item","item_id":"3","limit_chars":40}\n')
     jsonl = ok(segue(home, "-w", "demo", "history", "tool", stdin=calls)).splitlines()
+    before = sorted(home.rglob("*"))
     pg = ok(segue(home, "--store", pg_url, "-w", "demo", "history", "tool", stdin=calls))
+    # a read command: answering from PostgreSQL writes nothing under the home
+    assert sorted(home.rglob("*")) == before
     for a, b in zip(jsonl, pg.splitlines(), strict=True):
         x, y = json.loads(a), json.loads(b)
         assert x["ok"] is True

@@ -29,8 +29,8 @@ def test_four_writers_two_readers(pg_url: str, tmp_path: Path) -> None:
     stop = tmp_path / "stop"
     readers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.postgres.pg_reader", pg_url, "ws",
-             str(tmp_path / "home"), str(stop), str(tmp_path / f"read-{i}.json")],
+            [sys.executable, "-m", "tests.postgres.pg_reader", pg_url, "ws", str(stop),
+             str(tmp_path / f"read-{i}.json")],
             cwd=ROOT, env=ENV,
         )
         for i in range(2)
