@@ -209,7 +209,16 @@ def _extension(conn: psycopg.Connection[Any]) -> None:
             "(Debian: apt-get install postgresql-contrib)",
             code="extension_missing",
         )
-    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    psycopg = _psycopg()
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    except psycopg.errors.InsufficientPrivilege:
+        raise StoreError(
+            f"database {conn.info.dbname!r} lacks the pg_trgm extension that segue's search "
+            "needs, and this role may not create it: have the database owner or a superuser "
+            "run CREATE EXTENSION pg_trgm; in it",
+            code="extension_missing",
+        ) from None
 
 
 @contextmanager

@@ -114,6 +114,8 @@ class PgSessionHistoryTool:
         except LockTimeout as exc:
             return envelope.error("history_timeout", exc.message)
         except StoreError as exc:
+            if exc.code != "store_unavailable":  # the schema, the extension: not a retry
+                return envelope.error("history_changed", exc.message)
             return envelope.error(
                 "history_changed", f"the shared store could not be read ({exc.message}); call again"
             )

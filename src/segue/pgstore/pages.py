@@ -7,12 +7,14 @@ step, so both stores answer alike:
 
 * the floor is the newest floor candidate in the snapshot (:func:`floor_pos`); only rows
   after it are considered (a window starting *at* the floor is visible);
-* ``search`` takes its candidates from the ``pg_trgm`` GIN index on the projected text as
-  :func:`~segue.history.pg_rows.searchable` spells it: ``LIKE`` on that spelling is exactly
-  the literal, case-insensitive match of R23 (a query under three characters has no
-  trigram: PostgreSQL then tests the rows itself, still in SQL), except on rows whose text
-  held a lone surrogate (``risky``), which are always candidates and are matched on their
-  bytes. Filters (R36) are part of the ``WHERE``;
+* ``search`` matches in SQL, on the projected text as
+  :func:`~segue.history.pg_rows.searchable` spells it, which has a ``pg_trgm`` GIN index:
+  ``LIKE`` on that spelling is exactly the literal, case-insensitive match of R23, except on
+  rows whose text held a lone surrogate (``risky``), which are always candidates and are
+  matched on their bytes. PostgreSQL takes the trigram index for a selective query; a query
+  under three characters has no trigram, and a word most rows hold is found sooner walking
+  ``pos`` in order: the server tests those rows itself, still in SQL. Filters (R36) are part
+  of the ``WHERE``;
 * order and limits: newest or oldest first by ``pos``; a page ends at the limit or at the
   first entry that would not fit the 16 KiB result, where the index's pages end;
 * every returned row is read again from the table (its bytes) and classified again; those
@@ -172,16 +174,14 @@ def _candidates(
     pattern = like_pattern(ctx.req.key)
     while True:
         lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
-        # The candidates as a set first (MATERIALIZED): the trigram index finds them, never a
-        # walk along ``pos`` testing rows one by one.
+        # PostgreSQL plans it: the trigram index for a selective query, a walk along ``pos``
+        # (a word most rows hold: the page is a few rows away) otherwise; both in SQL.
         batch = sql.rows(
-            "WITH hits AS MATERIALIZED (SELECT r.pos FROM segue_rows r"  # noqa: S608
+            f"SELECT r.pos, r.length, r.win, {_WINDOW} FROM segue_rows r{_JOIN}"  # noqa: S608
             " WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s AND r.pos < %s"
-            rf" AND (r.abody LIKE %s ESCAPE '\' OR r.risky){narrow})"
-            f" SELECT r.pos, r.length, r.win, {_WINDOW} FROM hits h"
-            " JOIN segue_rows r ON r.workspace = %s AND r.pos = h.pos"
-            f"{_JOIN} ORDER BY r.pos {direction} LIMIT %s",
-            [lo, hi, pattern, *nargs, sql.workspace, ctx.req.limit + _SLACK],
+            rf" AND (r.abody LIKE %s ESCAPE '\' OR r.risky){narrow}"
+            f" ORDER BY r.pos {direction} LIMIT %s",
+            [lo, hi, pattern, *nargs, ctx.req.limit + _SLACK],
         )
         for pos, length, win, wid, end in batch:
             yield int(pos), int(length), window_id(int(win), wid, end)
