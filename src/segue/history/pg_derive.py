@@ -17,7 +17,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from segue.history.pg_rows import ROOT_POS, Agent, agent_of
+from segue.history.pg_rows import KIND_BOUNDARY, KIND_FLOOR, ROOT_POS, Agent, agent_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -110,6 +110,39 @@ def rederive(conn: psycopg.Connection[Any], workspace: str, start: int = 0) -> i
         (win, start == 0, fingerprint(), workspace),
     )
     return win
+
+
+def rederive_row(conn: psycopg.Connection[Any], workspace: str, pos: int) -> None:
+    """The agent's columns of the rewritten row at ``pos`` (a quarantine); when it starts or
+    started a window, those of every later row too (their window changed)."""
+    got = conn.execute(
+        "SELECT off, raw, kind FROM segue_rows WHERE workspace = %s AND pos = %s",
+        (workspace, pos),
+    ).fetchone()
+    if got is None:
+        return
+    win = window_before(conn, workspace, pos)
+    agent = agent_of(bytes(got[1]), pos=pos, off=int(got[0]), win=win)
+    starts = (KIND_BOUNDARY, KIND_FLOOR)
+    if agent.kind in starts or got[2] in starts:
+        rederive(conn, workspace, pos)
+        return
+    assignments = ", ".join(f"{c} = %s" for c in COLUMNS)
+    conn.execute(
+        f"UPDATE segue_rows SET {assignments} WHERE workspace = %s AND pos = %s",  # noqa: S608
+        (*values(agent), workspace, pos),
+    )
+
+
+def stale(conn: psycopg.Connection[Any]) -> list[str]:
+    """The workspaces whose rows were derived by other code than this (or a mix)."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT workspace FROM segue_workspaces WHERE derived <> %s ORDER BY workspace",
+            (fingerprint(),),
+        )
+    ]
 
 
 def backfill(conn: psycopg.Connection[Any]) -> None:

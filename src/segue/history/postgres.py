@@ -33,17 +33,8 @@ from typing import TYPE_CHECKING, Any
 from segue.context.boundaries import is_boundary
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
-from segue.history.pg_derive import COLUMNS, fingerprint, rederive, values, window_before
-from segue.history.pg_rows import (
-    KIND_BOUNDARY,
-    KIND_FLOOR,
-    ROOT_POS,
-    Prepared,
-    agent_of,
-    like_pattern,
-    prepare,
-    searchable,
-)
+from segue.history.pg_derive import COLUMNS, fingerprint, rederive, rederive_row, values
+from segue.history.pg_rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
 from segue.history.pg_schema import connect, ensure_schema, redact, translated
 from segue.history.quarantine import quarantined
 from segue.history.receipt import new_epoch
@@ -376,33 +367,13 @@ class PostgresStore:
                     "UPDATE segue_rows SET off = off + %s WHERE workspace = %s AND pos > %s",
                     (delta, self.workspace_id, pos),
                 )
-            self._rederive_one(conn, pos)
+            rederive_row(conn, self.workspace_id, pos)
             conn.execute(
                 "UPDATE segue_workspaces SET epoch = %s, next_off = next_off + %s"
                 " WHERE workspace = %s",
                 (new_epoch(), delta, self.workspace_id),
             )
             return new
-
-    def _rederive_one(self, conn: psycopg.Connection[Any], pos: int) -> None:
-        """The agent's columns of the rewritten row at ``pos``; when it starts or started a
-        window, those of every later row too (their window changed)."""
-        got = conn.execute(
-            "SELECT off, raw, kind FROM segue_rows WHERE workspace = %s AND pos = %s",
-            (self.workspace_id, pos),
-        ).fetchone()
-        assert got is not None
-        win = window_before(conn, self.workspace_id, pos)
-        agent = agent_of(bytes(got[1]), pos=pos, off=int(got[0]), win=win)
-        starts = (KIND_BOUNDARY, KIND_FLOOR)
-        if agent.kind in starts or got[2] in starts:
-            rederive(conn, self.workspace_id, pos)
-            return
-        assignments = ", ".join(f"{c} = %s" for c in COLUMNS)
-        conn.execute(
-            f"UPDATE segue_rows SET {assignments} WHERE workspace = %s AND pos = %s",  # noqa: S608
-            (*values(agent), self.workspace_id, pos),
-        )
 
     def rederive(self) -> None:
         """Derive the agent's columns of the whole workspace again with this code (their
