@@ -23,6 +23,7 @@ from segue.history.postgres import PostgresStore
 from segue.history.store import HistoryStore
 from segue.messages import Part, encode_row, make_row
 from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.retrieval.cursor import MAX_CURSOR
 from segue.retrieval.envelope import MAX_RESULT, serialize
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.tool import SessionHistoryTool
@@ -200,6 +201,10 @@ def test_page_for_page(events: list[tuple[str, str, str]], split: int,
                 args = _key(raw, ids)
                 for ja, pa in both.pages(args):
                     assert len(serialize(pa)) <= MAX_RESULT
+                    assert len(pa.get("nextCursor") or "") <= MAX_CURSOR
+                    if pa["ok"]:
+                        assert pa["scanned"]["bytes"] <= bounds[0]
+                        assert pa["scanned"]["rows"] <= bounds[1]
                     assert _strip(pa) == _strip(ja), args
         finally:
             both.pg.close()

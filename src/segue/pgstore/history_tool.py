@@ -98,17 +98,7 @@ class PgSessionHistoryTool:
         except (ArgumentError, CursorError) as exc:
             return envelope.error(exc.code, exc.message)
         try:
-            try:
-                return self._call(req, state)
-            except _Underived:
-                if not self.rederive:
-                    return envelope.error(
-                        "history_changed",
-                        "the shared store's rows were indexed by another version of segue: "
-                        f"run `segue store init {redact(self.store.url)}`, then call again",
-                    )
-                self.store.rederive()
-                return self._call(req, state)
+            return self._derived_call(req, state)
         except pages.PageFailure as exc:
             return envelope.error(exc.code, exc.message)
         except LockTimeout as exc:
@@ -118,6 +108,25 @@ class PgSessionHistoryTool:
                 return envelope.error("history_changed", exc.message)
             return envelope.error(
                 "history_changed", f"the shared store could not be read ({exc.message}); call again"
+            )
+
+    def _derived_call(self, req: Request, state: CursorState | None) -> dict[str, Any]:
+        """The page, from rows whose agent columns this code derived (see pg_derive)."""
+        try:
+            return self._call(req, state)
+        except _Underived:
+            if not self.rederive:
+                return envelope.error(
+                    "history_changed",
+                    "the shared store's rows were indexed by another version of segue: "
+                    f"run `segue store init {redact(self.store.url)}`, then call again",
+                )
+        self.store.rederive()
+        try:
+            return self._call(req, state)
+        except _Underived:  # appended meanwhile by another version of segue
+            return envelope.error(
+                "history_changed", "another version of segue is writing this workspace; call again"
             )
 
     def _cursor(self, req: Request) -> CursorState | None:
