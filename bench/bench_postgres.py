@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bench.common import SCALE, Result
@@ -159,20 +159,18 @@ def _four_writers(url: str, root: Path) -> Result:
     )
 
 
-def _history(size: int, rows: list[Row]) -> list[bytes]:
+def _history(size: int, rows: list[Row]) -> Iterator[bytes]:
     """Batches' bytes of about ``size`` bytes in all; one rare word in the middle."""
-    out: list[bytes] = []
     total = 0
     for i in itertools.count():
         if total >= size:
-            break
+            return
         batch = _batch(rows, i)
         if i == 1000:
             batch = [make_row("user", "the zanzibarquux setting", id="rare"), *batch[1:]]
         data, _ = encode_batch(stamp(batch, i * 3, "bench"))
-        out.append(data)
+        yield data
         total += len(data)
-    return out
 
 
 def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
