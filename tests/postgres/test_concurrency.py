@@ -22,7 +22,8 @@ __all__ = ["_reap"]
 @pytest.mark.slow
 def test_four_writers_two_readers(pg_url: str, tmp_path: Path) -> None:
     batches = scaled(120, 600)
-    PostgresStore(pg_url, "ws").close()  # schema created once, before the race
+    # no schema yet: the six processes' first uses race to create it (one migrates, the
+    # others wait for it and find it done)
     writers = [
         writer(pg_url, "ws", f"w{i}", batches, tmp_path / f"ack-{i}") for i in range(4)
     ]

@@ -170,30 +170,44 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> int:
         return SCHEMA_VERSION
     psycopg = _psycopg()
     try:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_KEY,))
-            have = schema_version(conn)
-            if have > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the PostgreSQL store has schema version {have}; this segue knows up to "
-                    f"{SCHEMA_VERSION}: upgrade segue",
-                    code="schema_too_new",
-                )
-            _extension(conn)
-            conn.execute("CREATE TABLE IF NOT EXISTS segue_schema (version integer NOT NULL)")
-            for version in range(have + 1, SCHEMA_VERSION + 1):
-                for step in MIGRATIONS[version]:
-                    if isinstance(step, str):
-                        conn.execute(step)
-                    else:
-                        step(conn)
-                conn.execute("INSERT INTO segue_schema (version) VALUES (%s)", (version,))
+        # The lock first, then the transaction: a transaction that began before another
+        # process's migration committed may still resolve names as before it (a cached
+        # "no such table"), and would migrate a second time, racing the first one's appends.
+        conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATE_KEY,))
+        try:
+            _migrate(conn)
+        finally:
+            if not conn.broken:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATE_KEY,))
     except psycopg.Error as exc:
         raise StoreError(
             f"cannot create the segue schema in PostgreSQL: {first_line(exc)}",
             code="schema_failed",
         ) from None
     return SCHEMA_VERSION
+
+
+def _migrate(conn: psycopg.Connection[Any]) -> None:
+    """The steps this database lacks, in one transaction (the caller holds the lock)."""
+    with conn.transaction():
+        have = schema_version(conn)
+        if have == SCHEMA_VERSION:  # another process migrated while we waited
+            return
+        if have > SCHEMA_VERSION:
+            raise StoreError(
+                f"the PostgreSQL store has schema version {have}; this segue knows up to "
+                f"{SCHEMA_VERSION}: upgrade segue",
+                code="schema_too_new",
+            )
+        _extension(conn)
+        conn.execute("CREATE TABLE IF NOT EXISTS segue_schema (version integer NOT NULL)")
+        for version in range(have + 1, SCHEMA_VERSION + 1):
+            for step in MIGRATIONS[version]:
+                if isinstance(step, str):
+                    conn.execute(step)
+                else:
+                    step(conn)
+            conn.execute("INSERT INTO segue_schema (version) VALUES (%s)", (version,))
 
 
 def _extension(conn: psycopg.Connection[Any]) -> None:
