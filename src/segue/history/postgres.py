@@ -12,6 +12,9 @@ Invariants (the JSONL store's, kept with the database's own tools):
 * Each line keeps its exact bytes; readers get the very ``StoredLine`` values the JSONL store
   would give for the same lines: the same source (rows before ``chat_pos`` are the archive),
   byte offsets, lengths, parsed rows and reset markers.
+* Each line is stored with what readers derive from it (``pg_rows``: people's window and
+  text, the agent's kind, window, ids and projected text), computed in the transaction that
+  stores it; a quarantine derives its row again (``pg_derive``).
 * The epoch (R26/R29): a verified append keeps it; a rotation, quarantine or hard clear sets
   a new one, exactly where the JSONL store publishes a new receipt epoch.
 * ``locked()`` holds the same advisory key at session level (re-entrant within the store's
