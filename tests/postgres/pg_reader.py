@@ -1,6 +1,6 @@
 """A reader process for the PostgreSQL concurrency test.
 
-    python -m tests.postgres.pg_reader URL WORKSPACE HOME STOP_FILE OUT_FILE
+    python -m tests.postgres.pg_reader URL WORKSPACE STOP_FILE OUT_FILE
 
 Until STOP_FILE exists (and once more after), pages ``session_history`` searches through
 the PostgreSQL store's tool, cursor by cursor, and checks every page on the way: answers are
@@ -46,11 +46,11 @@ def one_query(tool: PgSessionHistoryTool, summary: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    url, workspace, home, stop, out = argv
+    url, workspace, stop, out = argv
     summary: dict[str, Any] = {"pages": 0, "queries": 0, "errors": {}, "violations": [],
                                "items": set()}
     with PostgresStore(url, workspace) as store:
-        tool = PgSessionHistoryTool(store, Path(home))
+        tool = PgSessionHistoryTool(store)
         while not Path(stop).exists():
             one_query(tool, summary)
         one_query(tool, summary)

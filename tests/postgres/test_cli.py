@@ -93,12 +93,52 @@ def test_a_server_refusing_the_schema_is_one_clear_line(
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE ROLE weak LOGIN")
         conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        conn.execute("CREATE EXTENSION pg_trgm")  # the tables are what it may not create
     weak = pg_url.replace("postgres@", "weak@")
     result = segue(tmp_path, "store", "init", weak)
     assert result.returncode == 1
     err = result.stderr.decode()
     assert err.startswith("segue: error: cannot create the segue schema in PostgreSQL")
     assert err.count("\n") == 1
+
+
+def test_pg_trgm_missing_is_one_clear_line(pg_url: str, tmp_path: Path) -> None:
+    """A database without pg_trgm, and a role that may create tables but not extensions
+    (no CREATE on the database; pg_trgm is a trusted extension, so that is the right it
+    lacks): `store init` and a first use both say what is missing and who can fix it."""
+    import psycopg
+
+    dbname = pg_url.split("?", maxsplit=1)[0].rsplit("/", 1)[-1]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute(
+            "SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'"
+        ).fetchone() is None
+        conn.execute("CREATE ROLE noext LOGIN")
+        conn.execute("GRANT CREATE ON SCHEMA public TO noext")
+    url = pg_url.replace("postgres@", "noext@")
+    message = (
+        f"segue: error: database '{dbname}' lacks the pg_trgm extension that segue's search "
+        "needs, and this role may not create it: have the database owner or a superuser run "
+        "CREATE EXTENSION pg_trgm; in it\n"
+    )
+    for args in (("store", "init", url), ("--store", url, "-w", "x", "history", "windows"),
+                 ("--store", url, "-w", "x", "history", "migrate", "--to", str(tmp_path / "h2"))):
+        result = segue(tmp_path / "home", *args)
+        assert result.returncode == 1, args
+        assert result.stderr.decode() == message, args
+        assert result.stdout == b""
+    # the model's tool answers with the same words, as a tool error
+    tool = segue(tmp_path / "home", "--store", url, "-w", "x", "history", "tool",
+                 '{"action":"list_windows"}')
+    assert json.loads(ok(tool)) == {
+        "ok": False,
+        "error": {"code": "history_changed", "message": message.removeprefix("segue: error: ")
+                  .removesuffix("\n")},
+    }
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT to_regclass('segue_rows')").fetchone() == (None,)
+        conn.execute("CREATE EXTENSION pg_trgm")  # what the message asks for
+    assert b"ready (schema version" in ok(segue(tmp_path / "home", "store", "init", url))
 
 
 def test_store_url_setting_selects_the_store(pg_url: str, tmp_path: Path) -> None:
@@ -166,9 +206,16 @@ def test_reading_commands_answer_alike(pg_url: str, tmp_path: Path) -> None:
 def test_session_history_tool_command_uses_the_store(pg_url: str, tmp_path: Path) -> None:
     home = demo_home(tmp_path)
     ok(segue(home, "-w", "demo", "history", "migrate", "--to", pg_url))
-    calls = b'{"action":"list_windows"}\n{"action":"search","query":"the","limit":2}\n'
+    ok(segue(home, "-w", "demo", "history", "reindex"))  # the JSONL store with its index
+    calls = (b'{"action":"list_windows"}\n{"action":"search","query":"the","limit":2}\n'
+             b'{"action":"search","query":"THE","role":"assistant","order":"oldest"}\n'
+             b'{"action":"list_items","window_id":"w:0","limit":3}\n'
+             b'{"action":"read_item","item_id":"3","limit_chars":40}\n')
     jsonl = ok(segue(home, "-w", "demo", "history", "tool", stdin=calls)).splitlines()
+    before = sorted(home.rglob("*"))
     pg = ok(segue(home, "--store", pg_url, "-w", "demo", "history", "tool", stdin=calls))
+    # a read command: answering from PostgreSQL writes nothing under the home
+    assert sorted(home.rglob("*")) == before
     for a, b in zip(jsonl, pg.splitlines(), strict=True):
         x, y = json.loads(a), json.loads(b)
         assert x["ok"] is True

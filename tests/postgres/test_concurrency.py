@@ -22,15 +22,16 @@ __all__ = ["_reap"]
 @pytest.mark.slow
 def test_four_writers_two_readers(pg_url: str, tmp_path: Path) -> None:
     batches = scaled(120, 600)
-    PostgresStore(pg_url, "ws").close()  # schema created once, before the race
+    # no schema yet: the six processes' first uses race to create it (one migrates, the
+    # others wait for it and find it done)
     writers = [
         writer(pg_url, "ws", f"w{i}", batches, tmp_path / f"ack-{i}") for i in range(4)
     ]
     stop = tmp_path / "stop"
     readers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.postgres.pg_reader", pg_url, "ws",
-             str(tmp_path / "home"), str(stop), str(tmp_path / f"read-{i}.json")],
+            [sys.executable, "-m", "tests.postgres.pg_reader", pg_url, "ws", str(stop),
+             str(tmp_path / f"read-{i}.json")],
             cwd=ROOT, env=ENV,
         )
         for i in range(2)

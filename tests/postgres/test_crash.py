@@ -162,7 +162,7 @@ def test_dropped_connection_answers_history_changed_then_works(
 ) -> None:
     with PostgresStore(pg_url, "ws") as store:
         store.append([make_row("user", f"needle {i}", id=f"n{i}") for i in range(40)])
-        tool = PgSessionHistoryTool(store, tmp_path)
+        tool = PgSessionHistoryTool(store)
         first = tool.call({"action": "search", "query": "needle", "limit": 5})
         assert first["ok"] is True
         floor = make_row("assistant", id="floor", metadata={"contextBoundaryKind": "reset"})

@@ -32,13 +32,21 @@ def init_cmd(url: str) -> None:
     them to this version (idempotent; done on first use otherwise)."""
     if not _is_url(url):
         raise UsageError(f"expected a postgresql:// URL, not {url!r}")
+    from segue.history.pg_derive import stale
     from segue.history.pg_schema import connect, ensure_schema, redact
+    from segue.history.postgres import PostgresStore
 
     conn = connect(url)
     try:
         version = ensure_schema(conn)
+        behind = stale(conn)
     finally:
         conn.close()
+    # rows another version of segue derived the agent's columns of: derived again here, so
+    # session_history answers at once (a workspace at a time, under its lock)
+    for workspace in behind:
+        with PostgresStore(url, workspace) as store:
+            store.rederive()
     click.echo(f"PostgreSQL store {redact(url)} ready (schema version {version})")
 
 

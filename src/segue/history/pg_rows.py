@@ -1,9 +1,15 @@
 """Pure preparation of the PostgreSQL store's rows: what each physical line is stored with.
 
 A line is kept as its exact bytes; the other columns are derived from them the way the JSONL
-readers derive them (``scan.parse_line``, the reset key test, ``views.windows.walk`` for the
-window id and the displayed text that search indexes), so every answer computed from the
-table equals the one computed from the files.
+readers derive them, so every answer computed from the table equals the one computed from
+the files:
+
+* people's view (``segue history``): ``scan.parse_line``, the reset key test,
+  ``views.windows.walk`` for the window id and the displayed text that search indexes;
+* the agent's view (``session_history``, :class:`Agent`): the very
+  :func:`segue.retrieval.project.classify` of the bounded scan and of the history index
+  (kind, window, projection R25, floor candidates R11 including undecodable lines), the
+  item's ids, role and tool names (R36), and its projected text folded for ``pg_trgm``.
 """
 
 from __future__ import annotations
@@ -21,9 +27,44 @@ from segue.context.boundaries import (
 from segue.context.floor import mentions_reset_key
 from segue.history.scan import MAX_LINE, parse_line
 from segue.messages import Row
+from segue.retrieval.filters import tool_names
+from segue.retrieval.project import Kind, classify, raw_window_id
+from segue.retrieval.reader import RawLine
 from segue.views.project import display, is_hidden
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+KIND_ITEM, KIND_BOUNDARY, KIND_FLOOR, KIND_SKIP = 0, 1, 2, 3
+KINDS = {Kind.ITEM: KIND_ITEM, Kind.BOUNDARY: KIND_BOUNDARY, Kind.FLOOR: KIND_FLOOR,
+         Kind.SKIP: KIND_SKIP}
+ROOT_POS = -1  # ``win`` of the rows of the root window
+TOOL_SEP = "\x1f"
+
+
+@dataclass(frozen=True)
+class Agent:
+    """What ``session_history`` needs of a line, computed once when it is stored.
+
+    ``win`` is the ``pos`` of the line that starts the line's window (:data:`ROOT_POS` for the
+    root window); a line starting a window has its own ``pos``, its window id in ``wid``
+    (None when the id is the line's end position, ``w:raw:N``: computed when read, so a
+    quarantine that moves later bytes moves it too) and its kind in ``wkind``. Items have
+    their ids (UTF-8, lone surrogates kept), role, timestamp, tool names and ``abody``, the
+    projected text as :func:`searchable` spells it; ``risky``: the text held a lone
+    surrogate, so the search spelling may miss it and the row is always a candidate."""
+
+    kind: int
+    length: int
+    win: int
+    wid: bytes | None = None
+    wkind: str | None = None
+    aid: bytes | None = None
+    rid: bytes | None = None
+    role: str | None = None
+    ts: int | None = None
+    tools: str | None = None
+    abody: str | None = None
+    risky: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,6 +77,7 @@ class Prepared:
     marker: bool
     window_id: str
     body: str | None
+    agent: Agent
 
 
 def _fold_char(c: str) -> str:
@@ -64,11 +106,56 @@ def body_of(row: Row) -> str | None:
     return searchable(display(row).text)
 
 
+def id_bytes(ident: str) -> bytes:
+    return ident.encode("utf-8", "surrogatepass")
+
+
+def id_str(data: bytes) -> str:
+    return bytes(data).decode("utf-8", "surrogatepass")
+
+
+def storable(text: str) -> str:
+    """Text PostgreSQL can hold (no NUL, no lone surrogate), for columns compared exactly
+    (role, tool names): a row they mistake is checked again on its bytes when read."""
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
+def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
+    """The agent's columns of the line ``raw`` (without its newline) stored at ``pos`` and
+    global byte offset ``off``, in the window starting at ``win``."""
+    length = len(raw) + 1
+    line = RawLine(
+        off, off + length, raw if len(raw) <= MAX_LINE else None, mentions_reset_key(raw), True
+    )
+    seen = classify(line)
+    kind = KINDS[seen.kind]
+    if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
+        own = None if seen.window_id == raw_window_id(line) else id_bytes(seen.window_id)
+        return Agent(kind, length, pos, own, seen.window_kind)
+    item = seen.item
+    if item is None or seen.row is None:
+        return Agent(kind, length, win)
+    names = tool_names(seen.row)
+    return Agent(
+        kind,
+        length,
+        win,
+        aid=id_bytes(item.item_id),
+        rid=id_bytes(item.row_id),
+        role=storable(item.role),
+        ts=item.timestamp,
+        tools=storable(TOOL_SEP + TOOL_SEP.join(names) + TOOL_SEP),
+        abody=searchable(item.text),
+        risky=_SURROGATE.search(item.text) is not None,
+    )
+
+
 def prepare(
-    raws: Iterable[bytes], *, pos: int, off: int, window_id: str
-) -> tuple[list[Prepared], str]:
+    raws: Iterable[bytes], *, pos: int, off: int, window_id: str, win: int = ROOT_POS
+) -> tuple[list[Prepared], str, int]:
     """Column values for consecutive lines (without their newline) starting at ``pos`` and
-    byte offset ``off``; also returns the window id after them."""
+    byte offset ``off`` in people's window ``window_id`` and the agent's window ``win``;
+    also returns both windows after them."""
     out: list[Prepared] = []
     for raw in raws:
         row = parse_line(raw) if len(raw) <= MAX_LINE else None
@@ -81,10 +168,14 @@ def prepare(
             body = body_of(row)
             item = item_id(row)
             seq = row.sequence
-        out.append(Prepared(pos, off, raw, seq, item, mentions_reset_key(raw), window_id, body))
+        agent = agent_of(raw, pos=pos, off=off, win=win)
+        win = agent.win
+        out.append(
+            Prepared(pos, off, raw, seq, item, mentions_reset_key(raw), window_id, body, agent)
+        )
         pos += 1
         off += len(raw) + 1
-    return out, window_id
+    return out, window_id, win
 
 
 _LIKE_SPECIAL = re.compile(r"([\\%_])")

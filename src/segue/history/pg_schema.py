@@ -14,7 +14,12 @@ Schema (version :data:`SCHEMA_VERSION`):
 * ``segue_rows``: every physical line, oldest first by ``pos``: its exact bytes (``bytea``,
   so invalid UTF-8 and unparseable lines survive), byte offset ``off`` in the history as the
   JSONL files would hold it, its sequence, whether it mentions the reset key, its window id
-  and its projected text (R25) for search, indexed with ``pg_trgm`` (GIN).
+  and its displayed text for people's search, indexed with ``pg_trgm`` (GIN).
+* version 2 adds what ``session_history`` answers from (``pg_rows.Agent``): each line's kind
+  (item, boundary, floor candidate, other), its window, ids, role, tool names and projected
+  text (R25) with its own ``pg_trgm`` index, and per workspace the agent's open window and
+  the fingerprint of the code that derived the columns. The migration fills them in for
+  the rows already stored (``pg_derive.backfill``).
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -22,7 +27,7 @@ never race; each step is recorded, so a later version only runs the steps it lac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +36,21 @@ from segue.errors import StoreError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: advisory lock key (a constant outside the per-workspace key space's usual range) held
 #: while migrating
 _MIGRATE_KEY = 0x5E6E_0000
 
-_V1 = (
+Step = str | Callable[["psycopg.Connection[Any]"], None]
+
+
+def _backfill(conn: psycopg.Connection[Any]) -> None:
+    from segue.history.pg_derive import backfill
+
+    backfill(conn)
+
+
+_V1: tuple[Step, ...] = (
     "CREATE TABLE IF NOT EXISTS segue_workspaces ("
     " workspace text PRIMARY KEY,"
     " epoch text NOT NULL,"
@@ -61,8 +75,38 @@ _V1 = (
     "CREATE INDEX IF NOT EXISTS segue_rows_marker ON segue_rows (workspace, pos) WHERE marker",
 )
 
-#: version -> statements taking the schema from version-1 to version
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1}
+_V2: tuple[Step, ...] = (
+    "ALTER TABLE segue_workspaces ADD COLUMN IF NOT EXISTS agent_win bigint NOT NULL"
+    " DEFAULT -1",
+    "ALTER TABLE segue_workspaces ADD COLUMN IF NOT EXISTS derived text NOT NULL DEFAULT ''",
+    "ALTER TABLE segue_rows"
+    " ADD COLUMN IF NOT EXISTS kind smallint,"
+    " ADD COLUMN IF NOT EXISTS length integer,"
+    " ADD COLUMN IF NOT EXISTS win bigint,"
+    " ADD COLUMN IF NOT EXISTS wid bytea,"
+    " ADD COLUMN IF NOT EXISTS wkind text,"
+    " ADD COLUMN IF NOT EXISTS aid bytea,"
+    " ADD COLUMN IF NOT EXISTS rid bytea,"
+    " ADD COLUMN IF NOT EXISTS role text,"
+    " ADD COLUMN IF NOT EXISTS ts bigint,"
+    " ADD COLUMN IF NOT EXISTS tools text,"
+    " ADD COLUMN IF NOT EXISTS abody text,"
+    " ADD COLUMN IF NOT EXISTS risky boolean",
+    _backfill,
+    "CREATE INDEX IF NOT EXISTS segue_rows_abody_trgm ON segue_rows"
+    " USING gin (abody gin_trgm_ops)",
+    "CREATE INDEX IF NOT EXISTS segue_rows_kind ON segue_rows (workspace, kind, pos)",
+    "CREATE INDEX IF NOT EXISTS segue_rows_win ON segue_rows (workspace, win, pos)"
+    " WHERE kind = 0",
+    "CREATE INDEX IF NOT EXISTS segue_rows_aid ON segue_rows (workspace, aid) WHERE kind = 0",
+    "CREATE INDEX IF NOT EXISTS segue_rows_rid ON segue_rows (workspace, rid) WHERE kind = 0",
+    "CREATE INDEX IF NOT EXISTS segue_rows_risky ON segue_rows (workspace, pos) WHERE risky",
+    "CREATE INDEX IF NOT EXISTS segue_rows_item ON segue_rows (workspace, item)",
+)
+
+#: version -> steps (statements, or functions of the connection) taking the schema from
+#: version-1 to version
+MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2}
 
 
 def _psycopg() -> Any:
@@ -126,27 +170,44 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> int:
         return SCHEMA_VERSION
     psycopg = _psycopg()
     try:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_KEY,))
-            have = schema_version(conn)
-            if have > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the PostgreSQL store has schema version {have}; this segue knows up to "
-                    f"{SCHEMA_VERSION}: upgrade segue",
-                    code="schema_too_new",
-                )
-            _extension(conn)
-            conn.execute("CREATE TABLE IF NOT EXISTS segue_schema (version integer NOT NULL)")
-            for version in range(have + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[version]:
-                    conn.execute(statement)
-                conn.execute("INSERT INTO segue_schema (version) VALUES (%s)", (version,))
+        # The lock first, then the transaction: a transaction that began before another
+        # process's migration committed may still resolve names as before it (a cached
+        # "no such table"), and would migrate a second time, racing the first one's appends.
+        conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATE_KEY,))
+        try:
+            _migrate(conn)
+        finally:
+            if not conn.broken:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATE_KEY,))
     except psycopg.Error as exc:
         raise StoreError(
             f"cannot create the segue schema in PostgreSQL: {first_line(exc)}",
             code="schema_failed",
         ) from None
     return SCHEMA_VERSION
+
+
+def _migrate(conn: psycopg.Connection[Any]) -> None:
+    """The steps this database lacks, in one transaction (the caller holds the lock)."""
+    with conn.transaction():
+        have = schema_version(conn)
+        if have == SCHEMA_VERSION:  # another process migrated while we waited
+            return
+        if have > SCHEMA_VERSION:
+            raise StoreError(
+                f"the PostgreSQL store has schema version {have}; this segue knows up to "
+                f"{SCHEMA_VERSION}: upgrade segue",
+                code="schema_too_new",
+            )
+        _extension(conn)
+        conn.execute("CREATE TABLE IF NOT EXISTS segue_schema (version integer NOT NULL)")
+        for version in range(have + 1, SCHEMA_VERSION + 1):
+            for step in MIGRATIONS[version]:
+                if isinstance(step, str):
+                    conn.execute(step)
+                else:
+                    step(conn)
+            conn.execute("INSERT INTO segue_schema (version) VALUES (%s)", (version,))
 
 
 def _extension(conn: psycopg.Connection[Any]) -> None:
@@ -162,7 +223,16 @@ def _extension(conn: psycopg.Connection[Any]) -> None:
             "(Debian: apt-get install postgresql-contrib)",
             code="extension_missing",
         )
-    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    psycopg = _psycopg()
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    except psycopg.errors.InsufficientPrivilege:
+        raise StoreError(
+            f"database {conn.info.dbname!r} lacks the pg_trgm extension that segue's search "
+            "needs, and this role may not create it: have the database owner or a superuser "
+            "run CREATE EXTENSION pg_trgm; in it",
+            code="extension_missing",
+        ) from None
 
 
 @contextmanager

@@ -12,6 +12,9 @@ Invariants (the JSONL store's, kept with the database's own tools):
 * Each line keeps its exact bytes; readers get the very ``StoredLine`` values the JSONL store
   would give for the same lines: the same source (rows before ``chat_pos`` are the archive),
   byte offsets, lengths, parsed rows and reset markers.
+* Each line is stored with what readers derive from it (``pg_rows``: people's window and
+  text, the agent's kind, window, ids and projected text), computed in the transaction that
+  stores it; a quarantine derives its row again (``pg_derive``).
 * The epoch (R26/R29): a verified append keeps it; a rotation, quarantine or hard clear sets
   a new one, exactly where the JSONL store publishes a new receipt epoch.
 * ``locked()`` holds the same advisory key at session level (re-entrant within the store's
@@ -33,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 from segue.context.boundaries import is_boundary
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
-from segue.history.pg_rows import Prepared, like_pattern, prepare, searchable
+from segue.history.pg_derive import COLUMNS, fingerprint, rederive, rederive_row, values
+from segue.history.pg_rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
 from segue.history.pg_schema import connect, ensure_schema, redact, translated
 from segue.history.quarantine import quarantined
 from segue.history.receipt import new_epoch
@@ -48,7 +52,7 @@ if TYPE_CHECKING:
 
 _FETCH = 256
 _STATE = (
-    "SELECT epoch, next_sequence, next_pos, next_off, chat_pos, window_id"
+    "SELECT epoch, next_sequence, next_pos, next_off, chat_pos, window_id, agent_win, derived"
     " FROM segue_workspaces WHERE workspace = %s"
 )
 _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
@@ -70,6 +74,8 @@ class WorkspaceState:
     next_off: int
     chat_pos: int
     window_id: str
+    win: int = ROOT_POS  # the agent's window open at the end (pg_rows.Agent)
+    derived: str = ""  # fingerprint of the code the agent's columns come from (pg_derive)
 
 
 @dataclass(frozen=True)
@@ -184,9 +190,9 @@ class PostgresStore:
             with conn.transaction():
                 self._wait_lock(conn, "SELECT pg_advisory_xact_lock(%s)")
                 conn.execute(
-                    "INSERT INTO segue_workspaces (workspace, epoch) VALUES (%s, %s)"
+                    "INSERT INTO segue_workspaces (workspace, epoch, derived) VALUES (%s, %s, %s)"
                     " ON CONFLICT (workspace) DO NOTHING",
-                    (self.workspace_id, new_epoch()),
+                    (self.workspace_id, new_epoch(), fingerprint()),
                 )
                 yield conn, self._state(conn, lock=True)
 
@@ -195,9 +201,9 @@ class PostgresStore:
             _STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)
         ).fetchone()
         if row is None:
-            return WorkspaceState("", 0, 0, 0, 0, "w:0")
-        seq, pos, off, chat = (int(v) for v in row[1:5])
-        return WorkspaceState(str(row[0]), seq, pos, off, chat, str(row[5]))
+            return WorkspaceState("", 0, 0, 0, 0, "w:0", ROOT_POS, fingerprint())
+        seq, pos, off, chat, win = (int(v) for v in (*row[1:5], row[6]))
+        return WorkspaceState(str(row[0]), seq, pos, off, chat, str(row[5]), win, str(row[7]))
 
     # -- state seen from outside -----------------------------------------------------------------
 
@@ -235,8 +241,8 @@ class PostgresStore:
     ) -> None:
         """Insert a batch at the end and advance the workspace row. A batch holding a durable
         boundary rotates at the newest one, as ``rotation`` does on disk."""
-        prepared, window = prepare(
-            raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id
+        prepared, window, win = prepare(
+            raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id, win=state.win
         )
         _copy(conn, self.workspace_id, prepared)
         epoch = state.epoch
@@ -250,7 +256,8 @@ class PostgresStore:
         end_off = prepared[-1].off + len(prepared[-1].raw) + 1 if prepared else state.next_off
         conn.execute(
             "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
-            " next_off = %s, chat_pos = %s, window_id = %s WHERE workspace = %s",
+            " next_off = %s, chat_pos = %s, window_id = %s, agent_win = %s, derived = %s"
+            " WHERE workspace = %s",
             (
                 epoch,
                 max(next_sequence, state.next_sequence),
@@ -258,6 +265,9 @@ class PostgresStore:
                 end_off,
                 chat_pos,
                 window,
+                win,
+                # rows derived by another version of the code than the rows before: mixed
+                state.derived if state.derived == fingerprint() else "",
                 self.workspace_id,
             ),
         )
@@ -277,13 +287,15 @@ class PostgresStore:
                     f"{redact(self.url)}; migrate into an empty workspace",
                     code="target_not_empty",
                 )
-            pos, off, window = state.next_pos, state.next_off, state.window_id
+            pos, off, window, win = state.next_pos, state.next_off, state.window_id, state.win
             chat_pos: int | None = None
             chunk: list[bytes] = []
 
             def flush() -> None:
-                nonlocal pos, off, window
-                prepared, window = prepare(chunk, pos=pos, off=off, window_id=window)
+                nonlocal pos, off, window, win
+                prepared, window, win = prepare(
+                    chunk, pos=pos, off=off, window_id=window, win=win
+                )
                 _copy(conn, self.workspace_id, prepared)
                 pos += len(chunk)
                 off += sum(len(raw) + 1 for raw in chunk)
@@ -299,7 +311,8 @@ class PostgresStore:
             flush()
             conn.execute(
                 "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
-                " next_off = %s, chat_pos = %s, window_id = %s WHERE workspace = %s",
+                " next_off = %s, chat_pos = %s, window_id = %s, agent_win = %s, derived = %s"
+                " WHERE workspace = %s",
                 (
                     new_epoch(),
                     max(next_sequence, state.next_sequence),
@@ -307,6 +320,8 @@ class PostgresStore:
                     off,
                     chat_pos if chat_pos is not None else pos,
                     window,
+                    win,
+                    fingerprint(),
                     self.workspace_id,
                 ),
             )
@@ -343,7 +358,7 @@ class PostgresStore:
                 return new
             pos, off, old = int(found[0]), int(found[1]), bytes(found[2])
             raw = encode_row(new)
-            (p,), _ = prepare([raw], pos=pos, off=off, window_id=state.window_id)
+            (p,), _, _ = prepare([raw], pos=pos, off=off, window_id=state.window_id)
             conn.execute(
                 "UPDATE segue_rows SET raw = %s, seq = %s, item = %s, marker = %s, body = %s"
                 " WHERE workspace = %s AND pos = %s",
@@ -355,6 +370,7 @@ class PostgresStore:
                     "UPDATE segue_rows SET off = off + %s WHERE workspace = %s AND pos > %s",
                     (delta, self.workspace_id, pos),
                 )
+            rederive_row(conn, self.workspace_id, pos)
             conn.execute(
                 "UPDATE segue_workspaces SET epoch = %s, next_off = next_off + %s"
                 " WHERE workspace = %s",
@@ -362,13 +378,20 @@ class PostgresStore:
             )
             return new
 
+    def rederive(self) -> None:
+        """Derive the agent's columns of the whole workspace again with this code (their
+        fingerprint differed: pg_derive). Not a change of the history: the epoch stays."""
+        with self._mutation("cannot derive the transcript's columns") as (conn, state):
+            if state.derived != fingerprint():
+                rederive(conn, self.workspace_id)
+
     def clear_all(self) -> None:
         with self._mutation("cannot clear the transcript") as (conn, _state):
             conn.execute("DELETE FROM segue_rows WHERE workspace = %s", (self.workspace_id,))
             conn.execute(
                 "UPDATE segue_workspaces SET epoch = %s, next_off = 0, chat_pos = next_pos,"
-                " window_id = 'w:0' WHERE workspace = %s",
-                (new_epoch(), self.workspace_id),
+                " window_id = 'w:0', agent_win = %s, derived = %s WHERE workspace = %s",
+                (new_epoch(), ROOT_POS, fingerprint(), self.workspace_id),
             )
 
     def recover(self) -> RecoveryReport:
@@ -530,12 +553,14 @@ def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepare
     if not lines:
         return
     with conn.cursor() as cur, cur.copy(
-        "COPY segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body)"
-        " FROM STDIN"
+        "COPY segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body, "
+        + ", ".join(COLUMNS)
+        + ") FROM STDIN"
     ) as copy:
         for p in lines:
             copy.write_row(
-                (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body)
+                (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body,
+                 *values(p.agent))
             )
 
 

@@ -1,183 +1,189 @@
-"""``session_history`` over the PostgreSQL store: the same answers, byte for byte.
+"""``session_history`` over the PostgreSQL store, answered in SQL (SPEC.md §8, R23-R27).
 
-The tool's rules (bounds, floors, projection, cursors, R11 and R23–R27) live in
-:mod:`segue.retrieval`, which reads JSONL files. Rather than a second implementation that
-could drift, each call first brings a local **mirror** of the workspace up to date and then
-runs the unchanged tool on it, so both stores answer every call identically by
-construction. The mirror is a cache under ``<home>/pg-mirror/<store>/``, never the truth:
+Each call is one bounded page read in **one** REPEATABLE READ, read-only transaction
+(``PostgresStore.snapshot``), so the floor, the rows and the workspace's epoch are those of
+one instant whatever other machines append meanwhile:
 
-* It holds the table's lines byte for byte (archive rows before ``chat_pos``, chat after)
-  and a stable receipt whose epoch is the PostgreSQL workspace epoch.
-* Same epoch as last time: only the lines appended since (``pos >= next_pos``) are read, in
-  one snapshot, and appended to the mirror's chat with the receipt republished under the same
-  epoch: a verified append, so open cursors stay valid exactly as on disk (R26).
-* Any other change (rotation, quarantine, hard clear, a migrated-in copy: the epoch moved),
-  or a mirror that does not match its own record, rebuilds the files from one snapshot:
-  new files, so every open cursor expires (``stale_cursor``), as a rewrite does on disk.
-* The mirror is updated under its own lock (the JSONL lock of the mirror layout), the same
-  lock the tool then reads under, so concurrent callers on one machine never see it half
-  written. The database is read in one REPEATABLE READ snapshot per update.
-* A lost connection while updating answers ``history_changed`` (call again); nothing below
-  a floor is ever returned because pages only ever read a complete, consistent mirror.
+1. validate the arguments and the cursor (signature, workspace, action, binding), exactly as
+   the JSONL tool does (:mod:`segue.retrieval.cursor`: a cursor is at most 256 characters);
+2. a cursor stays valid while the workspace's epoch does: a verified append keeps it, every
+   rewrite (rotation, quarantine, hard clear, a migrated-in copy) sets a new one, and the
+   cursor then expires (``stale_cursor``) as it does on disk (R26, R29);
+3. a continuation first looks for a floor candidate among the rows appended since its last
+   page: a new floor ends the query (R26);
+4. the page itself comes from :mod:`segue.pgstore.pages`, shaped and bounded by the JSONL
+   path's own code (:mod:`segue.retrieval.pages`, :mod:`segue.retrieval.envelope`).
+
+A lost connection or a server restart during the page answers ``history_changed`` (call
+again): the transaction saw nothing, so nothing from below a floor can leak. Rows whose
+agent columns were derived by another version of segue are derived again first
+(:mod:`segue.history.pg_derive`), or, for a reader that must not write, the call says so.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from segue.errors import LockTimeout, StoreError
-from segue.fsutil import atomic_write
-from segue.history import lock as _lock
-from segue.history.paths import paths
+from segue.history.pg_derive import fingerprint
 from segue.history.pg_schema import redact
-from segue.history.postgres import PgSnapshot, PostgresStore
-from segue.history.receipt import Receipt, current_stamps, read_receipt, receipt_matches
-from segue.history.receipt import new_epoch as _new_epoch
-from segue.retrieval.envelope import error
-from segue.retrieval.tool import LOCK_TIMEOUT, MAX_SCAN_BYTES, MAX_SCAN_ROWS, SessionHistoryTool
+from segue.history.postgres import PgSnapshot, PostgresStore, WorkspaceState
+from segue.pgstore import pages as sql_pages
+from segue.retrieval import envelope, pages
+from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
+from segue.retrieval.cursor import snapshot_of as cursor_snapshot
+from segue.retrieval.reader import Budget
+from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA, ArgumentError, Request, parse
+from segue.retrieval.snapshot import Snapshot, continuation_ok
+from segue.retrieval.tool import MAX_SCAN_BYTES, MAX_SCAN_ROWS, SessionHistoryTool
 from segue.workspace import Layout
 
-META = "pg-mirror.json"
+#: the JSONL tool's words, so both stores answer alike
+_STALE = (
+    "the transcript was rewritten, rotated or changed outside segue since this cursor was "
+    "issued; start a new query"
+)
 
 
-def mirror_home(home: Path, url: str) -> Path:
-    """Where the mirrors of one store live under a segue home (one per database URL)."""
-    digest = hashlib.sha256(redact(url).encode()).hexdigest()[:16]
-    return home / "pg-mirror" / digest
+class _Underived(Exception):
+    """The workspace's agent columns come from another version of the code."""
 
 
-def _meta_path(layout: Layout) -> Path:
-    return layout.session_dir / META
-
-
-def _read_meta(layout: Layout) -> dict[str, Any] | None:
-    try:
-        value = json.loads(_meta_path(layout).read_bytes())
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _write_meta(layout: Layout, epoch: str, next_pos: int) -> None:
-    body = json.dumps({"version": 1, "epoch": epoch, "nextPos": next_pos}).encode()
-    atomic_write(_meta_path(layout), body, durable=False)
-
-
-def sync(store: PostgresStore, mirror: Layout, *, timeout: float = LOCK_TIMEOUT) -> str:
-    """Bring ``mirror`` up to date with the store; returns "current", "appended" or
-    "rebuilt". Raises :class:`StoreError` when the database cannot be read."""
-    with _lock.hold(paths(mirror).lock, timeout), store.snapshot() as snap:
-        state = snap.state
-        meta = _read_meta(mirror)
-        receipt = read_receipt(mirror)
-        same = (
-            meta is not None
-            and state.epoch != ""
-            and meta.get("epoch") == state.epoch
-            and isinstance(meta.get("nextPos"), int)
-            and receipt is not None
-            and receipt.state == "stable"
-            and receipt.epoch == state.epoch
-            and receipt_matches(receipt, mirror)
-        )
-        if same and meta is not None and meta["nextPos"] == state.next_pos:
-            return "current"
-        if same and meta is not None and meta["nextPos"] < state.next_pos:
-            _append(snap, mirror, int(meta["nextPos"]))
-            return "appended"
-        _rebuild(snap, mirror)
-        return "rebuilt"
-
-
-def _lines(snap: PgSnapshot, since: int) -> Iterator[bytes]:
-    for found in snap.lines("pos >= %s", (since,)):
-        yield found.raw + b"\n"
-
-
-def _append(snap: PgSnapshot, mirror: Layout, since: int) -> None:
-    p = paths(mirror)
-    data = b"".join(_lines(snap, since))
-    fd = os.open(p.chat, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    chat, archive = current_stamps(mirror)
-    state = snap.state
-    receipt = Receipt("stable", state.epoch, chat, archive, state.next_sequence)
-    from segue.history.receipt import write_receipt
-
-    write_receipt(mirror, receipt, durable=False)
-    _write_meta(mirror, state.epoch, state.next_pos)
-
-
-def _rebuild(snap: PgSnapshot, mirror: Layout) -> None:
-    from segue.history.receipt import write_receipt
-
-    p = paths(mirror)
-    p.session_dir.mkdir(parents=True, exist_ok=True)
-    _meta_path(mirror).unlink(missing_ok=True)
-    temps = {
-        "archive": p.archive.with_name(p.archive.name + ".mirror.tmp"),
-        "chat": p.chat.with_name(p.chat.name + ".mirror.tmp"),
-    }
-    with open(temps["archive"], "wb") as archive_f, open(temps["chat"], "wb") as chat_f:
-        handles = {"archive": archive_f, "chat": chat_f}
-        for found in snap.lines():
-            handles[found.line.source].write(found.raw + b"\n")
-    # New files (new inodes): every cursor minted on the old mirror expires.
-    os.replace(temps["archive"], p.archive)
-    os.replace(temps["chat"], p.chat)
-    state = snap.state
-    epoch = state.epoch or _new_epoch()
-    chat, archive = current_stamps(mirror)
-    write_receipt(
-        mirror, Receipt("stable", epoch, chat, archive, state.next_sequence), durable=False
-    )
-    _write_meta(mirror, epoch, state.next_pos)
+def snapshot_of(state: WorkspaceState) -> Snapshot:
+    """The workspace row as the cursor module's snapshot: the epoch is the whole of it (no
+    files, no stamps); ``chat_size`` is the next row position, what a continuation checks
+    for new floors from. Before the first write there is no epoch: nothing may change."""
+    return Snapshot(bool(state.epoch), state.epoch, None, None, 0, state.next_pos)
 
 
 class PgSessionHistoryTool:
     """``session_history`` for a workspace kept in PostgreSQL (see the module docstring)."""
 
     name = SessionHistoryTool.name
-    description = SessionHistoryTool.description
+    read_only = True
+    description = DESCRIPTION
 
     def __init__(
-        self, store: PostgresStore, home: Path, *, lock_timeout: float = LOCK_TIMEOUT,
-        max_bytes: int | None = None, max_rows: int | None = None, build_index: bool = True,
+        self,
+        store: PostgresStore,
+        *,
+        max_bytes: int = MAX_SCAN_BYTES,
+        max_rows: int = MAX_SCAN_ROWS,
+        rederive: bool = True,
     ) -> None:
+        """``rederive``: derive the agent's columns again when another version of segue
+        derived them (a write to the database); without it such a call answers
+        ``history_changed`` naming ``segue store init``."""
         self.store = store
-        self.mirror = Layout(mirror_home(home, store.url), store.workspace_id)
-        self.inner = SessionHistoryTool(
-            self.mirror,
-            lock_timeout=lock_timeout,
-            max_bytes=MAX_SCAN_BYTES if max_bytes is None else max_bytes,
-            max_rows=MAX_SCAN_ROWS if max_rows is None else max_rows,
-            build_index=build_index,
-        )
-        self.lock_timeout = lock_timeout
+        self.max_bytes = max_bytes
+        self.max_rows = max_rows
+        self.rederive = rederive
+        # the page code's context names a layout; nothing of it is read here
+        self._layout = Layout(Path(), store.workspace_id)
 
     @property
     def schema(self) -> Mapping[str, Any]:
-        return self.inner.schema
+        return TOOL_SCHEMA
 
     def run(self, args: Mapping[str, Any]) -> dict[str, Any]:
         return self.call(args)
 
     def call(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer one call; never raises for anything the model or the database can cause."""
         try:
-            sync(self.store, self.mirror, timeout=self.lock_timeout)
+            req = parse(args)
+            state = self._cursor(req)
+        except (ArgumentError, CursorError) as exc:
+            return envelope.error(exc.code, exc.message)
+        try:
+            return self._derived_call(req, state)
+        except pages.PageFailure as exc:
+            return envelope.error(exc.code, exc.message)
         except LockTimeout as exc:
-            return error("history_timeout", exc.message)
+            return envelope.error("history_timeout", exc.message)
         except StoreError as exc:
-            return error(
-                "history_changed",
-                f"the shared store could not be read ({exc.message}); call again",
+            if exc.code != "store_unavailable":  # the schema, the extension: not a retry
+                return envelope.error("history_changed", exc.message)
+            return envelope.error(
+                "history_changed", f"the shared store could not be read ({exc.message}); call again"
             )
-        return self.inner.call(args)
+
+    def _derived_call(self, req: Request, state: CursorState | None) -> dict[str, Any]:
+        """The page, from rows whose agent columns this code derived (see pg_derive)."""
+        try:
+            return self._call(req, state)
+        except _Underived:
+            if not self.rederive:
+                return envelope.error(
+                    "history_changed",
+                    "the shared store's rows were indexed by another version of segue: "
+                    f"run `segue store init {redact(self.store.url)}`, then call again",
+                )
+        self.store.rederive()
+        try:
+            return self._call(req, state)
+        except _Underived:  # appended meanwhile by another version of segue
+            return envelope.error(
+                "history_changed", "another version of segue is writing this workspace; call again"
+            )
+
+    def _cursor(self, req: Request) -> CursorState | None:
+        if req.cursor is None:
+            return None
+        state = decode(req.cursor)
+        if state.ws != self.store.workspace_id:
+            raise CursorError("invalid_cursor", "cursor belongs to another workspace")
+        if state.act != req.action or state.bind != binding(req.action, req.bound):
+            raise CursorError(
+                "invalid_cursor", "cursor belongs to another action or query; start without it"
+            )
+        return state
+
+    def _call(self, req: Request, state: CursorState | None) -> dict[str, Any]:
+        with self.store.snapshot() as snap:
+            if snap.state.derived != fingerprint() and snap.state.next_pos > 0:
+                raise _Underived
+            return self._page(snap, req, state)
+
+    def _page(self, snap: PgSnapshot, req: Request, state: CursorState | None) -> dict[str, Any]:
+        now = snapshot_of(snap.state)
+        if state is not None and (
+            state.phase not in sql_pages.PHASES
+            or not continuation_ok(cursor_snapshot(state), now)
+        ):
+            raise pages.PageFailure("stale_cursor", _STALE)
+        workspace = self.store.workspace_id
+        budget = Budget(self.max_bytes, self.max_rows)
+        base = CursorState(
+            ws=workspace,
+            act=req.action,
+            bind=binding(req.action, req.bound),
+            **with_snapshot(now),
+            ce=now.chat_size,
+            phase="pg",
+            pos=0,
+        )
+        ctx = pages.Ctx(self._layout, now, budget, req, base)
+        sql = sql_pages.Sql(snap.conn, workspace, sql_pages.floor_pos(snap.conn, workspace))
+        if state is not None and sql_pages.floor_pos(snap.conn, workspace, state.ce) >= state.ce:
+            # a floor among the rows appended since the last page hides the rest (R26)
+            if req.action == "read_item":
+                raise pages.PageFailure("item_not_found", "a newer reset now hides this item")
+            page = pages.Page([], None, pages.NOTE_FLOOR)
+        else:
+            page = sql_pages.ACTIONS[req.action](ctx, sql, state)
+        result = envelope.success(
+            req.action,
+            pages.entries_key(req.action),
+            entries=page.entries,
+            next_cursor=encode(page.state) if page.state is not None else None,
+            scanned_bytes=budget.bytes,
+            scanned_rows=budget.rows,
+            note=page.note,
+        )
+        return envelope.finish(result)
+
+
+__all__ = ["PgSessionHistoryTool", "snapshot_of"]

@@ -61,12 +61,12 @@ def builtin_tools(
 def session_history_tool(
     layout: Layout, store: TranscriptStore | None, *, build_index: bool = True
 ) -> SessionHistoryTool | PgSessionHistoryTool:
-    """``session_history`` over the JSONL files, or over a PostgreSQL store's mirror.
+    """``session_history`` over the JSONL files, or in SQL over a PostgreSQL store.
     ``build_index=False``: a reader that writes nothing (the index is used when trusted)."""
     from segue.history.postgres import PostgresStore
 
     if isinstance(store, PostgresStore):
         from segue.pgstore.history_tool import PgSessionHistoryTool
 
-        return PgSessionHistoryTool(store, layout.home, build_index=build_index)
+        return PgSessionHistoryTool(store, rederive=build_index)
     return SessionHistoryTool(layout, build_index=build_index)

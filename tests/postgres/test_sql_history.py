@@ -1,0 +1,192 @@
+"""``session_history`` over PostgreSQL is answered in SQL: search goes through the pg_trgm
+index, the agent's columns are derived with each batch and filled in by the schema
+migration for rows stored before it, rows derived by another version of segue are derived
+again, and a connection dropped in the middle of a page answers ``history_changed``, never
+rows from below a floor. With a real server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.history.pg_derive import fingerprint
+from segue.history.postgres import PostgresStore
+from segue.history.store import HistoryStore
+from segue.messages import Row, make_row
+from segue.pgstore import pages as sql_pages
+from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.retrieval.index_build import rebuild
+from segue.retrieval.tool import SessionHistoryTool
+from segue.workspace import Layout
+from tests.postgres.cluster import Cluster
+from tests.postgres.test_cli import ok, segue
+from tests.postgres.test_crash import drop_connections
+from tests.postgres.test_session_history import CALLS, history
+
+WS = "ws"
+
+
+def _pages(tool: SessionHistoryTool | PgSessionHistoryTool,
+           call: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    answer = tool.call(call)
+    for _ in range(200):
+        yield answer
+        if not answer["ok"] or answer["nextCursor"] is None:
+            return
+        answer = tool.call({**call, "cursor": answer["nextCursor"]})
+    raise AssertionError("paging did not end")
+
+
+def _strip(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**answer, "nextCursor": answer.get("nextCursor") is not None}
+
+
+def _same_as_jsonl(store: PostgresStore, jsonl: Layout) -> None:
+    """Every call of test_session_history, page for page, as the JSONL store with its index."""
+    rebuild(jsonl)
+    ours = PgSessionHistoryTool(store, max_bytes=4096, max_rows=7)
+    theirs = SessionHistoryTool(jsonl, max_bytes=4096, max_rows=7)
+    for call in CALLS:
+        got = [_strip(a) for a in _pages(ours, call)]
+        want = [_strip(a) for a in _pages(theirs, call)]
+        assert got == want, call
+
+
+def _both(tmp_path: Path, url: str, batches: list[list[Row]]) -> tuple[PostgresStore, Layout]:
+    disk = HistoryStore(Layout(tmp_path / "jsonl", WS), durable=False)
+    store = PostgresStore(url, WS)
+    for batch in batches:
+        assert disk.append(batch) == store.append(batch)
+    return store, disk.layout
+
+
+def test_search_goes_through_the_trigram_index(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rows of about 1 KB: on a table this size the planner already prefers the index to
+    # reading the table (on a few hundred short rows it may rightly read them instead)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    batches = [
+        [make_row("user", f"{words[i % 8]} {words[(i * 3) % 8]} note {i} " * 30, id=f"u{i}")
+         for i in range(b * 100, b * 100 + 100)]
+        for b in range(30)
+    ]
+    batches[17][40] = make_row("assistant", "the zanzibarquux setting", id="rare")
+    store, layout = _both(tmp_path, pg_url, batches)
+    with store:
+        store._writer().execute("ANALYZE segue_rows")
+        plans: list[str] = []
+        real = sql_pages.Sql.rows
+
+        def explained(self: sql_pages.Sql, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
+            if "abody LIKE" in sql:
+                plan = self.conn.execute("EXPLAIN " + sql, [self.workspace, *args]).fetchall()
+                plans.append("\n".join(str(r[0]) for r in plan))
+            return real(self, sql, args)
+
+        monkeypatch.setattr(sql_pages.Sql, "rows", explained)
+        answer = PgSessionHistoryTool(store).call({"action": "search", "query": "ZANZIBARquux"})
+        assert [i["itemId"] for i in answer["items"]] == ["1740"]
+        assert answer["nextCursor"] is None
+        # only the hit's row was read back: 3,000 rows were searched by the index
+        assert answer["scanned"]["rows"] == 1
+        assert plans and all("segue_rows_abody_trgm" in p for p in plans), plans
+        rebuild(layout)
+        want = SessionHistoryTool(layout).call({"action": "search", "query": "ZANZIBARquux"})
+        assert answer == {**want, "nextCursor": None}
+
+
+def test_schema_1_is_migrated_and_its_rows_filled_in(pg_url: str, tmp_path: Path) -> None:
+    store, layout = _both(tmp_path, pg_url, history())
+    conn = store._writer()
+    # back to schema version 1 as an older segue left it: no agent columns at all
+    conn.execute(
+        "ALTER TABLE segue_rows DROP COLUMN kind, DROP COLUMN length, DROP COLUMN win,"
+        " DROP COLUMN wid, DROP COLUMN wkind, DROP COLUMN aid, DROP COLUMN rid,"
+        " DROP COLUMN role, DROP COLUMN ts, DROP COLUMN tools, DROP COLUMN abody,"
+        " DROP COLUMN risky"
+    )
+    conn.execute("ALTER TABLE segue_workspaces DROP COLUMN agent_win, DROP COLUMN derived")
+    conn.execute("DELETE FROM segue_schema WHERE version = 2")
+    store.close()
+    with PostgresStore(pg_url, WS) as again:  # first use migrates: 1 -> 2, rows filled in
+        assert again.epoch() != ""
+        got = again._writer().execute("SELECT max(version) FROM segue_schema").fetchone()
+        assert got == (2,)
+        _same_as_jsonl(again, layout)
+
+
+def test_rows_derived_by_other_code_are_derived_again(pg_url: str, tmp_path: Path) -> None:
+    store, layout = _both(tmp_path, pg_url, history())
+    with store:
+        epoch = store.epoch()
+        # what another version of segue might have computed: nothing is an item
+        store._writer().execute("UPDATE segue_rows SET kind = 3")
+        store._writer().execute("UPDATE segue_workspaces SET derived = 'other'")
+        reader = PgSessionHistoryTool(store, rederive=False)
+        refused = reader.call({"action": "list_windows"})
+        assert refused["ok"] is False
+        assert refused["error"]["code"] == "history_changed"
+        assert "segue store init" in refused["error"]["message"]
+        _same_as_jsonl(store, layout)  # a tool that may write derives them again first
+        assert store.epoch() == epoch  # not a change of the history: cursors stay valid
+        got = store._writer().execute("SELECT derived FROM segue_workspaces").fetchone()
+        assert got == (fingerprint(),)
+        # `segue store init` derives them again for every workspace, as the message says
+        store._writer().execute("UPDATE segue_rows SET kind = 3")
+        store._writer().execute("UPDATE segue_workspaces SET derived = 'other'")
+        assert b"ready" in ok(segue(tmp_path / "home", "store", "init", pg_url))
+        assert reader.call({"action": "list_windows"})["ok"] is True
+        _same_as_jsonl(store, layout)
+
+
+def test_a_quarantine_derives_the_row_again(pg_url: str, tmp_path: Path) -> None:
+    store, layout = _both(tmp_path, pg_url, history())
+    with store:
+        assert store.quarantine("40") == HistoryStore(layout, durable=False).quarantine("40")
+        _same_as_jsonl(store, layout)
+        read = PgSessionHistoryTool(store).call({"action": "read_item", "item_id": "40"})
+        assert read["ok"] is False and read["error"]["code"] == "item_not_found"
+
+
+def test_a_connection_dropped_mid_page(
+    pg_cluster: Cluster, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server ends the session after the page has read some rows back: the call answers
+    history_changed; the same cursor then goes on; a floor appended meanwhile ends the
+    query (nothing from below it is ever returned)."""
+    with PostgresStore(pg_url, WS) as store:
+        store.append([make_row("user", f"needle {i}", id=f"n{i}") for i in range(30)])
+        tool = PgSessionHistoryTool(store)
+        call = {"action": "search", "query": "needle", "limit": 5}
+        first = tool.call(call)
+        assert [i["itemId"] for i in first["items"]] == ["29", "28", "27", "26", "25"]
+        real = sql_pages.Sql.one
+        reads = {"n": 0}
+
+        def dropping(self: sql_pages.Sql, sql: str, args: list[Any]) -> tuple[Any, ...] | None:
+            reads["n"] += 1
+            if reads["n"] == 3:  # two rows of the page read back, then the cut
+                drop_connections(pg_cluster, pg_url)
+            return real(self, sql, args)
+
+        monkeypatch.setattr(sql_pages.Sql, "one", dropping)
+        cut = tool.call({**call, "cursor": first["nextCursor"]})
+        assert cut["ok"] is False and cut["error"]["code"] == "history_changed"
+        assert "call again" in cut["error"]["message"]
+        again = tool.call({**call, "cursor": first["nextCursor"]})
+        assert [i["itemId"] for i in again["items"]] == ["24", "23", "22", "21", "20"]
+        # another machine appends a floor that is not a boundary (the reset key nested in a
+        # row): no rotation, so the cursor is still valid, and the floor ends the query
+        reads["n"] = -100
+        with PostgresStore(pg_url, WS) as other:
+            other.append([make_row("user", "later needle", id="late",
+                                   metadata={"note": {"contextBoundaryKind": "reset"}})])
+        ended = tool.call({**call, "cursor": again["nextCursor"]})
+        assert ended["ok"] is True and ended["items"] == [] and ended["nextCursor"] is None
+        assert "newer reset" in ended["note"]
+        fresh = tool.call(call)
+        assert fresh["ok"] is True and fresh["items"] == []
