@@ -71,9 +71,12 @@ QUERIES = [
     "ENTRY",  # case-insensitive
     "pasted-log",  # a rejected row, shown to people
     "zz-no-such-text",  # no match
-    "ß",  # under three characters: the candidate rows are scanned
+    "ß",  # under three characters: the candidate rows are scanned (none holds it)
     "Continuing",
 ]
+
+
+NO_MATCH = {"zz-no-such-text", "ß"}
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -81,7 +84,10 @@ def test_same_output_and_exit_code_as_the_full_command(indexed: Layout, query: s
     home = str(indexed.home)
     args = ["--home", home, "-w", WS, "history", "search", query]
     code, out, _ = same(args)
-    assert code == 0 and out.startswith(b"Searching the whole transcript of workspace quick")
+    # Exit status as grep's: 1 when nothing matches, on both paths.
+    assert code == (1 if query in NO_MATCH else 0)
+    assert out.endswith(b"No matches.\n") == (query in NO_MATCH)
+    assert out.startswith(b"Searching the whole transcript of workspace quick")
     same([*args, "--json"])
     same(["--home=" + home, "--workspace=" + WS, "history", "search", "--json", query])
     assert took_fast_path(args)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from segue.cli.history import SEARCH_HEADER
 from segue.cli.main import cli
+from segue.cli.search_view import SEARCH_HEADER
 from tests.cli.test_history_cli import write_session
 
 WS = "scope"

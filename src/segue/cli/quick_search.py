@@ -90,11 +90,12 @@ def try_search(args: list[str]) -> int | None:
     from segue.cli.search_view import print_search
 
     try:
-        print_search(obj.workspace_id, query, hits, as_json=as_json)
+        found = print_search(obj.workspace_id, query, hits, as_json=as_json)
     except OSError as exc:  # as the root command's backstop does (segue.cli.main)
         if not isinstance(exc, BrokenPipeError):
             from segue.fsutil import describe_os_error
 
             print(f"segue: error: {describe_os_error(exc)}", file=sys.stderr)
+            return 2  # the full command's exit status for an error (as grep's)
         return 1
-    return 0
+    return 0 if found else 1  # as grep's (and the full command's)

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from segue.views.windows import Hit
 
+#: What `history search` covers, exactly: the items `history read` shows, in every window.
 SEARCH_HEADER = (
-    "Searching the whole transcript of workspace {ws}: every window, including text the agent "
-    "cannot see (before a /clear --soft, hidden rows, rejected input)."
+    "Searching the whole transcript of workspace {ws}: every item of every window, including "
+    "what the agent cannot see (text before a /clear --soft, rejected input); hidden rows and "
+    "reasoning are not items and are not searched."
 )
 
 
@@ -36,13 +38,14 @@ def write_json(value: Any) -> None:
     write(encode_obj(value).decode("utf-8") + "\n")
 
 
-def print_search(workspace_id: str, query: str, hits: Iterable[Hit], *, as_json: bool) -> None:
-    """The search's listing (or its JSON document) of ``hits``, in the order given."""
+def print_search(workspace_id: str, query: str, hits: Iterable[Hit], *, as_json: bool) -> int:
+    """Print the search's listing (or its JSON document) of ``hits``, in the order given;
+    how many there were."""
     header = SEARCH_HEADER.format(ws=workspace_id)
     if as_json:
         items = [{**h.item.to_obj(), "text": h.snippet, "matches": h.matches} for h in hits]
         write_json({"scope": header, "query": query, "items": items})
-        return
+        return len(items)
     write(header + "\n\n")
     count = 0
     for hit in hits:
@@ -51,3 +54,4 @@ def print_search(workspace_id: str, query: str, hits: Iterable[Hit], *, as_json:
         write(f"#{hit.item.item_id} ({hit.item.window_id}, {label}, {hit.matches}×): ")
         write(hit.snippet + "\n")
     write(f"\n{count} matching item(s).\n" if count else "No matches.\n")
+    return count
