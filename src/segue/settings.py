@@ -196,21 +196,26 @@ MODEL_KEYS: dict[str, Validator] = {
 }
 
 
-#: What each per-model family sets, for ``segue settings set --help``.
-MODEL_KEY_HELP: dict[str, str] = {
-    THRESHOLD_PREFIX: "that model's threshold (%), 0-100 in steps of 5",
-    CONTEXT_WINDOW_PREFIX: "that model's context window in tokens (>= 1024; needed for a "
-    "model segue does not know)",
-    ENCODING_PREFIX: "the bundled encoding that counts that model: "
-    + " | ".join(ENCODING_NAMES),
-}
+def model_key_help() -> dict[str, str]:
+    """What each per-model family sets, for ``segue settings set --help`` (built when asked:
+    the encodings' names come from the token counter, which start-up does not load)."""
+    from segue.tokens.encodings import ENCODING_NAMES
+
+    return {
+        THRESHOLD_PREFIX: "that model's threshold (%), 0-100 in steps of 5",
+        CONTEXT_WINDOW_PREFIX: "that model's context window in tokens (>= 1024; needed for a "
+        "model segue does not know)",
+        ENCODING_PREFIX: "the bundled encoding that counts that model: "
+        + " | ".join(ENCODING_NAMES),
+    }
 
 
 def key_families() -> dict[str, str]:
     """Every settable key and per-model family (``threshold.<provider:model>``) with its
     help, in the order ``segue settings set --help`` lists them."""
     out = {key: spec.help for key, spec in KEYS.items()}
-    out.update({f"{prefix}<provider:model>": MODEL_KEY_HELP[prefix] for prefix in MODEL_KEYS})
+    helps = model_key_help()
+    out.update({f"{prefix}<provider:model>": helps[prefix] for prefix in MODEL_KEYS})
     return out
 
 
@@ -244,6 +249,8 @@ def anchor_model_path(key: str, value: Any, cwd: Path) -> Any:
     spec = KEYS.get(key)
     if spec is None or spec.validate is not _model or not isinstance(value, str):
         return value
+    from segue.providers.model_ref import parse_model
+
     try:
         ref = parse_model(value)
     except UsageError:
