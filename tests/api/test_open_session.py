@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -187,3 +189,21 @@ def test_async_approver(tmp_path: Path, home: Path, work: Path) -> None:
     result, loop_thread = asyncio.run(main())
     assert result.text == "done" and (work / "made.txt").exists()
     assert threads[1] == loop_thread
+
+
+def test_the_default_workspace_is_the_command_lines(tmp_path: Path, home: Path) -> None:
+    """Inside a git repository, the library's default workspace is the one `segue` uses there:
+    the repository root's, from any subfolder."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    model = script(tmp_path / "s.json", {"text": "hi"})
+    with segue.open_session(home=home, workdir=repo / "src" / "pkg", model=model) as session:
+        assert session.layout.workspace_id.startswith("repo-")
+        session.send("hello")
+    done = subprocess.run(
+        [sys.executable, "-m", "segue", "--home", str(home), "history", "windows", "--json"],
+        cwd=repo / "src", capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["windows"], done.stdout

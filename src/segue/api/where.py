@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from segue.errors import UsageError
-from segue.workspace import Layout, default_home, derive_workspace_id, validate_workspace_id
+from segue.workspace import Layout, default_home, default_workspace_id, validate_workspace_id
 
 
 def resolve_layout(
@@ -19,8 +19,9 @@ def resolve_layout(
     """The workspace's Layout and the working directory (``workdir``, else the current one).
 
     ``workspace`` may be an id, a Layout (which names its home: giving ``home`` as well is an
-    error unless it is the same directory), or None for the id derived from the working
-    directory. ``home`` defaults to ``$SEGUE_HOME``, else ``~/.segue``. A leading ``~`` is
+    error unless it is the same directory), or None for the id the command line would use
+    there: the working directory's git repository root, else the directory itself.
+    ``home`` defaults to ``$SEGUE_HOME``, else ``~/.segue``. A leading ``~`` is
     the user's home directory in both."""
     where = Path(workdir).expanduser() if workdir is not None else Path.cwd()
     if isinstance(workspace, Layout):
@@ -33,5 +34,5 @@ def resolve_layout(
         raise UsageError(
             f"workspace must be an id (str) or a segue.Layout, not {type(workspace).__name__}"
         )
-    wid = validate_workspace_id(workspace) if workspace is not None else derive_workspace_id(where)
+    wid = validate_workspace_id(workspace) if workspace is not None else default_workspace_id(where)
     return Layout(Path(home).expanduser() if home is not None else default_home(), wid), where
