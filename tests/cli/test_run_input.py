@@ -98,13 +98,11 @@ def test_ctrl_c_stops_the_run_at_its_next_safe_point_with_exit_130(tmp_path: Pat
     try:
         layout = Layout(tmp_path / "home", WS)
         deadline = time.monotonic() + 60
-        while not (layout.chat.exists() and b"go on" in layout.chat.read_bytes()):
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.01)
-        # The user row alone does not mean the step is in flight: a SIGINT before the step
-        # stops the run before it opens the FIFO (and the open below would wait forever).
-        wchan = Path(f"/proc/{proc.pid}/wchan")  # Linux: where the process waits
-        while wchan.exists() and "wait_for_partner" not in wchan.read_text():
+        # SIGINT only once the step is really held: a thread of the run blocked opening the
+        # FIFO (the kernel's wait for a reader). Sent earlier, the run would stop before the
+        # step and never open the FIFO, and this test would wait for it forever.
+        while not (layout.chat.exists() and b"go on" in layout.chat.read_bytes()
+                   and _waits_for_fifo_reader(proc.pid)):
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
         os.kill(proc.pid, signal.SIGINT)  # the first step is held at the FIFO
@@ -119,6 +117,21 @@ def test_ctrl_c_stops_the_run_at_its_next_safe_point_with_exit_130(tmp_path: Pat
     assert err.decode().count("segue: interrupted: the steps that settled are kept") == 1
     rows = list(HistoryStore(layout).rows())
     assert [r.role for r in rows] == ["user", "assistant"]  # the settled step stayed
+
+
+def _waits_for_fifo_reader(pid: int) -> bool:
+    """Whether a thread of ``pid`` is blocked opening a FIFO that has no reader yet (True
+    also where the kernel does not say where a thread waits: then the test cannot know)."""
+    said = False
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            where = (task / "wchan").read_text()
+        except OSError:
+            continue
+        if where == "wait_for_partner":
+            return True
+        said = said or where not in ("", "0")
+    return not said
 
 
 def _outputs(tmp: Path) -> list[Any]:
