@@ -127,10 +127,22 @@ def test_pg_trgm_missing_is_one_clear_line(pg_url: str, tmp_path: Path) -> None:
         assert result.returncode == 1, args
         assert result.stderr.decode() == message, args
         assert result.stdout == b""
-    # the model's tool answers with the same words, as a tool error
+    # `history tool` is a read command like the others: the workspace is looked up first,
+    # and that lookup says the same line
     tool = segue(tmp_path / "home", "--store", url, "-w", "x", "history", "tool",
                  '{"action":"list_windows"}')
-    assert json.loads(ok(tool)) == {
+    assert (tool.returncode, tool.stderr.decode(), tool.stdout) == (1, message, b"")
+    # the model's own tool (a session, `mcp serve`) answers with the same words, as a tool
+    # error: a turn goes on
+    from segue.history.postgres import PostgresStore
+    from segue.pgstore.history_tool import PgSessionHistoryTool
+
+    store = PostgresStore(url, "x")
+    try:
+        answer = PgSessionHistoryTool(store, rederive=False).call({"action": "list_windows"})
+    finally:
+        store.close()
+    assert answer == {
         "ok": False,
         "error": {"code": "history_changed", "message": message.removeprefix("segue: error: ")
                   .removesuffix("\n")},
