@@ -35,7 +35,7 @@ SAMPLES = Path(__file__).resolve().parent
 #: The first word of a line that is a shell command (after ``NAME=value`` prefixes).
 SHELL_WORDS = frozenset(
     {"segue", "python", "python3", "pip", "git", "cat", "echo", "printf", "export", "bash",
-     "claude"}
+     "claude", "eval"}
 )
 SHELL_FENCES = frozenset({"bash", "sh", "shell", "console"})
 
@@ -66,9 +66,13 @@ SKIPPED: dict[str, str] = {
     "segue --store postgresql://… history migrate -w ID --to ~/.segue": "needs a PostgreSQL "
     "server",
     "claude mcp add segue -- segue mcp serve -w my-project": "needs Claude Code installed",
+    "SEGUE_SNAPSHOT_UPDATE=1 python3 -m pytest -q tests/tui/test_snapshots.py": "rewrites the "
+    "full-screen chat's stored baselines (tests/tui compares against them)",
+    'eval "$(_SEGUE_COMPLETE=zsh_source segue)"': "zsh's script, for zsh (its compdef is not "
+    "bash's; tests/cli/test_help_and_completion.py checks the script is produced)",
 }
 #: Kept small on purpose: a command a test cannot run is a command nobody checks.
-MAX_SKIPPED = 21
+MAX_SKIPPED = 23
 
 #: Commands whose documented exit status is not 0 (none today).
 EXPECTED_STATUS: dict[str, int] = {}
@@ -191,7 +195,9 @@ def _scene(tmp: Path) -> Scene:
 
 def _reader_files(work: Path, home: Path, env: dict[str, str]) -> None:
     """What the README assumes a reader has: a git checkout with a change, a prompt file, an
-    error log, notes, a Xum session file and home, Claude Code and Codex sessions."""
+    error log, notes, a Xum session file and home, Claude Code and Codex sessions, fish's
+    completions folder."""
+    (home / ".config" / "fish" / "completions").mkdir(parents=True)
     (work / "prompt.md").write_text("Review the change in README.md.\n")
     (work / "err.log").write_text(
         "Traceback (most recent call last):\n"
