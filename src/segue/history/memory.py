@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
 from segue.context.boundaries import is_boundary
+from segue.context.floor import mentions_reset_key
 from segue.errors import StoreError
 from segue.history.batch import encode_batch, matches_item, parse_import, stamp
 from segue.history.quarantine import quarantined
@@ -90,7 +91,7 @@ class InMemoryStore:
             body = raw[:-1]
             row = parse_line(body)
             out.append(
-                StoredLine(source, offset, len(raw), body, row, b'"contextBoundaryKind"' in body)
+                StoredLine(source, offset, len(raw), body, row, mentions_reset_key(body))
             )
             offset += len(raw)
         return out

@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 
 from segue.context.boundaries import ROOT_WINDOW_ID
+from segue.context.floor import mentions_reset_key
 from segue.retrieval import envelope
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.filters import row_passes
@@ -543,7 +544,8 @@ def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset:
     ctx.budget.rows += 1
     if data is None or not data.endswith(b"\n"):
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
-    seen = classify(RawLine(start, end, data[:-1], b'"contextBoundaryKind"' in data, True))
+    # The same reset-key test as every reader (any JSON spelling of the key, not just one).
+    seen = classify(RawLine(start, end, data[:-1], mentions_reset_key(data), True))
     if seen.kind is not Kind.ITEM or seen.item is None:
         raise PageFailure("history_changed", "the item's bytes changed; read it again")
     return page_text(ctx, start, end, seen, window=window, offset=offset)
