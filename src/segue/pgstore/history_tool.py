@@ -32,7 +32,14 @@ from segue.history.pg_schema import redact
 from segue.history.postgres import PgSnapshot, PostgresStore, WorkspaceState
 from segue.pgstore import pages as sql_pages
 from segue.retrieval import envelope, pages
-from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
+from segue.retrieval.cursor import (
+    CursorError,
+    CursorState,
+    binding,
+    encode,
+    request_state,
+    with_snapshot,
+)
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
 from segue.retrieval.reader import Budget
 from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA, ArgumentError, Request, parse
@@ -130,16 +137,9 @@ class PgSessionHistoryTool:
             )
 
     def _cursor(self, req: Request) -> CursorState | None:
-        if req.cursor is None:
-            return None
-        state = decode(req.cursor)
-        if state.ws != self.store.workspace_id:
-            raise CursorError("invalid_cursor", "cursor belongs to another workspace")
-        if state.act != req.action or state.bind != binding(req.action, req.bound):
-            raise CursorError(
-                "invalid_cursor", "cursor belongs to another action or query; start without it"
-            )
-        return state
+        return request_state(
+            req.cursor, workspace_id=self.store.workspace_id, action=req.action, bound=req.bound
+        )
 
     def _call(self, req: Request, state: CursorState | None) -> dict[str, Any]:
         with self.store.snapshot() as snap:

@@ -150,6 +150,23 @@ def decode(cursor: str) -> CursorState:
     return state
 
 
+def request_state(
+    cursor: str | None, *, workspace_id: str, action: str, bound: str
+) -> CursorState | None:
+    """The state a request's ``cursor`` carries (None without one), checked to belong to this
+    workspace, action and query; CursorError otherwise. Both stores' tools take cursors so."""
+    if cursor is None:
+        return None
+    state = decode(cursor)
+    if state.ws != workspace_id:
+        raise CursorError("invalid_cursor", "cursor belongs to another workspace")
+    if state.act != action or state.bind != binding(action, bound):
+        raise CursorError(
+            "invalid_cursor", "cursor belongs to another action or query; start without it"
+        )
+    return state
+
+
 def stamp_tuple(s: FileStamp | None) -> tuple[int, int, int, int, int] | None:
     return None if s is None else (s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns)
 

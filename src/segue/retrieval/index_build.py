@@ -27,6 +27,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from segue.context.boundaries import ROOT_WINDOW_ID, is_boundary, window_id_of_boundary
 from segue.fsutil import fsync_dir
@@ -206,29 +207,39 @@ def _same_files(then: Snapshot, now: Snapshot) -> bool:
     )
 
 
-def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
-    """Build the index from the whole transcript and put it in place (see the module
-    docstring). Raises :class:`NotBuilt` when it cannot be built now."""
+def claim_side_file(layout: Layout, *, untrusted: str) -> tuple[int, Snapshot, Path]:
+    """Whether a build may start now, then the side file opened and locked exclusively:
+    ``(fd, snapshot, path)``, the caller closes ``fd``. :class:`NotBuilt` (``untrusted`` its
+    message when the receipt does not vouch for the files) when no build can run now."""
     if not layout.session_dir.is_dir():
         raise NotBuilt("the workspace has no transcript")
     if stream_in_progress(layout):
         raise NotBuilt("a Xum stream is in progress (partial.json is newer than the transcript)")
     snap = take(layout)
     if not snap.trusted:
-        raise NotBuilt(
-            "the receipt does not vouch for the transcript files; run a command "
-            "that writes (recovery runs first) and try again"
-        )
+        raise NotBuilt(untrusted)
     path = build_path(layout)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise NotBuilt(f"cannot write {path}: {exc.strerror}") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise NotBuilt("another process is building the index") from None
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise NotBuilt("another process is building the index") from None
+    return fd, snap, path
+
+
+def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
+    """Build the index from the whole transcript and put it in place (see the module
+    docstring). Raises :class:`NotBuilt` when it cannot be built now."""
+    fd, snap, path = claim_side_file(
+        layout,
+        untrusted="the receipt does not vouch for the transcript files; run a command "
+        "that writes (recovery runs first) and try again",
+    )
+    try:
         os.ftruncate(fd, 0)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + "-journal")

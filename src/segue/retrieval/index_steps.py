@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import os
 import sqlite3
 
@@ -43,6 +42,7 @@ from segue.retrieval.index_build import (
     Walker,
     _insert,
     _same_files,
+    claim_side_file,
 )
 from segue.retrieval.index_file import (
     DDL,
@@ -55,7 +55,6 @@ from segue.retrieval.index_file import (
     read_meta,
     schema_id,
     stamp_list,
-    stream_in_progress,
     write_meta,
 )
 from segue.retrieval.reader import HistoryMoved, Segment
@@ -73,23 +72,10 @@ def build_step(layout: Layout, max_bytes: int | None = None) -> Meta | None:
     metadata when this step completed it and put it in place, None when more steps are
     needed. Raises :class:`~segue.retrieval.index_build.NotBuilt` when no step can run now."""
     max_bytes = STEP_BYTES if max_bytes is None else max_bytes
-    if not layout.session_dir.is_dir():
-        raise NotBuilt("the workspace has no transcript")
-    if stream_in_progress(layout):
-        raise NotBuilt("a Xum stream is in progress (partial.json is newer than the transcript)")
-    snap = take(layout)
-    if not snap.trusted:
-        raise NotBuilt("the receipt does not vouch for the transcript files")
-    path = build_path(layout)
+    fd, snap, path = claim_side_file(
+        layout, untrusted="the receipt does not vouch for the transcript files"
+    )
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise NotBuilt(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise NotBuilt("another process is building the index") from None
         try:
             meta = _run(layout, snap, fd, max_bytes)
         except sqlite3.Error as exc:

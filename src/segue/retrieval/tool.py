@@ -35,7 +35,14 @@ from segue.errors import FileError, LockTimeout
 from segue.fsutil import describe_os_error
 from segue.history.store import HistoryStore
 from segue.retrieval import envelope, pages, pages_order
-from segue.retrieval.cursor import CursorError, CursorState, binding, decode, encode, with_snapshot
+from segue.retrieval.cursor import (
+    CursorError,
+    CursorState,
+    binding,
+    encode,
+    request_state,
+    with_snapshot,
+)
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
 from segue.retrieval.reader import Budget, HistoryMoved
 from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA, ArgumentError, Request, parse
@@ -139,16 +146,9 @@ class SessionHistoryTool:
             self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"
 
     def _cursor(self, req: Request) -> CursorState | None:
-        if req.cursor is None:
-            return None
-        state = decode(req.cursor)
-        if state.ws != self.layout.workspace_id:
-            raise CursorError("invalid_cursor", "cursor belongs to another workspace")
-        if state.act != req.action or state.bind != binding(req.action, req.bound):
-            raise CursorError(
-                "invalid_cursor", "cursor belongs to another action or query; start without it"
-            )
-        return state
+        return request_state(
+            req.cursor, workspace_id=self.layout.workspace_id, action=req.action, bound=req.bound
+        )
 
     def _page(self, req: Request, state: CursorState | None) -> dict[str, Any]:
         before = take(self.layout)
