@@ -12,7 +12,6 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from click.utils import make_default_short_help
 
 from segue.cli.lazy import LazyGroup
 from segue.cli.main import COMMANDS, cli
@@ -150,7 +149,7 @@ def test_the_listing_help_is_each_command_s_own(where: str) -> None:
         assert isinstance(command, click.Command)
         assert command.name == name, f"{where} {name}: the table names {entry.target}"
         for limit in (20, 45, 60, 80, 200):
-            assert make_default_short_help(entry.help, limit).strip() == (
+            assert click.Command(name, help=entry.help).get_short_help_str(limit) == (
                 command.get_short_help_str(limit)
             ), f"{where} {name}: the table's help differs from the command's docstring"
 

@@ -13,7 +13,6 @@ from importlib import import_module
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 
 class Lazy:
@@ -67,7 +66,9 @@ class LazyGroup(click.Group):
         listing = [
             (
                 name,
-                make_default_short_help(text, limit).strip()
+                # click's own shortening, through a command that only holds the text (its
+                # helper for it is private from click 8.5 on)
+                click.Command(name, help=text).get_short_help_str(limit).strip()
                 if text is not None
                 else self.commands[name].get_short_help_str(limit),
             )
