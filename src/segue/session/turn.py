@@ -44,6 +44,7 @@ from segue.events import (
     ToolStarted,
     Warned,
 )
+from segue.fsutil import describe_os_error
 from segue.messages import Part, Row, encode_obj, make_row
 from segue.providers.base import StreamEvent, Usage
 from segue.providers.base import TextDelta as ProviderTextDelta
@@ -195,9 +196,10 @@ class Turn:
         try:
             self.s.store.quarantine(item_id(sent), send_failure=exc.message)
             self.withdrawn = True
-        except SegueError as problem:
+        except (SegueError, OSError) as problem:  # a full disk fails sends and rewrites alike
+            why = problem.message if isinstance(problem, SegueError) else describe_os_error(problem)
             self.s.on_event(Notice(f"the failed message stays in the window and will be sent "
-                                   f"again with the next one: {problem.message}"))
+                                   f"again with the next one: {why}"))
 
     def _maybe_idle_compact(self, now: int) -> None:
         minutes = self.s.config.idle_compaction_minutes
