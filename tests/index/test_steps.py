@@ -270,3 +270,19 @@ def test_catch_up_gets_past_a_line_longer_than_its_bound(
         raise AssertionError("the catch-up never got past the long line")
     _same_as_scan(tool, layout)
     _clean(layout)
+
+
+def test_a_finished_step_that_cannot_be_put_in_place_leaves_the_answer_standing(
+    segue_home: Path,
+) -> None:
+    """The last step's rename fails (the index's path is a directory): the call still answers
+    from the scan, says why the index was not rebuilt, and never raises."""
+    layout = Layout(segue_home, "blocked")
+    _fill(layout, "a", 1, rows=20)
+    index_path(layout).mkdir()
+    want = SessionHistoryTool(layout, build_index=False).call(QUERIES[0])
+    tool = SessionHistoryTool(layout)
+    for _ in range(3):
+        assert tool.call(QUERIES[0]) == want
+    assert "not rebuilt" in (tool.index_problem or ""), tool.index_problem
+    assert index_path(layout).is_dir()

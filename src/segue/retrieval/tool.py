@@ -144,6 +144,8 @@ class SessionHistoryTool:
                 self.index_problem = f"{self.index_problem}; rebuilding (one step per call)"
         except NotBuilt as exc:
             self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"
+        except OSError as exc:  # the side file cannot be put in place: the answer stands
+            self.index_problem = f"{self.index_problem}; not rebuilt: {describe_os_error(exc)}"
 
     def _cursor(self, req: Request) -> CursorState | None:
         return request_state(
