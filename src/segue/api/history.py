@@ -122,7 +122,8 @@ def open_history(
     if isinstance(workspace, Session):
         if home is not None or store is not None:
             raise UsageError("a Session names its own home and store: give only the session")
-        return History(workspace.layout, workspace.store, include_cleared=include_cleared)
+        return History(workspace.layout, workspace.store, include_cleared=include_cleared,
+                       owned=False)
     layout, _ = resolve_layout(workspace, home=home, workdir=workdir)
     url = store if store is not None else load_settings(settings_path(layout.home)).get(
         "store.url"
@@ -134,15 +135,37 @@ def open_history(
 
 
 class History:
-    """A workspace's transcript for its owner: complete, unbounded, floored by default."""
+    """A workspace's transcript for its owner: complete, unbounded, floored by default.
+
+    Close it when done (or use ``with open_history(...) as history:``): over PostgreSQL it
+    holds connections, also for the :meth:`as_model` views made from it. A history opened
+    from a Session leaves the session's store to the session."""
 
     def __init__(
-        self, layout: Layout, store: TranscriptStore, *, include_cleared: bool = False
+        self,
+        layout: Layout,
+        store: TranscriptStore,
+        *,
+        include_cleared: bool = False,
+        owned: bool = True,
     ) -> None:
         self.layout = layout
         self.store = store
         #: whether what came before the newest ``/clear --soft`` is read too
         self.include_cleared = include_cleared
+        self._owned = owned
+
+    def close(self) -> None:
+        """Release the store this history opened (its PostgreSQL connections); idempotent."""
+        close = getattr(self.store, "close", None)
+        if self._owned and callable(close):
+            close()
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def workspace_id(self) -> str:

@@ -1,0 +1,37 @@
+"""``segue.open_history`` over PostgreSQL: the owner's and the model's views read the table,
+and closing the history (or leaving its ``with`` block) gives its connections back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import segue
+from segue.history.postgres import PostgresStore
+from segue.messages import make_row
+
+
+def _connections(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        got = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert got is not None
+    return int(got[0])
+
+
+def test_a_closed_history_holds_no_connection(pg_url: str, tmp_path: Path) -> None:
+    with PostgresStore(pg_url, "api") as store:
+        store.append([make_row("user", "the zanzibarquux setting", id="u1"),
+                      make_row("assistant", "noted", id="a1")])
+    before = _connections(pg_url)
+    with segue.open_history("api", home=tmp_path, store=pg_url) as history:
+        assert [h.item_id for h in history.search("zanzibarquux")]
+        model = history.as_model()
+        assert model.search("zanzibarquux")["ok"] is True
+        assert _connections(pg_url) > before  # it really reads over the server
+    assert _connections(pg_url) == before
+    history.close()  # idempotent
+    assert _connections(pg_url) == before
