@@ -14,7 +14,7 @@ from segue.history.pg_schema import SCHEMA_VERSION
 from tests.postgres.cluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = Path(__file__).parent / "data" / "xum-session.jsonl"
+SAMPLE = Path(__file__).parent / "data" / "session.jsonl"
 
 
 def segue(home: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
