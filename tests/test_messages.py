@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from segue.errors import RowDecodeError
 from segue.messages import Part, Row, decode_row, encode_row, make_row, with_metadata
+from tests.needs import require
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "samples" / "xum-session" / "chat.jsonl"
 
@@ -30,8 +31,8 @@ def test_fixture_rows_round_trip(line: bytes) -> None:
     assert json.loads(encode_row(row)) == json.loads(line)
 
 
-@pytest.mark.skipif(not SAMPLE.exists(), reason="shared samples not present")
 def test_real_segue_rows_round_trip() -> None:
+    require(SAMPLE.exists(), f"the shared Xum sample is not at {SAMPLE}")
     for line in SAMPLE.read_bytes().splitlines():
         row = decode_row(line)
         assert row.sequence is not None

@@ -29,6 +29,7 @@ from tests.hostile.harness import (
     session,
     snapshot,
 )
+from tests.needs import unavailable
 from tests.scripted_cli import script
 
 PAGE = 4096
@@ -45,7 +46,7 @@ def disk(tmp_path: Path) -> Iterator[Path]:
         capture_output=True,
     )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+        unavailable(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
     try:
         yield mount
     finally:

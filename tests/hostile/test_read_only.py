@@ -25,6 +25,7 @@ from tests.hostile.harness import (
     snapshot,
 )
 from tests.hostile.users import unprivileged
+from tests.needs import unavailable
 
 
 def _home(tmp_path: Path) -> Path:
@@ -76,7 +77,7 @@ def read_only_home(
     if request.param == "bind-ro":
         target = tmp_path / "ro"
         if not _mount_read_only(home, target):
-            pytest.skip("cannot make a read-only bind mount here (needs root and mount)")
+            unavailable("cannot make a read-only bind mount here (needs root and mount)")
         try:
             yield target, ()
         finally:
@@ -84,7 +85,7 @@ def read_only_home(
         return
     prefix = unprivileged()
     if prefix is None:
-        pytest.skip("no way to run segue without permission overrides here")
+        unavailable("no way to run segue without permission overrides here")
     subprocess.run(["chmod", "-R", "a-w", str(home)], check=True)
     try:
         yield home, prefix

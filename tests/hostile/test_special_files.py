@@ -26,6 +26,7 @@ from tests.hostile.harness import (
     session,
     snapshot,
 )
+from tests.needs import unavailable
 
 VICTIM = b'{"id":"victim","role":"user","parts":[],"metadata":{}}\n'
 
@@ -61,7 +62,7 @@ def _make(kind: str, path: Path, victim: Path) -> None:
         try:
             os.mknod(path, 0o666 | stat.S_IFCHR, dev)
         except PermissionError:
-            pytest.skip("cannot create a device node here (needs root)")
+            unavailable("cannot create a device node here (needs root)")
 
 
 SPECIAL_READS = tuple(
