@@ -205,3 +205,42 @@ def test_the_cache_read_has_two_names_and_is_never_summed_with_itself() -> None:
     assert obj["cachedInputTokens"] == obj["cacheReadTokens"] == 3720  # Xum's name, segue's
     assert obj["inputTokens"] == 4100  # reads and writes are inside it, not added to it
     assert obj["cacheWriteTokens"] == 220
+
+
+# -- 6. no usage in the stream: the meter says it is an estimate -------------------------------
+
+
+def without_usage_chunk() -> httpx2.Response:
+    """The recorded reply as a server that never sends usage streams it (a local server,
+    ``include_usage`` ignored): the usage chunk left out, ``finish_reason`` kept."""
+    lines = recorded("openai__gpt-4o__text.sse").body.split(b"\n\n")
+    kept = [line for line in lines if b'"usage":{' not in line]
+    assert len(kept) == len(lines) - 1
+    return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                           content=b"\n\n".join(kept))
+
+
+def test_without_usage_the_meter_shows_segues_own_count_marked_as_an_estimate(
+        tmp_path: Path) -> None:
+    from segue.cli.render import Renderer
+    from segue.events import StepUsage
+    from segue.tui.lines import usage_meter
+
+    rig = Rig(tmp_path, "openai:gpt-4o", Replay(without_usage_chunk()), experiment=True)
+    result = rig.session.send("What is the capital of France?")
+    assert result.status == "completed" and result.usage is None  # nothing invented
+    (step,) = [e for e in rig.events if isinstance(e, StepUsage)]
+    assert step.estimated and step.tokens > 0 and step.cache_read is None
+    out: list[str] = []
+    Renderer(out=out.append, err=out.append, color=False)(step)
+    line = "".join(out)
+    assert f"[~{step.percent}% (estimate) · " in line
+    assert usage_meter(step).startswith(f"~{step.percent}% (estimate) · ")
+    # With usage reported, the figure is the provider's and carries no mark.
+    (tmp_path / "b").mkdir()
+    rig2 = Rig(tmp_path / "b", "openai:gpt-4o",
+               Replay(recorded("openai__gpt-4o__text.sse").response()), experiment=True)
+    rig2.session.send("What is the capital of France?")
+    (reported,) = [e for e in rig2.events if isinstance(e, StepUsage)]
+    assert not reported.estimated and reported.tokens == 14 + 30
+    assert usage_meter(reported).startswith(f"{reported.percent}% · ")
