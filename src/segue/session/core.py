@@ -42,7 +42,7 @@ from segue.events import (
 )
 from segue.history.protocol import TranscriptStore
 from segue.memory.hot import select_memory
-from segue.memory.pinned import forget_pinned, load_pinned, pinned_path, save_pinned
+from segue.memory.pinned import forget_pin, load_pin, memory_for, pinned_path, save_pin
 from segue.memory.store import load_memories
 from segue.messages import Row
 from segue.plugins import PluginRegistry
@@ -197,18 +197,18 @@ class Session:
         # notes entry but never turns memory on by itself (R15).
         if not self.allowed("memory"):
             return []
-        pin = pinned_path(self.layout)
-        if window_id is not None:
-            pinned = load_pinned(pin, window_id)
-            if pinned is not None:
-                return pinned
-        entries = select_memory(
-            load_memories(self.layout),
-            token_budget_mode=self.config.experiment,
-            count=lambda text: count_text(text, self._token_model).tokens,
-        )
-        if window_id is not None:
-            save_pinned(pin, window_id, entries)
+        path = pinned_path(self.layout)
+
+        def fresh() -> list[str]:
+            return select_memory(
+                load_memories(self.layout),
+                token_budget_mode=self.config.experiment,
+                count=lambda text: count_text(text, self._token_model).tokens,
+            )
+
+        entries, pin = memory_for(load_pin(path), window_id, fresh)
+        if pin is not None:
+            save_pin(path, pin)
         return entries
 
     def _may_use_history(self) -> bool:
@@ -237,8 +237,8 @@ class Session:
         cleared, so a crash after the append can never show the new window stale carryover;
         without one (``/clear``) it is deleted."""
         self._context_cache.clear()
-        forget_pinned(pinned_path(self.layout))  # the next window reads memory afresh
         if handoff is None:
+            forget_pin(pinned_path(self.layout))  # the next window reads memory afresh
             self.carryover.clear()
         else:
             handoff.publish()
