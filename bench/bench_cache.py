@@ -14,7 +14,9 @@ The provider's cache is modelled with Anthropic's published rules (printed with 
    breakpoint asks for the prefix up to and including its block to be cached;
 2. a request reads the longest cached prefix it repeats exactly; the lookup runs at each of
    its breakpoints and looks back at most 20 blocks from it;
-3. a prefix shorter than 1,024 tokens is not cached (Sonnet / Opus minimum);
+3. a prefix shorter than 1,024 tokens is not cached (Sonnet's minimum; the rows marked
+   "4,096-token minimum" use Opus 4.5's and Haiku 4.5's, where the ~2.2k-token tools +
+   prompt prefix is too short to be cached on its own);
 4. without a breakpoint nothing is read or written;
 5. prices relative to base input: cache write 1.25× with the 5-minute TTL, 2× with the
    1-hour TTL (``anthropic.cacheTtl``), cache read 0.1×;
@@ -67,7 +69,8 @@ from segue.workspace import Layout
 TURNS = 50
 SESSIONS = 5 if SCALE != "large" else 11
 LOOKBACK = 20
-MIN_CACHEABLE = 1024  # Sonnet 4.5; Opus 4.5 and Haiku 4.5 need 4,096
+MIN_CACHEABLE = 1024  # Sonnet 4.5
+MIN_CACHEABLE_LARGE = 4096  # Opus 4.5, Haiku 4.5
 WRITE_PRICE = {"5m": 1.25, "1h": 2.0}
 READ_PRICE = 0.1
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -76,7 +79,8 @@ PAUSE_SECONDS = 360.0
 EVENT_AT = 25
 MODEL = "anthropic:claude-sonnet-4-5"
 RULES = ("Anthropic prompt caching: prefix tools→system→messages; reads the longest cached "
-         f"prefix at a breakpoint (≤{LOOKBACK}-block lookback); min {MIN_CACHEABLE} tokens; "
+         f"prefix at a breakpoint (≤{LOOKBACK}-block lookback); min {MIN_CACHEABLE} tokens "
+         f"(Sonnet; {MIN_CACHEABLE_LARGE} for Opus 4.5 / Haiku 4.5 where a row says so); "
          f"write 1.25× (5-min TTL) or 2× (1-hour TTL), read {READ_PRICE}× base input; an entry "
          "expires its TTL after its last write or read")
 
@@ -145,9 +149,10 @@ def flatten(params: dict[str, Any]) -> tuple[list[str], list[int]]:
 
 
 class Cache:
-    def __init__(self, count: Any, ttl: str = "5m") -> None:
+    def __init__(self, count: Any, ttl: str = "5m", minimum: int = MIN_CACHEABLE) -> None:
         self._count = count
         self._ttl = ttl
+        self._minimum = minimum
         self._expires: dict[str, float] = {}
         self._tokens: dict[str, int] = {}
 
@@ -176,7 +181,7 @@ class Cache:
                     break
         written_to = read_to
         for mark in marks:
-            if prefix[mark + 1] >= MIN_CACHEABLE:
+            if prefix[mark + 1] >= self._minimum:
                 self._expires[keys[mark]] = now + life
                 written_to = max(written_to, mark + 1)
         read = prefix[read_to]
@@ -232,12 +237,13 @@ def _new_window(first: Sequence[Row], rest: Sequence[list[Row]], cut: int) -> li
     return [[*first, *rows[cut:]] for rows in rest]
 
 
-def compaction(offset: int, system: str, tools: Tools) -> Timed:
+def compaction(offset: int, system: str, tools: Tools, *, with_tools: bool = True) -> Timed:
     steps = session_rows(offset)
     before = [ProviderRequest(system, tuple(rows), tools) for rows in steps[:EVENT_AT]]
     window = list(steps[EVENT_AT])
     summary_text = "\n".join(r.text[:200] for r in window if r.text)[:4000]
-    summary_request = compaction_request(system, window, tools, instruction_id="compact")
+    summary_request = compaction_request(system, window, tools if with_tools else (),
+                                         instruction_id="compact")
     summary = make_row("assistant", f"[Summary of the conversation so far]\n{summary_text}",
                        id="summary")
     go = make_row("user", "Continue.", id="continue")
@@ -304,13 +310,17 @@ def _setup() -> tuple[Any, str, tuple[dict[str, Any], ...]]:
 
 
 Scenario = Callable[[int, str, Tools], Timed]
-ROWS: tuple[tuple[str, Scenario, str], ...] = (
-    (f"{TURNS}-turn session, one window", one_window, "5m"),
-    (f"compaction at step {EVENT_AT}", compaction, "5m"),
-    (f"memory write at step {EVENT_AT}", memory_write, "5m"),
-    (f"rollover carrying files at step {EVENT_AT}", rollover, "5m"),
-    ("4 human turns after 6-min pauses, 5-min TTL", with_pauses, "5m"),
-    ("4 human turns after 6-min pauses, 1-hour TTL", with_pauses, "1h"),
+ROWS: tuple[tuple[str, Scenario, str, int], ...] = (
+    (f"{TURNS}-turn session, one window", one_window, "5m", MIN_CACHEABLE),
+    (f"compaction at step {EVENT_AT}", compaction, "5m", MIN_CACHEABLE),
+    (f"memory write at step {EVENT_AT}", memory_write, "5m", MIN_CACHEABLE),
+    (f"rollover carrying files at step {EVENT_AT}", rollover, "5m", MIN_CACHEABLE),
+    (f"rollover carrying files at step {EVENT_AT}, 4,096-token minimum", rollover, "5m",
+     MIN_CACHEABLE_LARGE),
+    ("4 human turns after 6-min pauses, 5-min TTL", with_pauses, "5m", MIN_CACHEABLE),
+    ("4 human turns after 6-min pauses, 1-hour TTL", with_pauses, "1h", MIN_CACHEABLE),
+    ("4 human turns after 6-min pauses, 1-hour TTL, 4,096-token minimum", with_pauses, "1h",
+     MIN_CACHEABLE_LARGE),
 )
 
 
@@ -322,14 +332,15 @@ def _spread(values: Sequence[float]) -> str:
 def run() -> list[Result]:
     count, system, tools = _setup()
     results: list[Result] = []
-    for label, scenario, ttl in ROWS:
+    for label, scenario, ttl, minimum in ROWS:
         ratios: list[float] = []
         cost_ratios: list[float] = []
         unpinned: list[float] = []
         last: tuple[Bill, Bill] | None = None
         for offset in range(0, SESSIONS * 11, 11):
             timed = scenario(offset, system, tools)
-            with_bp, without = bills(timed, Cache(count, ttl), Cache(count, ttl), ttl=ttl)
+            with_bp, without = bills(timed, Cache(count, ttl, minimum), Cache(count, ttl, minimum),
+                                     ttl=ttl)
             ratios.append(without.not_read / with_bp.not_read)
             cost_ratios.append(without.cost / with_bp.cost)
             last = (with_bp, without)
@@ -337,10 +348,15 @@ def run() -> list[Result]:
                 before, bare = bills(memory_write(offset, system, tools, pinned=False),
                                      Cache(count), Cache(count))
                 unpinned.append(bare.cost / before.cost)
+            if scenario is compaction:
+                before, bare = bills(compaction(offset, system, tools, with_tools=False),
+                                     Cache(count), Cache(count))
+                unpinned.append(bare.cost / before.cost)
         assert last is not None
         with_bp, without = last
-        extra = (f"; memory re-read every step instead: cost {_spread(unpinned)} lower"
-                 if unpinned else "")
+        instead = ("memory re-read every step" if scenario is memory_write
+                   else "a summary request without the tools")
+        extra = f"; {instead} instead: cost {_spread(unpinned)} lower" if unpinned else ""
         results.append(Result(
             name=f"cache: uncached input, {label} (anthropic)",
             segue_seconds=float(with_bp.not_read),
