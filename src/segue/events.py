@@ -42,6 +42,12 @@ class StepUsage:
     #: Prompt-cache reads and writes of the step, where the provider reported them.
     cache_read: int | None = None
     cache_write: int | None = None
+    #: The provider reported no usage: ``tokens`` is segue's own count of the request.
+    estimated: bool = False
+
+    def figure(self) -> str:
+        """``42%``, or ``~42% (estimate)`` when the provider reported no usage."""
+        return f"~{self.percent}% (estimate)" if self.estimated else f"{self.percent}%"
 
     def cache_note(self) -> str:
         """`` · cache 1800 read, 120 written`` (empty when the provider said nothing)."""

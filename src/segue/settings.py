@@ -148,6 +148,12 @@ def _model(key: str, value: Any) -> str:
     return value
 
 
+def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise SettingsError(f"{key} must be one of {', '.join(choices)}, not {value!r}", key=key)
+    return str(value)
+
+
 def _approval(key: str, value: Any) -> str:
     from segue.policy.approval import MODES
 
@@ -182,6 +188,9 @@ KEYS: dict[str, KeySpec] = {
     "mcp.toolSearchPercent": KeySpec(
         _percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
         "deferred behind tool_search"),
+    "anthropic.cacheTtl": KeySpec(
+        lambda key, value: _choice(key, value, ("5m", "1h")), "5m",
+        "Anthropic prompt-cache lifetime: 5m (writes 1.25x) or 1h (writes 2x; outlasts pauses)"),
     "approval": KeySpec(
         _approval, None, "approval mode for tools that change the machine: ask (unset: ask in "
         "chat, deny in run), auto-edit, full or deny"),

@@ -18,8 +18,29 @@ def mems(n: int) -> list[Memory]:
 def test_ordinary_selection_takes_eight_newest() -> None:
     entries = select_memory(mems(10), token_budget_mode=False, count=words)
     assert len(entries) == 8
-    assert 'name="m9.md"' in entries[0]
+    # The eight newest, listed by name (never by modification time: see the test below).
+    assert [e.split('"')[1] for e in entries] == sorted(f"m{i}.md" for i in range(2, 10))
     assert all('name="m0.md"' not in e and 'name="m1.md"' not in e for e in entries)
+
+
+def test_saving_a_file_again_leaves_the_selection_text_as_it_was() -> None:
+    before = select_memory(mems(5), token_budget_mode=False, count=words)
+    touched = [Memory(m.name, m.text, mtime_ns=100 - i) for i, m in enumerate(mems(5))]
+    assert select_memory(touched, token_budget_mode=False, count=words) == before
+
+
+def test_writing_the_same_content_leaves_the_file_untouched(tmp_path: Path) -> None:
+    tool = MemoryTool(Layout(tmp_path, "ws"))
+    path = "/memories/workspace/build.md"
+    assert tool.run({"command": "write", "path": path, "content": "make test"})["ok"]
+    target = tmp_path / "memories" / "workspace" / "ws" / "build.md"
+    stamp = target.stat().st_mtime_ns
+    again = tool.run({"command": "write", "path": path, "content": "make test"})
+    assert again["ok"] and again["unchanged"] is True
+    assert target.stat().st_mtime_ns == stamp
+    changed = tool.run({"command": "write", "path": path, "content": "make check"})
+    assert changed["ok"] and "unchanged" not in changed
+    assert target.read_text() == "make check"
 
 
 def test_notes_are_a_ninth_entry_in_token_budget_mode() -> None:

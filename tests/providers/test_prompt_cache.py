@@ -51,9 +51,10 @@ def test_a_turns_requests_put_breakpoints_where_the_next_request_reuses_them(
     rig = Rig(tmp_path, "anthropic:claude-sonnet-4-5", replay, experiment=True)
     assert rig.session.send("weather in Paris?").status == "completed"
     first, second = replay.bodies()
-    assert marks(first) == ["system", "messages[0][0]"]
-    # Second step: the system prefix, the new end, and where the first request ended.
-    assert marks(second) == ["system", "messages[0][0]", "messages[2][0]"]
+    last_tool = f"tool:{first['tools'][-1]['name']}"
+    assert marks(first) == [last_tool, "system", "messages[0][0]"]
+    # Second step: the tools, the system prefix, the new end, and where the first ended.
+    assert marks(second) == [last_tool, "system", "messages[0][0]", "messages[2][0]"]
     assert len(marks(second)) <= MAX_BREAKPOINTS
     # The first request's messages are the start of the second's, byte for byte: what was
     # written at its breakpoint is read back.
@@ -80,7 +81,7 @@ def test_never_more_than_four_breakpoints_and_none_without_caching() -> None:
     rows.append(make_row("user", "last", id="last"))
     request = ProviderRequest("sys", tuple(rows), (ECHO,))
     params = request_params(request, "claude-sonnet-4-5", 8192, cache=True)
-    assert len(marks(params)) == 3 <= MAX_BREAKPOINTS
+    assert len(marks(params)) == 4 == MAX_BREAKPOINTS
     assert cache_breakpoints(params) == 0  # idempotent: nothing is marked twice
     bare = request_params(request, "claude-sonnet-4-5", 8192, cache=False)
     assert marks(bare) == [] and bare["system"] == "sys"

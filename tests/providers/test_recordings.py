@@ -99,7 +99,7 @@ EXPECTED = (
     # The Responses API: arguments in deltas, taken whole from output_item.done.
     Expect("openai-responses__gpt-5.1__tool_call.chunks.txt", 0, "", 0,
            (("call_2FQdm3Br7Qb35YUBSkDR7kue", "get_weather", {"city": "Beijing"}),),
-           _u(45, 25, 0), "tool-calls"),
+           _u(45, 25, 0, 0), "tool-calls"),  # this recording reports cache_write_tokens
     Expect("openai-responses__gpt-5.1-codex-max__reasoning_then_tool_call.chunks.txt", 0, "",
            0, (("call_AB6AaRZ1FYZB2RwS6A5vbdqn", "calculator", {"a": 12, "b": 7, "op": "add"}),),
            _u(134, 28, 0), "tool-calls"),

@@ -82,7 +82,7 @@ class Renderer:
             self._machine(result_text(event.output), dim=True)
         elif isinstance(event, StepUsage):
             if self._show_usage:
-                self._machine(f"  [{event.percent}% · {event.label.lower()}{event.cache_note()}]",
+                self._machine(f"  [{event.figure()} · {event.label.lower()}{event.cache_note()}]",
                               fg="cyan")
         elif isinstance(event, RolledOver):
             self._machine(divider(ROLLOVER_DIVIDER), fg="yellow", bold=True)

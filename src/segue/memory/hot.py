@@ -1,6 +1,9 @@
 """Selecting the memory context for a request (R15). Pure over (name, text) entries.
 
-Ordinary selection takes up to eight entries, most recently changed first. While token-budget
+Ordinary selection takes the eight most recently changed entries and lists them by name, so
+the text depends on what the files say, never on when they were last saved: saving a file
+again (same content, new modification time) leaves the system text, and with it the
+provider's prompt cache, as it was. While token-budget
 mode is active, the context notes are appended after that as a ninth entry with an allowance
 of their own (8 KiB and 2,000 tokens, formatting included), so they never displace the normal
 eight or spend their budget; notes that were already selected normally are not repeated.
@@ -69,7 +72,8 @@ def select_memory(
     ``memories`` holds every memory file of the workspace, the notes file included (under
     :data:`NOTES_NAME`) with its real modification time.
     """
-    ordinary = sorted(memories, key=lambda m: m.mtime_ns, reverse=True)[:HOT_ENTRIES]
+    newest = sorted(memories, key=lambda m: (-m.mtime_ns, m.name))[:HOT_ENTRIES]
+    ordinary = sorted(newest, key=lambda m: m.name)
     entries = [format_entry(m.name, _clip_bytes(m.text, ENTRY_BYTES)) for m in ordinary]
     if token_budget_mode and all(m.name != NOTES_NAME for m in ordinary):
         notes = next((m for m in memories if m.name == NOTES_NAME and m.text.strip()), None)

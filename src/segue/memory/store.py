@@ -100,6 +100,10 @@ class MemoryTool:
         limit = NOTES_BYTES if target.name == NOTES_NAME else FILE_BYTES
         if len(data) > limit:
             return tool_error("too_large", f"{target.name} may hold at most {limit} bytes")
+        if target.is_file() and target.read_bytes() == data:
+            # Unchanged: leave the file (and its modification time) alone.
+            return {"ok": True, "path": PREFIX + target.name, "bytes": len(data),
+                    "unchanged": True}
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)
         return {"ok": True, "path": PREFIX + target.name, "bytes": len(data)}

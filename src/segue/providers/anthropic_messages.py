@@ -27,8 +27,9 @@ output is the last ``output_tokens`` (cumulative); cache reads and writes are ke
 A stream without ``message_stop`` was cut off and is an error; ``stop_reason`` is kept as
 the result's finish reason.
 
-Prompt caching: :func:`cache_breakpoints` marks the tools + system prefix and the newest
-message prefix, so a long session pays full price for each prefix once.
+Prompt caching: :func:`cache_breakpoints` marks the tools, the agent's prompt, and the newest
+message prefix, so each prefix is written once (at 1.25x the base input price, 2x with the
+one-hour lifetime) and read after that at 0.1x. Usage keeps the reads and writes apart.
 
 Reasoning: segue does not ask for extended thinking, so the API sends no ``thinking`` blocks.
 Should one arrive (a server-side default), its text is neither shown nor stored: the step
@@ -61,6 +62,7 @@ from segue.providers.request import (
     Text,
     ToolCall,
     ToolResult,
+    stable_head,
     to_messages,
 )
 from segue.providers.retry import RetryPolicy, run_with_retries
@@ -78,6 +80,8 @@ if TYPE_CHECKING:
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 ANTHROPIC_URL_ENV = "ANTHROPIC_BASE_URL"
+#: The setting that picks the prompt cache's lifetime (:data:`CACHE_TTLS`).
+CACHE_TTL_SETTING = "anthropic.cacheTtl"
 #: R3's output reserve: at most this many tokens, and at most a quarter of the window.
 OUTPUT_RESERVE = 8192
 
@@ -108,7 +112,7 @@ def anthropic_messages(request: ProviderRequest) -> list[dict[str, Any]]:
 
 
 def request_params(
-    request: ProviderRequest, name: str, max_tokens: int, *, cache: bool
+    request: ProviderRequest, name: str, max_tokens: int, *, cache: bool, ttl: str = "5m"
 ) -> dict[str, Any]:
     """The ``messages.create`` parameters of ``request`` (without ``stream``)."""
     params: dict[str, Any] = {
@@ -117,43 +121,64 @@ def request_params(
         "messages": cast("list[MessageParam]", anthropic_messages(request)),
     }
     if request.system:
-        params["system"] = [{"type": "text", "text": request.system}] if cache else request.system
+        params["system"] = system_blocks(request.system) if cache else str(request.system)
     if request.tools:
         params["tools"] = cast("list[ToolParam]", anthropic_tools(request.tools))
     if cache:
-        cache_breakpoints(params)
+        cache_breakpoints(params, ttl=ttl)
     return params
+
+
+def system_blocks(system: str) -> list[dict[str, Any]]:
+    """The system text as text blocks: the window-independent head (the agent's prompt,
+    :func:`~segue.providers.request.stable_head`) apart from the rest (memory and carried
+    files), so a breakpoint can sit between them. The blocks join to the same text."""
+    head = stable_head(system)
+    text = str(system)
+    if head:
+        return [{"type": "text", "text": text[:head]}, {"type": "text", "text": text[head:]}]
+    return [{"type": "text", "text": text}]
 
 
 #: Anthropic accepts at most this many ``cache_control`` breakpoints per request.
 MAX_BREAKPOINTS = 4
 EPHEMERAL = {"type": "ephemeral"}
+#: The cache lifetimes Anthropic offers: five minutes (writes cost 1.25x the base input
+#: price) and one hour (writes cost 2x); reads cost 0.1x either way.
+CACHE_TTLS = ("5m", "1h")
 
 
-def cache_breakpoints(params: dict[str, Any]) -> int:
-    """Mark prompt-cache breakpoints in ``params`` in place; returns how many (at most 3 of
+def cache_breakpoints(params: dict[str, Any], *, ttl: str = "5m") -> int:
+    """Mark prompt-cache breakpoints in ``params`` in place; returns how many (at most
     Anthropic's 4).
 
     The cache is a prefix in the order tools → system → messages; a breakpoint caches
     everything up to and including its block, and a later request reads the longest cached
     prefix it repeats (looking back at most 20 blocks from each of its breakpoints).
 
-    1. the end of the system text (else the last tool): the tools + system prefix, which a
-       window repeats on every request;
-    2. the last block of the last message: the next step of the turn, and the next turn of
+    1. the last tool: the tool schemas, the same in every window and for a compaction;
+    2. the end of the system text's window-independent head (the agent's prompt), or of the
+       whole system text when it has no separate head: a fresh window (after a rollover or a
+       compaction, with new memory and carried files) still reads tools + prompt;
+    3. the last block of the last message: the next step of the turn, and the next turn of
        the window, append after it, so they read all of it from the cache;
-    3. the last block of the message before the newest assistant reply: where the previous
+    4. the last block of the message before the newest assistant reply: where the previous
        request ended, so this request reads what that one wrote even when more than 20
        blocks (many parallel tool calls) came since.
 
-    A rollover changes the system text (new carryover) and starts the messages afresh: the
-    new window starts a new prefix, written once at its first request."""
+    Within a window the system text does not change (memory is read once per window), so
+    every request of the window repeats the prefix the one before it wrote. ``ttl`` is the
+    same for every breakpoint (Anthropic wants a longer lifetime never after a shorter one);
+    ``"5m"`` sends Anthropic's default marker without a ``ttl`` field."""
+    if ttl not in CACHE_TTLS:
+        raise UsageError(f"the Anthropic cache lifetime must be one of {', '.join(CACHE_TTLS)}, "
+                         f"not {ttl!r}")
     marks: list[dict[str, Any]] = []
+    if params.get("tools"):
+        marks.append(params["tools"][-1])
     system = params.get("system")
     if isinstance(system, list) and system:
-        marks.append(system[-1])
-    elif params.get("tools"):
-        marks.append(params["tools"][-1])
+        marks.append(system[0])
     messages: list[dict[str, Any]] = params["messages"]
     if messages and messages[-1]["content"]:
         marks.append(messages[-1]["content"][-1])
@@ -162,10 +187,11 @@ def cache_breakpoints(params: dict[str, Any]) -> int:
         previous = messages[replies[-1] - 1]
         if previous["content"]:
             marks.append(previous["content"][-1])
+    control = dict(EPHEMERAL) if ttl == "5m" else {**EPHEMERAL, "ttl": ttl}
     placed = 0
     for block in marks[:MAX_BREAKPOINTS]:
         if "cache_control" not in block:
-            block["cache_control"] = dict(EPHEMERAL)
+            block["cache_control"] = dict(control)
             placed += 1
     return placed
 
@@ -349,16 +375,19 @@ class AnthropicProvider(SdkProvider):
         encoding: str,
         retry: RetryPolicy | None = None,
         cache: bool = True,
+        cache_ttl: str = "5m",
     ) -> None:
         super().__init__(model, context_window=context_window, encoding=encoding, retry=retry)
         self._client = client
         #: Mark prompt-cache breakpoints (:func:`cache_breakpoints`).
         self.cache = cache
+        #: Their lifetime: ``"5m"`` or ``"1h"`` (the ``anthropic.cacheTtl`` setting).
+        self.cache_ttl = cache_ttl
 
     def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
         # Translated once: every retry sends the same body.
         params = request_params(request, self._name, output_reserve(self._context_window),
-                                cache=self.cache)
+                                cache=self.cache, ttl=self.cache_ttl)
         streamed = False
 
         def emit(event: TextDelta | ToolCallEvent) -> None:
@@ -414,9 +443,10 @@ def build(
     encoding: str,
     http_client: object | None = None,
     retry: RetryPolicy | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> AnthropicProvider:
     """An ``anthropic:`` provider; UsageError before any request when ``ANTHROPIC_API_KEY``
-    is missing or the SDK is not installed."""
+    is missing or the SDK is not installed. ``settings`` supplies ``anthropic.cacheTtl``."""
     try:
         import anthropic
     except ImportError:
@@ -433,5 +463,9 @@ def build(
     if http_client is not None:
         options["http_client"] = http_client
     client = anthropic.Anthropic(**options)
+    ttl = (settings or {}).get(CACHE_TTL_SETTING) or "5m"
+    if ttl not in CACHE_TTLS:
+        raise UsageError(f"{CACHE_TTL_SETTING} must be one of {', '.join(CACHE_TTLS)}, "
+                         f"not {ttl!r}")
     return AnthropicProvider(model, client, context_window=context_window, encoding=encoding,
-                             retry=retry)
+                             retry=retry, cache_ttl=str(ttl))

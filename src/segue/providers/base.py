@@ -38,7 +38,11 @@ class Usage:
     def to_obj(self) -> dict[str, int]:
         """The ``metadata.usage`` shape of segue rows (absent fields left out).
 
-        Cache reads are also written as ``cachedInputTokens``, the key Xum's rows use."""
+        One figure, two names: ``cachedInputTokens`` is Xum's key (the AI SDK's
+        ``LanguageModelUsage.cachedInputTokens``, what Xum's rows and tools read), and
+        ``cacheReadTokens`` is segue's own name for the same number, kept beside
+        ``cacheWriteTokens``. Both are already part of ``inputTokens``: a reader takes one
+        of them, never their sum, and never adds either to ``inputTokens``."""
         out: dict[str, int] = {}
         if self.input_tokens is not None:
             out["inputTokens"] = self.input_tokens

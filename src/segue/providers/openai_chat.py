@@ -279,7 +279,9 @@ def chat_usage(usage: Any) -> Usage:
     """segue's usage from a Chat Completions ``usage`` object.
 
     ``prompt_tokens`` includes cached tokens (``prompt_tokens_details.cached_tokens``, the
-    cache read). ``completion_tokens`` includes reasoning by OpenAI's definition; xAI reports
+    cache read) and, on models that report it, ``prompt_tokens_details.cache_write_tokens``
+    (the cache write); a figure the server leaves out stays ``None``, never 0.
+    ``completion_tokens`` includes reasoning by OpenAI's definition; xAI reports
     reasoning apart (its ``total_tokens`` is prompt + completion + reasoning), so there the
     reasoning tokens are added back: both bill them as output."""
     prompt = _int(getattr(usage, "prompt_tokens", None))
@@ -291,9 +293,9 @@ def chat_usage(usage: Any) -> Usage:
             and total == prompt + completion + reasoning):
         completion += reasoning
     prompt_details = getattr(usage, "prompt_tokens_details", None)
-    cached = (_int(getattr(prompt_details, "cached_tokens", None))
-              if prompt_details is not None else None)
-    return Usage(prompt, completion, cache_read_tokens=cached)
+    cached = _int(getattr(prompt_details, "cached_tokens", None))
+    written = _int(getattr(prompt_details, "cache_write_tokens", None))
+    return Usage(prompt, completion, cache_read_tokens=cached, cache_write_tokens=written)
 
 
 def _int(value: object) -> int | None:

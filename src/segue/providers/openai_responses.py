@@ -21,7 +21,8 @@ Streaming: ``response.output_text.delta`` goes to ``on_event`` as it arrives; a
 for ``max_output_tokens``, ``content-filter``) or ``response.failed`` / ``error`` (classified
 like any error: overflow, transient, or not). A stream without any of them was cut off.
 
-Usage: ``input_tokens`` (cached included; ``cached_tokens`` is the cache read) and
+Usage: ``input_tokens`` (cached included; ``cached_tokens`` is the cache read,
+``cache_write_tokens`` the write where reported) and
 ``output_tokens`` (reasoning included). ``prompt_cache_key`` is sent per workspace and window.
 Retries, fallback and overflow follow the same rules as Chat Completions
 (:mod:`segue.providers.retry`, :mod:`segue.providers.failures`).
@@ -268,10 +269,18 @@ class ResponseStream:
 
 
 def response_usage(usage: Any) -> Usage:
+    """``input_tokens`` (cache reads and writes included), ``output_tokens``, and from
+    ``input_tokens_details`` the cache read (``cached_tokens``) and, where the model reports
+    it, the cache write (``cache_write_tokens``); an absent figure stays ``None``."""
     details = getattr(usage, "input_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    cached = getattr(details, "cached_tokens", None)
+    written = getattr(details, "cache_write_tokens", None)
     return Usage(usage.input_tokens, usage.output_tokens,
-                 cache_read_tokens=cached if isinstance(cached, int) else None)
+                 cache_read_tokens=_count(cached), cache_write_tokens=_count(written))
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # -- the provider ------------------------------------------------------------------------------

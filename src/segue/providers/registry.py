@@ -130,7 +130,7 @@ def _create_one(
 
         return anthropic_messages.build(model, environ=environ, context_window=window,
                                         encoding=encoding, http_client=http_client,
-                                        retry=retry)
+                                        retry=retry, settings=settings.values)
     from segue.providers import openai_chat
 
     return openai_chat.build(model, settings=settings.values, environ=environ,

@@ -39,6 +39,31 @@ MessageRole = Literal["user", "assistant", "system"]
 _RESULT_STATES = frozenset({"output-available", "output-error"})
 
 
+class SystemText(str):
+    """System text that knows its window-independent head: the first ``stable`` characters
+    (the agent's prompt) are the same in every window of a workspace, while what follows
+    (memory, carried files) is fixed for one window only. A caching adapter puts a breakpoint
+    at the end of the head, so a fresh window still reads tools + prompt from the cache.
+
+    It is a ``str`` so that every consumer (counting, middleware, request logs) sees plain
+    text; text rebuilt by middleware is a plain ``str`` again and is cached as one block."""
+
+    stable: int
+
+    def __new__(cls, text: str, stable: int) -> SystemText:
+        out = super().__new__(cls, text)
+        out.stable = max(0, min(stable, len(text)))
+        return out
+
+
+def stable_head(system: str) -> int:
+    """How many leading characters of ``system`` stay the same across windows (0: unknown,
+    or the whole text is the head)."""
+    if isinstance(system, SystemText) and 0 < system.stable < len(system):
+        return system.stable
+    return 0
+
+
 @dataclass(frozen=True)
 class ProviderRequest:
     system: str
@@ -178,7 +203,7 @@ def _content_block(
 
 def request_to_obj(request: ProviderRequest) -> dict[str, Any]:
     return {
-        "system": request.system,
+        "system": str(request.system),
         "messages": [row_to_obj(row) for row in request.rows],
         "tools": [dict(tool) for tool in request.tools],
     }

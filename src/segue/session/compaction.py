@@ -7,7 +7,8 @@ and a compaction request that cannot fit is refused once, never retried in a loo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from segue.errors import CompactionFailed
 from segue.messages import Row, make_row
@@ -22,10 +23,19 @@ COMPACT_INSTRUCTION = (
 
 
 def compaction_request(
-    system: str, window: Sequence[Row], *, instruction_id: str
+    system: str,
+    window: Sequence[Row],
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    instruction_id: str,
 ) -> ProviderRequest:
+    """The summary request: the window's own system text and advertised tools, then its rows
+    and the instruction. Tools come first in a provider's cached prefix, so leaving them out
+    would make the request read nothing the window's turns wrote and write the whole window
+    again (at 1.25x) into an entry nobody reads; a reply that calls a tool anyway is refused
+    by :func:`summary_from`."""
     instruction = make_row("user", COMPACT_INSTRUCTION, id=instruction_id)
-    return ProviderRequest(system, (*window, instruction), ())
+    return ProviderRequest(system, (*window, instruction), tuple(tools))
 
 
 def summary_from(result: StepResult) -> str:

@@ -42,13 +42,14 @@ from segue.events import (
 )
 from segue.history.protocol import TranscriptStore
 from segue.memory.hot import select_memory
+from segue.memory.pinned import forget_pin, load_pin, memory_for, pinned_path, save_pin
 from segue.memory.store import load_memories
 from segue.messages import Row
 from segue.plugins import PluginRegistry
 from segue.policy import SESSION_HISTORY_TOOL, Agent, RuleSet, may_use
 from segue.policy.approval import Mode
 from segue.providers.base import Provider
-from segue.providers.request import ProviderRequest
+from segue.providers.request import ProviderRequest, SystemText
 from segue.providers.scripted import forget_positions
 from segue.session.admission import (
     Cancellation,
@@ -172,23 +173,43 @@ class Session:
     def build_system(
         self, window: Sequence[Row] | None = None, *, carried: Sequence[FileState] | None = None
     ) -> str:
-        """The agent's prompt, a freshly read memory context (R15) and the edited-file
-        carryover (R4): ``carried`` when given (a rollover's candidate window), else the list
-        the current window (``window``, loaded when omitted) was given when it opened."""
+        """The agent's prompt, the window's memory context (R15) and the edited-file
+        carryover (R4): ``carried`` when given (a rollover's candidate window, whose memory is
+        read fresh), else the list the current window (``window``, loaded when omitted) was
+        given when it opened.
+
+        The text is a :class:`~segue.providers.request.SystemText` whose head is the agent's
+        prompt, the part every window repeats; memory is read once per window and pinned
+        (:mod:`segue.memory.pinned`), so every request of a window sends the same system
+        text and the prompt cache keeps what earlier requests wrote."""
+        if carried is None:
+            rows = self.window() if window is None else window
+            carried = self.carryover.carried_into(rows)
+            entries = self._memory_entries(current_window_id(rows))
+        else:
+            entries = self._memory_entries(None)
+        prompt = system_text(self.agent.prompt, [])
+        return SystemText(with_carryover(system_text(self.agent.prompt, entries), carried),
+                          len(prompt))
+
+    def _memory_entries(self, window_id: str | None) -> list[str]:
         # Memory is on for an agent that may use the memory tool; the experiment adds the
         # notes entry but never turns memory on by itself (R15).
-        entries = (
-            select_memory(
+        if not self.allowed("memory"):
+            return []
+        path = pinned_path(self.layout)
+
+        def fresh() -> list[str]:
+            return select_memory(
                 load_memories(self.layout),
                 token_budget_mode=self.config.experiment,
                 count=lambda text: count_text(text, self._token_model).tokens,
             )
-            if self.allowed("memory")
-            else []
-        )
-        if carried is None:
-            carried = self.carryover.carried_into(self.window() if window is None else window)
-        return with_carryover(system_text(self.agent.prompt, entries), carried)
+
+        entries, pin = memory_for(load_pin(path), window_id, fresh)
+        if pin is not None:
+            save_pin(path, pin)
+        return entries
 
     def _may_use_history(self) -> bool:
         return self.config.experiment and self.allowed(SESSION_HISTORY_TOOL)
@@ -217,6 +238,7 @@ class Session:
         without one (``/clear``) it is deleted."""
         self._context_cache.clear()
         if handoff is None:
+            forget_pin(pinned_path(self.layout))  # the next window reads memory afresh
             self.carryover.clear()
         else:
             handoff.publish()
@@ -247,7 +269,10 @@ class Session:
         if not rows:
             raise CompactionFailed("nothing to compact: the context window is empty")
         system = self.build_system(window)
-        request = compaction_request(system, rows, instruction_id=self.new_id("compact"))
+        # The window's own tools and system text: the summary request repeats the prefix the
+        # window's turns wrote to the prompt cache and reads it back.
+        request = compaction_request(system, rows, self.advertised_tools(),
+                                     instruction_id=self.new_id("compact"))
         # Manual and automatic /compact keep live middleware filtering (R32).
         request = TurnHooks.start(self).apply(request, current_window_id(window))
         tokens = self.count(request)

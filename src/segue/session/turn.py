@@ -260,7 +260,10 @@ class Turn:
             window = [*window, *s._append([row])]
             self.replied = True
             self.text = result.text
-            tokens = (result.usage.input_tokens or 0) + (result.usage.output_tokens or 0)
+            # No usage in the stream: segue's own count of the request, marked as an estimate.
+            estimated = result.usage.input_tokens is None
+            tokens = (s.count(request) if estimated else result.usage.input_tokens or 0) + (
+                result.usage.output_tokens or 0)
             s.on_event(
                 StepUsage(
                     tokens,
@@ -269,6 +272,7 @@ class Turn:
                     trigger_label(s.budget, experiment=s.config.experiment),
                     result.usage.cache_read_tokens,
                     result.usage.cache_write_tokens,
+                    estimated=estimated,
                 )
             )
             if not result.tool_calls:

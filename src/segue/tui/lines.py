@@ -167,4 +167,4 @@ def output_line(text: str) -> Line | None:
 
 def usage_meter(event: StepUsage) -> str:
     """The meter after a provider step, in the line chat's words."""
-    return f"{event.percent}% · {event.label.lower()}{event.cache_note()}"
+    return f"{event.figure()} · {event.label.lower()}{event.cache_note()}"
