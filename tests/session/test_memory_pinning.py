@@ -4,6 +4,7 @@ rollover's new window keeps the memory its admission prepared and sent (R15, R21
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from segue.memory.pinned import Pin, memory_for
@@ -69,3 +70,23 @@ def test_the_pin_rules() -> None:
     assert memory_for(waiting, "w:0", fresh) == (["old"], Pin("w:0", ("old",)))
     # Another window without a candidate (a compaction's) reads memory afresh.
     assert memory_for(own, "w:9", fresh) == (["fresh"], Pin("w:9", ("fresh",)))
+
+
+def test_the_pin_is_a_cache_that_never_creates_a_session_directory(tmp_path: Path) -> None:
+    """Building a request (the chat's meter does it before anything was sent) writes no
+    memory-context.json into a workspace nothing was written to, and none beside a Xum stream
+    in progress; a session that has a transcript gets its pin."""
+    h = harness(tmp_path, [{"text": "hello"}])
+    session = h.session()
+    session.build_system()
+    assert not h.layout.session_dir.exists()
+    assert session.send("hi").status == "completed"
+    pin = h.layout.session_dir / "memory-context.json"
+    session.build_system()
+    assert pin.exists()
+    pin.unlink()
+    partial = h.layout.session_dir / "partial.json"
+    partial.write_text("{}")
+    os.utime(partial, ns=(h.layout.chat.stat().st_mtime_ns + 10**9,) * 2)
+    session.build_system()
+    assert not pin.exists()

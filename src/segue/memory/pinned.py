@@ -97,7 +97,6 @@ def save_pin(path: Path, pin: Pin) -> bool:
            "candidate": None if pin.candidate is None else list(pin.candidate)}
     data = json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, data, durable=False)
     except OSError:
         return False

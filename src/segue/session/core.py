@@ -40,6 +40,7 @@ from segue.events import (
     Notice,
     ignore,
 )
+from segue.history.inflight import stream_in_progress
 from segue.history.protocol import TranscriptStore
 from segue.memory.hot import select_memory
 from segue.memory.pinned import forget_pin, load_pin, memory_for, pinned_path, save_pin
@@ -207,7 +208,11 @@ class Session:
             )
 
         entries, pin = memory_for(load_pin(path), window_id, fresh)
-        if pin is not None:
+        # The pin is a cache: it never creates a session directory (a workspace nothing was
+        # written to stays absent) nor writes beside a Xum stream in progress (SPEC.md §3).
+        if pin is not None and self.layout.session_dir.is_dir() and not stream_in_progress(
+            self.layout
+        ):
             save_pin(path, pin)
         return entries
 
