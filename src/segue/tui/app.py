@@ -16,9 +16,10 @@ thread. The view gives that loop its three edges:
 
 Invariants: the UI thread never waits for the engine (turns, commands and store reads all run
 in the worker); the worker reaches the UI only through ``call_from_thread``; Escape or Ctrl-C
-during a turn only sets the turn's Cancellation, so the engine stops at its next safe point and
-every settled step stays on disk; quitting ends the loop through end of input, so a running
-turn is cancelled and stops cleanly before the app is gone.
+during a turn only sets the turn's Cancellation: a streaming reply stops at once (its text kept,
+R40), otherwise the engine stops at its next safe point, and every settled step stays on disk;
+quitting ends the loop through end of input, so a running turn is cancelled and stops cleanly
+before the app is gone.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ T = TypeVar("T")
 STREAM_INTERVAL = 1 / 30
 #: How often the working indicator's elapsed time is redrawn, in seconds.
 WORKING_INTERVAL = 0.5
-INTERRUPTING = "interrupting: the turn stops at the next safe point"
+INTERRUPTING = "interrupting: stopping the turn"
 
 
 class _Key(Enum):
