@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
 #: How long a stalled reply holds still before it ends after all.
 STALL_SECONDS = 20.0
 
@@ -53,7 +52,7 @@ class SlowServer:
             def log_message(self, *_args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 server.requests.append(json.loads(self.rfile.read(length)))
                 self.send_response(200)

@@ -87,7 +87,8 @@ def test_ctrl_c_in_the_line_chat_stops_the_streaming_reply(
     t.expect(r"one two three four five")
     assert server.stalled.wait(STOP_DEADLINE)  # every word is out; the reply has not ended
     t.send("\x03")
-    t.expect(r"\[segue\] reply interrupted; what it said so far is kept", timeout=STOP_DEADLINE)
+    t.expect(r"\[segue\] interrupted: the reply was stopped; the text received so far is kept",
+             timeout=STOP_DEADLINE)
     t.expect(r"› ", timeout=STOP_DEADLINE)
     assert _replies(home) == [("one two three four five ", True)]
 

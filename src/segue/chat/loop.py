@@ -320,7 +320,8 @@ class ChatLoop:
         self.renderer.finish()
         if result.status == "paused" and cancellation.cancelled:
             self._armed = True
-            self.say(interrupted_line(result.reason), fg="yellow")
+            if result.reason != INTERRUPTED_REPLY:  # that notice has said it all already
+                self.say("turn interrupted; the steps that settled are kept", fg="yellow")
         if not self.interactive:
             self.say(self.meter(), fg="cyan")
 
@@ -416,9 +417,3 @@ _TONES: dict[str, dict[str, Any]] = {
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
-
-def interrupted_line(reason: str | None) -> str:
-    """What the chat says after Ctrl-C / Esc stopped a turn."""
-    if reason == INTERRUPTED_REPLY:
-        return "reply interrupted; what it said so far is kept, the steps that settled too"
-    return "turn interrupted; the steps that settled are kept"
