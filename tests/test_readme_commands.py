@@ -4,7 +4,7 @@ The commands run in document order, as a reader following the README from a fres
 would run them: real processes (``bash -c`` with the line exactly as printed), one temporary
 home (``HOME``, so ``~/.segue`` is the default SEGUE_HOME), one working directory holding a
 copy of the checkout's files the README names, and the files a reader is assumed to have
-(``prompt.md``, ``err.log``, a Xum home, another agent's sessions). ``export`` lines carry
+(``err.log``, a Xum home, another agent's sessions). ``export`` lines carry
 over to the later commands, as in a shell. Each command must exit 0, or the status listed in
 :data:`EXPECTED_STATUS`.
 
@@ -194,11 +194,10 @@ def _scene(tmp: Path) -> Scene:
 
 
 def _reader_files(work: Path, home: Path, env: dict[str, str]) -> None:
-    """What the README assumes a reader has: a git checkout with a change, a prompt file, an
-    error log, notes, a Xum session file and home, Claude Code and Codex sessions, fish's
-    completions folder."""
+    """What the README assumes a reader has: a git checkout with a change, an error log, notes,
+    a Xum session file and home, Claude Code and Codex sessions, fish's completions folder
+    (the prompt file the README runs ships in examples/)."""
     (home / ".config" / "fish" / "completions").mkdir(parents=True)
-    (work / "prompt.md").write_text("Review the change in README.md.\n")
     (work / "err.log").write_text(
         "Traceback (most recent call last):\n"
         '  File "app.py", line 3, in <module>\n'
