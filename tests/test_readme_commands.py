@@ -45,6 +45,9 @@ SKIPPED: dict[str, str] = {
     "test's own environment (the demo itself runs below, as `segue demo --keep`)",
     "bash scripts/check": "the test suite itself",
     "SEGUE_TEST_SCALE=large bash scripts/check": "the test suite itself, heavier",
+    "bash scripts/check --quick": "the test suite itself (tests/test_check_script.py checks "
+    "what it runs)",
+    "bash scripts/check --quick tests/cli/test_run_cli.py": "the test suite itself",
     "python3 -m bench.run": "every benchmark: minutes of timing runs",
     "python3 -m bench.run store tokens": "timing runs, whose ratios a loaded test run skews",
     "SEGUE_BENCH_SCALE=large python3 -m bench.run": "hours of timing runs",
@@ -72,7 +75,7 @@ SKIPPED: dict[str, str] = {
     "bash's; tests/cli/test_help_and_completion.py checks the script is produced)",
 }
 #: Kept small on purpose: a command a test cannot run is a command nobody checks.
-MAX_SKIPPED = 23
+MAX_SKIPPED = 25
 
 #: Commands whose documented exit status is not 0 (none today).
 EXPECTED_STATUS: dict[str, int] = {}
