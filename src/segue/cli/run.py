@@ -14,7 +14,7 @@ import click
 from segue.chat.interrupt import QuitNow, run_interruptible
 from segue.cli.context import CliContext
 from segue.cli.prompt_input import read_prompt
-from segue.cli.render import Renderer
+from segue.cli.render import Renderer, quiet
 from segue.context.assembly import current_window_id
 from segue.errors import RuntimeFailure, SegueError, UsageError
 from segue.events import Event, Notice, RolledOver
@@ -88,10 +88,8 @@ def run(  # noqa: PLR0917 - click passes every option positionally
     1 any other error, 2 bad usage, 130 interrupted.
     """
     obj.note_earlier_workspace()
-    if as_json:
-        renderer = Renderer(out=lambda s: click.echo(s, nl=False, err=True), color=False)
-    else:
-        renderer = Renderer()
+    # With --json, stdout is the closing object alone; stderr only says why a run failed.
+    renderer = Renderer(out=quiet, err=quiet, color=False) if as_json else Renderer()
     rollovers: list[RolledOver] = []
     # A notice is shown when the next event comes, so the one that only repeats the reason
     # the turn ends with is dropped: an error is printed once, as "segue: STATUS: reason".
