@@ -66,3 +66,56 @@ def test_demo_json_writes_nothing_human_to_stderr(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["ok"] is True
     assert proc.stderr == ""
+
+
+def _segue(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in _env(**extra).items()
+           if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    return subprocess.run([sys.executable, "-m", "segue", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize(("argv", "fixed"), [
+    (["history", "windows", "-w", "proj"], "segue -w proj history windows"),
+    (["run", "--home", "/tmp/h", "hi there"], "segue --home /tmp/h run 'hi there'"),
+    (["workspaces", "--store=postgresql://db/x"], "segue --store=postgresql://db/x workspaces"),
+])
+def test_a_global_option_after_the_command_says_where_it_goes(
+        tmp_path: Path, argv: list[str], fixed: str) -> None:
+    done = _segue(*argv, cwd=tmp_path, SEGUE_HOME=str(tmp_path / "home"))
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.endswith(f"is a global option and goes before the command; try: {fixed}")
+
+
+def _files(home: Path) -> list[str]:
+    return sorted(str(p.relative_to(home)) for p in home.rglob("*")) if home.exists() else []
+
+
+def test_a_refused_command_writes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    good = script(tmp_path, [{"text": "x"}])
+    before = _files(home)
+    refused = [
+        (("-w", "typo", "compact", "-m", good), 1),  # no such workspace
+        (("-w", "ws", "run", "-m", f"scripted:{tmp_path / 'nope.json'}", "hi"), 2),
+        (("-w", "ws", "run", "-m", "nosuch:model", "hi"), 2),
+        (("-w", "ws", "run", "--agent", "nobody", "-m", good, "hi"), 2),
+        (("-w", "ws", "run", "-m", "openai:gpt-4o", "hi"), 1),  # no key: not bad usage
+    ]
+    for args, status in refused:
+        done = _segue("--home", str(home), *args, cwd=tmp_path)
+        assert done.returncode == status, (args, done.stderr)
+        assert done.stderr.startswith("segue: error: "), (args, done.stderr)
+        assert _files(home) == before, args  # no session folder, no segue-workspace.json
+    listed = _segue("--home", str(home), "workspaces", cwd=tmp_path)
+    assert "typo" not in listed.stdout
+
+
+def test_a_missing_api_key_exits_1_also_with_json(tmp_path: Path) -> None:
+    done = _segue("--home", str(tmp_path / "home"), "-w", "ws", "run", "--json", "-m",
+                  "anthropic:claude-sonnet-4-5", "hi", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "ANTHROPIC_API_KEY" in done.stderr
+    assert json.loads(done.stdout)["status"] == "error"

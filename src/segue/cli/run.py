@@ -217,6 +217,7 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
 @click.pass_obj
 def compact(obj: CliContext, model: str | None, agent_name: str | None) -> None:
     """Summarize the active window into a compaction boundary (works with rollover on too)."""
+    obj.require_workspace()  # a misspelt -w: one line, exit 1, and no folder made for it
     session = open_session(
         obj.layout,
         workdir=Path.cwd(),
