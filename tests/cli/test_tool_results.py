@@ -91,3 +91,27 @@ def test_an_unknown_shape_is_still_shown_compactly(tmp_path: Path) -> None:
 
     shown = result_text({"ok": True, "custom": [1, 2]})
     assert shown == "    → " + json.dumps({"ok": True, "custom": [1, 2]})
+
+
+def test_bash_denied_under_auto_edit_does_not_suggest_auto_edit(tmp_path: Path) -> None:
+    from segue.history import HistoryStore
+    from segue.workspace import Layout
+
+    work = tmp_path / "work"
+    work.mkdir()
+    model = script(tmp_path, [{"text": "", "toolCalls": [{"name": "bash",
+                                                          "input": {"command": "touch x"}}]},
+                              {"text": "done"}])
+    done = subprocess.run(
+        [sys.executable, "-m", "segue", "--home", str(tmp_path / "home"), "-w", "ws", "run",
+         "-m", model, "--approve", "auto-edit", "go"],
+        cwd=work, capture_output=True, text=True, timeout=60, check=False,
+        stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert not (work / "x").exists()
+    rows = HistoryStore(Layout(tmp_path / "home", "ws"), durable=False).rows()
+    (output,) = [p.output for r in rows for p in r.parts if p.toolName == "bash"]
+    message = output["error"]["message"]
+    assert output["error"]["code"] == "approval_denied"
+    assert "auto-edit or" not in message and "--approve auto-edit" not in message
+    assert "approval mode full" in message
