@@ -119,3 +119,18 @@ def test_a_missing_api_key_exits_1_also_with_json(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "ANTHROPIC_API_KEY" in done.stderr
     assert json.loads(done.stdout)["status"] == "error"
+
+
+def test_history_search_frames_its_hits_on_a_terminal_and_not_in_a_pipe(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    model = script(tmp_path, [{"text": "the parser lives in grammar.ts"}])
+    assert _segue("--home", str(home), "-w", "ws", "run", "-m", model, "where is the parser?",
+                  cwd=tmp_path).returncode == 0
+    argv = ["--home", str(home), "-w", "ws", "history", "search", "parser"]
+    on_terminal = _on_a_terminal(tmp_path, argv).decode()
+    assert "Searching the whole transcript of workspace ws" in on_terminal
+    assert "2 matching item(s)." in on_terminal
+    piped = _segue(*argv, cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stderr == ""
+    hits = piped.stdout.splitlines()
+    assert len(hits) == 2 and all(line.startswith("#") for line in hits), piped.stdout
