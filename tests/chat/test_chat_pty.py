@@ -27,7 +27,7 @@ from segue.history import HistoryStore
 from segue.workspace import Layout
 from tests.chat.terminal import Terminal
 
-PROMPT = r"\[\d+% · rolls over by 75%\] › "
+PROMPT = r"\[\d+% · rolls over (by 75%|with the next message)\] › "
 WORKSPACE = "ws"
 
 
