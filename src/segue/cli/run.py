@@ -81,8 +81,9 @@ def run(  # noqa: PLR0917 - click passes every option positionally
     ask, so a call that would ask is denied and the model is told so; allow them with
     --approve auto-edit or --approve full, the approval setting, or a remembered rule.
 
-    Ctrl-C stops the turn at its next safe point (steps that settled stay on disk) and exits
-    130; a second Ctrl-C quits at once.
+    Ctrl-C stops the turn at once and exits 130: a streaming reply keeps what it said so far,
+    a tool call it had begun never runs, and steps that settled stay on disk; a second Ctrl-C
+    quits at once.
 
     Exit status: 0 completed, 3 paused or rejected by a context guard (reason on stderr),
     1 any other error, 2 bad usage, 130 interrupted.

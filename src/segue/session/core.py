@@ -302,8 +302,8 @@ class Session:
     def stream(self, text: str) -> TurnStream:
         """One user message, its events as they happen: ``for event in session.stream(text)``
         or ``async for``; afterwards ``.result`` is the :class:`TurnResult` ``send`` returns.
-        Leaving the loop early cancels the turn at its next safe point (settled steps stay)
-        and waits for it (:mod:`segue.session.stream`)."""
+        Leaving the loop early (or ``cancel()``) stops the turn at once, a streaming reply kept
+        as far as it came (settled steps stay), and waits for it (:mod:`segue.session.stream`)."""
         return TurnStream(self, text)
 
     async def asend(self, text: str) -> TurnResult:
