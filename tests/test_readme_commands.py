@@ -4,7 +4,7 @@ The commands run in document order, as a reader following the README from a fres
 would run them: real processes (``bash -c`` with the line exactly as printed), one temporary
 home (``HOME``, so ``~/.segue`` is the default SEGUE_HOME), one working directory holding a
 copy of the checkout's files the README names, and the files a reader is assumed to have
-(``prompt.md``, ``err.log``, a Xum home, another agent's sessions). ``export`` lines carry
+(``err.log``, a Xum home, another agent's sessions). ``export`` lines carry
 over to the later commands, as in a shell. Each command must exit 0, or the status listed in
 :data:`EXPECTED_STATUS`.
 
@@ -45,6 +45,9 @@ SKIPPED: dict[str, str] = {
     "test's own environment (the demo itself runs below, as `segue demo --keep`)",
     "bash scripts/check": "the test suite itself",
     "SEGUE_TEST_SCALE=large bash scripts/check": "the test suite itself, heavier",
+    "bash scripts/check --quick": "the test suite itself (tests/test_check_script.py checks "
+    "what it runs)",
+    "bash scripts/check --quick tests/cli/test_run_cli.py": "the test suite itself",
     "python3 -m bench.run": "every benchmark: minutes of timing runs",
     "python3 -m bench.run store tokens": "timing runs, whose ratios a loaded test run skews",
     "SEGUE_BENCH_SCALE=large python3 -m bench.run": "hours of timing runs",
@@ -72,7 +75,7 @@ SKIPPED: dict[str, str] = {
     "bash's; tests/cli/test_help_and_completion.py checks the script is produced)",
 }
 #: Kept small on purpose: a command a test cannot run is a command nobody checks.
-MAX_SKIPPED = 23
+MAX_SKIPPED = 25
 
 #: Commands whose documented exit status is not 0 (none today).
 EXPECTED_STATUS: dict[str, int] = {}
@@ -194,11 +197,10 @@ def _scene(tmp: Path) -> Scene:
 
 
 def _reader_files(work: Path, home: Path, env: dict[str, str]) -> None:
-    """What the README assumes a reader has: a git checkout with a change, a prompt file, an
-    error log, notes, a Xum session file and home, Claude Code and Codex sessions, fish's
-    completions folder."""
+    """What the README assumes a reader has: a git checkout with a change, an error log, notes,
+    a Xum session file and home, Claude Code and Codex sessions, fish's completions folder
+    (the prompt file the README runs ships in examples/)."""
     (home / ".config" / "fish" / "completions").mkdir(parents=True)
-    (work / "prompt.md").write_text("Review the change in README.md.\n")
     (work / "err.log").write_text(
         "Traceback (most recent call last):\n"
         '  File "app.py", line 3, in <module>\n'

@@ -64,6 +64,14 @@ class UsageError(SegueError):
     code = "usage"
 
 
+class MissingSetup(UsageError):
+    """What the machine lacks, not what the command said: an API key not exported, an
+    optional extra not installed. The command line exits 1 for it (SPEC.md §5: 2 is for bad
+    usage), and a library caller still catches it as a UsageError."""
+
+    code = "missing_setup"
+
+
 class InvalidWorkspaceId(UsageError):
     code = "invalid_workspace_id"
 

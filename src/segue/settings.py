@@ -398,8 +398,45 @@ def settings_path(home: Path) -> Path:
     return home / "settings.json"
 
 
-def load_settings(path: Path) -> Settings:
-    """Read ``path``; a missing file means all defaults."""
+def unknown_note(key: str) -> str:
+    """Why ``key`` in the file does nothing, with the key it is probably a typo of."""
+    import difflib
+
+    near = difflib.get_close_matches(key, [*KEYS, *MODEL_KEYS], n=1)
+    return f"{key!r} is not a setting segue knows" + (
+        f" (did you mean {near[0]!r}?)" if near else "")
+
+
+def unknown_keys(settings: Settings) -> list[str]:
+    """Keys of the file that segue does not know (and ignores)."""
+    return sorted(key for key in settings.values if not is_known(key))
+
+
+def _stderr_note(text: str) -> None:
+    import sys
+
+    sys.stderr.write(f"segue: note: {text}\n")
+    sys.stderr.flush()
+
+
+#: Where a settings file's unknown keys are reported (once per file and process).
+unknown_keys_note: Callable[[str], None] = _stderr_note
+_reported: set[Path] = set()
+
+
+def _report_unknown(path: Path, settings: Settings) -> None:
+    unknown = unknown_keys(settings)
+    if not unknown or path in _reported:
+        return
+    _reported.add(path)
+    for key in unknown:
+        unknown_keys_note(f"{path}: {unknown_note(key)}; it is ignored "
+                          f"(`segue settings unset {key}` removes it)")
+
+
+def load_settings(path: Path, *, report_unknown: bool = True) -> Settings:
+    """Read ``path``; a missing file means all defaults. Keys segue does not know are kept
+    (a newer version's, a typo) and, unless ``report_unknown`` is off, reported once."""
     try:
         # No link followed, no FIFO or device read forever, no file of absurd size loaded.
         raw = read_regular(path, max_size=MAX_SETTINGS_BYTES)
@@ -413,7 +450,10 @@ def load_settings(path: Path) -> Settings:
         raise SettingsError(f"{path} is not valid JSON: nested too deeply", path=path) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise SettingsError(f"{path} is not valid JSON: {exc}", path=path) from None
-    return from_obj(obj, path)
+    settings = from_obj(obj, path)
+    if report_unknown:
+        _report_unknown(path, settings)
+    return settings
 
 
 def save_settings(path: Path, settings: Settings) -> None:
@@ -431,7 +471,7 @@ def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Setti
         path.parent.mkdir(parents=True, exist_ok=True)
         check_regular(lock_path, "lock")
         with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
-            updated = change(load_settings(path))
+            updated = change(load_settings(path, report_unknown=False))
             save_settings(path, updated)
             return updated
     except FileLockTimeout:

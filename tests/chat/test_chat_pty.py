@@ -27,7 +27,7 @@ from segue.history import HistoryStore
 from segue.workspace import Layout
 from tests.chat.terminal import Terminal
 
-PROMPT = r"\[\d+% · rolls over by 75%\] › "
+PROMPT = r"\[\d+% · rolls over (by 75%|with the next message)\] › "
 WORKSPACE = "ws"
 
 
@@ -195,16 +195,12 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
     t.expect(r"⚙ memory")
     t.expect(r"    → \S")  # step 1's tool result is shown: the step has settled
     t.send("\x03")  # Ctrl-C while the turn is still running (step 2 is held at the gate)
-    try:
-        t.expect(r"\[segue\] interrupting: the turn stops at the next safe point", timeout=5)
-    except AssertionError:
-        # A signal that lands just before a blocking call starts is handled only when the
-        # call returns (CPython runs handlers between bytecodes): let the held step go.
-        gate.open_wide()
-        t.expect(r"\[segue\] interrupting: the turn stops at the next safe point")
-    gate.open_wide()  # the step in flight (if any) returns; the turn stops after it
-    t.expect(r"\[segue\] cancelled (after a settled tool step|before a provider step)")
+    # The step held at the gate is a provider call in flight: the stop does not wait for it.
+    t.expect(r"\[segue\] interrupting: stopping the turn")
+    t.expect(r"\[segue\] (cancelled (after a settled tool step|before a provider step)"
+             r"|interrupted before the model replied)")
     t.expect(r"\[segue\] turn interrupted; the steps that settled are kept")
+    gate.open_wide()
     t.expect(PROMPT)
     assert "FOLLOW-UP" not in t.text
 
@@ -217,7 +213,7 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
     t.expect(PROMPT)
     t.reading()
     t.send("\x03")
-    assert t.wait_exit() == 0
+    assert t.wait_exit() == 130  # left with Ctrl-C: a program stopped by SIGINT
 
     assert _segue(home, "history", "verify", cwd=tmp_path).returncode == 0
     rows = list(HistoryStore(Layout(home, WORKSPACE), durable=False).rows())

@@ -189,10 +189,10 @@ def test_a_provider_failure_is_reported_and_the_chat_goes_on(tmp_path: Path) -> 
     assert len(keyboard.prompts) == 4
 
 
-def test_two_ctrl_c_in_a_row_at_the_prompt_leave(tmp_path: Path) -> None:
+def test_two_ctrl_c_in_a_row_at_the_prompt_leave_with_130(tmp_path: Path) -> None:
     c = chat(tmp_path, [{"text": "reply"}])
     status, keyboard = c.run([CTRL_C, "hi", CTRL_C, CTRL_C, "never sent"], interactive=True)
-    assert status == 0
+    assert status == 130  # a program stopped by SIGINT
     assert c.text.count("Ctrl-C again or Ctrl-D to leave") == 2
     assert texts(c.rows()) == ["hi", "reply"]
     assert len(keyboard.prompts) == 4
@@ -213,7 +213,7 @@ def test_an_interrupted_turn_keeps_its_settled_step_and_the_prompt_returns(
     source = c.source(hook=_cancel_on_first_tool)
     # One more Ctrl-C at the prompt after an interrupted turn leaves.
     status, keyboard = c.run(["go", CTRL_C, "never sent"], interactive=True, source=source)
-    assert status == 0
+    assert status == 130
     assert "[segue] cancelled after a settled tool step" in c.text
     assert "[segue] turn interrupted; the steps that settled are kept" in c.text
     rows = c.rows()

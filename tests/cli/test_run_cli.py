@@ -80,7 +80,7 @@ def test_completed_run_exits_0_with_the_closing_object(
     }
     # The scripted provider reports the real count of what it received, and a reply's output.
     assert obj["usage"]["inputTokens"] > 0 and obj["usage"]["outputTokens"] > 0
-    assert "Hello from the script." in result.stderr  # with --json the transcript goes to stderr
+    assert result.stderr == ""  # --json: stdout is the closing object, no human output at all
     assert [r.role for r in rows(segue_home)] == ["user", "assistant"]
 
 
@@ -289,11 +289,24 @@ def test_compact_with_an_empty_summary_exits_3_and_commits_nothing(
 def test_compact_of_an_empty_window_exits_3(
     segue_home: Path, workdir: Path, tmp_path: Path
 ) -> None:
-    model = script(tmp_path, [{"text": "never asked"}])
+    model = script(tmp_path, [{"text": "an answer"}, {"text": "never asked"}])
+    assert segue(segue_home, "run", "-m", model, "hello").exit_code == 0
+    assert segue(segue_home, "clear", "--soft").exit_code == 0
+    before = rows(segue_home)
     result = segue(segue_home, "compact", "-m", model)
     assert result.exit_code == 3, result.output
     assert "nothing to compact" in result.stderr
-    assert rows(segue_home) == []
+    assert rows(segue_home) == before
+
+
+def test_compact_of_a_workspace_never_used_exits_1_and_creates_nothing(
+    segue_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    model = script(tmp_path, [{"text": "never asked"}])
+    result = segue(segue_home, "compact", "-m", model)
+    assert result.exit_code == 1, result.output
+    assert "nothing has run there yet" in result.stderr
+    assert not (segue_home / "sessions").exists()
 
 
 @pytest.mark.parametrize("flags", [["--soft"], ["--yes"]])

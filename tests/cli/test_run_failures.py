@@ -87,14 +87,14 @@ def test_a_completed_run_carries_text_and_usage(tmp_path: Path) -> None:
 def test_setup_failures_print_the_closing_object_and_the_error_once(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (tmp_path / "broken.json").write_text("{")
-    cases = {
-        "openai:gpt-4o": "OPENAI_API_KEY",
-        f"scripted:{tmp_path / 'missing.json'}": "cannot be read",
-        f"scripted:{tmp_path / 'broken.json'}": "not valid JSON",
+    cases = {  # what it says, and the exit status: a missing key is no bad usage (SPEC §5)
+        "openai:gpt-4o": ("OPENAI_API_KEY", 1),
+        f"scripted:{tmp_path / 'missing.json'}": ("cannot be read", 2),
+        f"scripted:{tmp_path / 'broken.json'}": ("not valid JSON", 2),
     }
-    for model, says in cases.items():
+    for model, (says, status) in cases.items():
         proc = segue(home, tmp_path, "run", "--json", "-m", model, "hi")
-        assert proc.returncode == 2, (model, proc.stderr)
+        assert proc.returncode == status, (model, proc.stderr)
         obj = closing(proc)
         assert obj["status"] == "error" and says in obj["reason"]
         assert obj["text"] is None and obj["usage"] is None and obj["windowId"] == "w:0"

@@ -182,3 +182,48 @@ def test_scripted_paths_absolute_or_home_relative(tmp_path: Path, workdir: Path)
     bad = segue(home, "settings", "set", "model", "scripted:")
     assert bad.exit_code == 2  # still refused, not turned into the working directory
     del workdir
+
+
+def _home_with_typo(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text('{"modle": "openai:gpt-4o", "threshold": {"default": 60}}')
+    return home
+
+
+def test_an_unknown_key_in_the_file_is_reported_not_silently_ignored(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    home = _home_with_typo(tmp_path)
+    (tmp_path / "s.json").write_text(
+        '{"contextWindow": 8000, "encoding": "o200k_base", "responses": [{"text": "ok"}]}')
+    done = subprocess.run(
+        [sys.executable, "-m", "segue", "--home", str(home), "-w", "ws", "run", "-m",
+         f"scripted:{tmp_path / 's.json'}", "hi"],
+        capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "modle" in line]
+    assert len(notes) == 1  # once, however often the file is read
+    assert "'modle' is not a setting segue knows (did you mean 'model'?)" in notes[0]
+    shown = CliRunner().invoke(cli, ["--home", str(home), "settings", "show"])
+    assert "modle = \"openai:gpt-4o\"  [ignored: 'modle' is not a setting" in shown.output
+
+
+def test_get_and_unset_of_an_unknown_key_are_refused_like_set(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for command in (["get", "modle"], ["unset", "modle"], ["set", "modle", "x"]):
+        result = CliRunner().invoke(cli, ["--home", str(home), "settings", *command])
+        assert result.exit_code == 2, (command, result.output)
+        assert "unknown setting 'modle'" in result.stderr
+        assert "unset (it has no default)" not in result.output
+    assert not home.exists()
+
+
+def test_unset_removes_a_typo_from_the_file_and_says_what_it_was(tmp_path: Path) -> None:
+    home = _home_with_typo(tmp_path)
+    result = CliRunner().invoke(cli, ["--home", str(home), "settings", "unset", "modle"])
+    assert result.exit_code == 0, result.output
+    assert "'modle' is not a setting segue knows (did you mean 'model'?); removed it" in (
+        result.output)
+    assert json.loads((home / "settings.json").read_text()) == {"threshold": {"default": 60}}

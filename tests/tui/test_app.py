@@ -183,7 +183,7 @@ def test_escape_during_a_turn_cancels_it_and_keeps_the_settled_steps(tmp_path: P
         # Step 1 settled (its tool result is shown); step 2, if it started, is held.
         await until(pilot, lambda: any(line.text.startswith("    → ") for line in lines(app)))
         await pilot.press("escape")
-        await until(pilot, lambda: shows(app, "segue", "interrupting: the turn stops"))
+        await until(pilot, lambda: shows(app, "segue", "interrupting: stopping the turn"))
         gate.open_wide()  # the step in flight (if any) returns; the turn stops after it
         await at_prompt(pilot, app, 3)
         shown = lines(app)

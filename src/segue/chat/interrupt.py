@@ -4,19 +4,19 @@ The turn runs on the main thread with a SIGINT handler installed for that while 
 previous handler is put back afterwards):
 
 * The first Ctrl-C calls ``on_interrupt`` (for a turn: ``session.cancellation.cancel()``) and
-  says so; nothing is raised. The engine checks cancellation at its safe points (before each
-  provider step, after each settled tool step, around rollover admission), so the turn stops
-  at the next one: the provider step or tool call in flight finishes first, and every step
-  that settled is already durable. A provider call is synchronous; its reply is recorded
-  whole or not at all, so a long call delays the stop rather than being torn.
+  says so; nothing is raised. A reply that is streaming stops at once (R40: the text received
+  so far is kept as the reply, marked partial, and no tool call of it runs; see
+  :mod:`segue.session.stoppable`); a running ``bash`` command is killed; otherwise the
+  engine stops at its next safe point (before each provider step, after each settled tool
+  step, around rollover admission). Every step that settled is already durable.
 * A second Ctrl-C raises :class:`QuitNow` where the turn is: the user will not wait. Tools
   clean up on the way out (the ``bash`` tool kills its command's process group); the step in
   flight is not recorded, and the store treats the exit like a crash (R28: every
   acknowledged batch whole, a torn one removed by the next locked operation).
 
-Why not a worker thread, which could let the prompt return before a slow step ends: a
-thread cannot be stopped from outside, so its tool calls (a shell command in its own process
-group) would outlive a quit; and the step it finished later would race the next turn.
+Why the turn itself is not moved to a worker thread: a thread cannot be stopped from
+outside, so its tool calls (a shell command in its own process group) would outlive a quit.
+Only the provider call runs in one, and a stopped call's late output is dropped.
 
 ``notify`` is called from the signal handler, so it must not write through a buffered
 stream the interrupted code may be writing to (the CLI writes with ``os.write``).
@@ -33,9 +33,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-INTERRUPTING = (
-    "interrupting: the turn stops at the next safe point (Ctrl-C again to quit now)"
-)
+INTERRUPTING = "interrupting: stopping the turn (Ctrl-C again to quit now)"
 
 
 class QuitNow(BaseException):

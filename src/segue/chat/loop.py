@@ -13,8 +13,9 @@ Invariants:
   typed (R9).
 * A failed command or turn (any :class:`~segue.errors.SegueError`) is reported on one line and
   the loop goes on; the Session is only ever replaced by a fully built one.
-* End of input leaves with status 0; so do two Ctrl-C in a row at the prompt (an interrupted
-  turn counts as the first). A second Ctrl-C while a turn is stopping quits at once (130).
+* End of input leaves with status 0; two Ctrl-C in a row at the prompt (an interrupted turn
+  counts as the first) leave with 130, as a program stopped by SIGINT does. A second Ctrl-C
+  while a turn is stopping quits at once (130).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from segue.policy.approval import Mode, parse_mode
 from segue.providers.request import ProviderRequest
 from segue.session import Session
 from segue.session.admission import Cancellation
+from segue.session.turn import INTERRUPTED_REPLY
 from segue.settings import (
     anchor_model_path,
     load_settings,
@@ -204,7 +206,7 @@ class ChatLoop:
         except KeyboardInterrupt:
             self.write("\n")
             if self._armed:
-                raise _Leave(EXIT_OK) from None
+                raise _Leave(EXIT_INTERRUPTED) from None
             self._armed = True
             self.say("Ctrl-C again or Ctrl-D to leave; /help lists the commands")
             return
@@ -318,7 +320,8 @@ class ChatLoop:
         self.renderer.finish()
         if result.status == "paused" and cancellation.cancelled:
             self._armed = True
-            self.say("turn interrupted; the steps that settled are kept", fg="yellow")
+            if result.reason != INTERRUPTED_REPLY:  # that notice has said it all already
+                self.say("turn interrupted; the steps that settled are kept", fg="yellow")
         if not self.interactive:
             self.say(self.meter(), fg="cyan")
 
@@ -413,3 +416,4 @@ _TONES: dict[str, dict[str, Any]] = {
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+

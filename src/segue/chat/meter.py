@@ -9,6 +9,7 @@ so it is left out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from segue.context.assembly import last_step_usage
@@ -37,4 +38,18 @@ def label(threshold: int, *, experiment: bool, limit: int | None = None) -> str:
 def meter_text(
     percent: int, threshold: int, *, experiment: bool, limit: int | None = None
 ) -> str:
-    return f"{percent}% · {label(threshold, experiment=experiment, limit=limit)}"
+    return due(percent, label(threshold, experiment=experiment, limit=limit))
+
+
+_BY = re.compile(r"(rolls over|compacts) by (\d+)%")
+
+
+def due(percent: int, what: str, *, figure: str | None = None) -> str:
+    """The meter: ``percent`` (shown as ``figure`` when given, e.g. an estimate) and what
+    happens at the trigger point. At or past the point the
+    next message sets it off, so the meter says that instead of a percent already passed
+    ("60% · rolls over by 55%" would read as if there were room left)."""
+    found = _BY.fullmatch(what)
+    if found is not None and percent >= int(found.group(2)):
+        what = f"{found.group(1)} with the next message"
+    return f"{figure or f'{percent}%'} · {what}"

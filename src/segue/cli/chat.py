@@ -19,6 +19,7 @@ import click
 
 from segue.chat import ChatLoop, SessionMaker, run_interruptible
 from segue.chat.presence import hold_chat
+from segue.cli.render import no_color
 from segue.cli.run import UNATTENDED_CLI
 from segue.policy.approval import MODES, Mode, parse_mode
 
@@ -61,7 +62,7 @@ def _write(text: str) -> None:
 
 def _wants_color() -> bool:
     return (
-        sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        sys.stdout.isatty() and not no_color() and os.environ.get("TERM") != "dumb"
     )
 
 
@@ -101,7 +102,8 @@ def chat(
 
     One chat per workspace: a second chat on the same workspace says which process holds it.
 
-    Ctrl-C stops a running turn at its next safe point; steps that settled stay on disk.
+    Ctrl-C stops a running turn at once (a streaming reply keeps what it said so far); steps
+    that settled stay on disk.
     Ctrl-C twice at the prompt leaves. With --tui the same chat runs full-screen (Escape
     also stops a turn; Ctrl-D or Ctrl-Q leaves).
     """

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import click
 
-from segue.cli.render import Renderer, divider
+from segue.cli.render import Renderer, divider, no_color, quiet
 from segue.demo.run import DEFAULT_TRAJECTORY, DEFAULT_WORKSPACE, prepare_demo, run_demo
 from segue.demo.text import header, prompt_lines, summary
 from segue.demo.trajectory import packaged_names
@@ -78,15 +78,18 @@ def demo(ctx: click.Context, keep: bool, trajectory: str, as_json: bool) -> None
     )
     kept = keep or not temporary
 
-    say = _say(err=as_json)
+    # With --json, stdout is the closing object alone and nothing human goes to stderr.
+    say = quiet if as_json else _say(err=False)
 
     def out(text: str) -> None:
-        click.echo(text, nl=False, err=as_json)
+        if not as_json:
+            click.echo(text, nl=False)
 
-    renderer = Renderer(out=out, err=say, color=False if as_json else None)
+    renderer = Renderer(out=out, err=say, color=False if as_json or no_color() else None)
+    plain = as_json or no_color()
 
     def machine(text: str, *, bold: bool = False, dim: bool = False) -> None:
-        say(text if as_json else click.style(text, bold=bold, dim=dim))
+        say(text if plain else click.style(text, bold=bold, dim=dim))
 
     def on_prompt(prompt: str) -> None:
         renderer.finish()

@@ -369,7 +369,13 @@ def import_cmd(ctx: click.Context, file: Path, source: str | None) -> None:
             raise click.BadParameter(exc.message, param_hint="FILE") from None
         if data is None:
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
-        rows = _store(ctx).import_rows(data)
+        try:
+            rows = _store(ctx).import_rows(data)
+        except SegueError as exc:  # another agent's transcript: name the --from it needs
+            from segue.cli.import_hint import import_hint
+
+            exc.cli_message += import_hint(data, str(file))
+            raise
     else:
         from segue.importers import import_path
 

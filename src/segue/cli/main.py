@@ -68,7 +68,7 @@ class SegueGroup(LazyGroup):
     """Turns segue's errors into one clear line on stderr and the documented exit code."""
 
     def invoke(self, ctx: click.Context) -> object:
-        from segue.errors import ContextSignal, SegueError, UsageError
+        from segue.errors import ContextSignal, MissingSetup, SegueError, UsageError
 
         try:
             return super().invoke(ctx)
@@ -76,7 +76,7 @@ class SegueGroup(LazyGroup):
             click.echo(f"segue: error: {exc.cli_message}", err=True)
             if isinstance(exc, ContextSignal):
                 raise SystemExit(3) from None
-            if isinstance(exc, UsageError):
+            if isinstance(exc, UsageError) and not isinstance(exc, MissingSetup):
                 raise SystemExit(2) from None
             raise SystemExit(1) from None
         except OSError as exc:
@@ -130,6 +130,32 @@ def cli(
         raise click.UsageError(exc.message) from None
 
 
+#: The root group's options (SPEC.md §5: they come before the command).
+GLOBAL_OPTIONS = frozenset({"--home", "-w", "--workspace", "--store"})
+
+
+def global_first(args: list[str], option: str) -> str:
+    """The command line with each use of the global ``option`` (and its value) moved to the
+    front, as a shell would take it: what the user meant."""
+    moved: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == option and i + 1 < len(args):
+            moved += args[i : i + 2]
+            i += 2
+            continue
+        if arg.startswith(option + "="):
+            moved.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    import shlex
+
+    return shlex.join(["segue", *moved, *rest])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (for tests and the console script)."""
     try:
@@ -137,6 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("Aborted!", err=True)
         return 1
+    except click.NoSuchOption as exc:
+        if exc.option_name not in GLOBAL_OPTIONS:
+            exc.show()
+            return exc.exit_code
+        args = list(sys.argv[1:] if argv is None else argv)
+        click.echo(f"segue: error: {exc.option_name} is a global option and goes before the "
+                   f"command; try: {global_first(args, exc.option_name)}", err=True)
+        return 2
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code

@@ -7,6 +7,7 @@ user's words (R9): they are dim or coloured and always prefixed, never plain tex
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,15 @@ def divider(title: str, width: int = 72) -> str:
     return f"{'─' * side} {title} {'─' * side}"
 
 
+def no_color() -> bool:
+    """The user asked for no colour (https://no-color.org: ``NO_COLOR`` set and not empty)."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def quiet(_text: str) -> None:
+    """Where human output goes when ``--json`` asks for the machine's only."""
+
+
 class Renderer:
     """Writes events as they come. ``out`` gets the assistant's words, ``err`` the rest."""
 
@@ -54,7 +64,8 @@ class Renderer:
     ) -> None:
         self._out = out or (lambda s: click.echo(s, nl=False))
         self._err = err or (lambda s: click.echo(s, err=True))
-        self._color = color
+        # Unset: colour where the terminal shows it (click strips it elsewhere), unless NO_COLOR.
+        self._color = False if color is None and no_color() else color
         self._show_usage = show_usage
         self._mid_line = False
 

@@ -14,7 +14,7 @@ import click
 from segue.chat.interrupt import QuitNow, run_interruptible
 from segue.cli.context import CliContext
 from segue.cli.prompt_input import read_prompt
-from segue.cli.render import Renderer
+from segue.cli.render import Renderer, quiet
 from segue.context.assembly import current_window_id
 from segue.errors import RuntimeFailure, SegueError, UsageError
 from segue.events import Event, Notice, RolledOver
@@ -81,17 +81,16 @@ def run(  # noqa: PLR0917 - click passes every option positionally
     ask, so a call that would ask is denied and the model is told so; allow them with
     --approve auto-edit or --approve full, the approval setting, or a remembered rule.
 
-    Ctrl-C stops the turn at its next safe point (steps that settled stay on disk) and exits
-    130; a second Ctrl-C quits at once.
+    Ctrl-C stops the turn at once and exits 130: a streaming reply keeps what it said so far,
+    a tool call it had begun never runs, and steps that settled stay on disk; a second Ctrl-C
+    quits at once.
 
     Exit status: 0 completed, 3 paused or rejected by a context guard (reason on stderr),
     1 any other error, 2 bad usage, 130 interrupted.
     """
     obj.note_earlier_workspace()
-    if as_json:
-        renderer = Renderer(out=lambda s: click.echo(s, nl=False, err=True), color=False)
-    else:
-        renderer = Renderer()
+    # With --json, stdout is the closing object alone; stderr only says why a run failed.
+    renderer = Renderer(out=quiet, err=quiet, color=False) if as_json else Renderer()
     rollovers: list[RolledOver] = []
     # A notice is shown when the next event comes, so the one that only repeats the reason
     # the turn ends with is dropped: an error is printed once, as "segue: STATUS: reason".
@@ -219,6 +218,7 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
 @click.pass_obj
 def compact(obj: CliContext, model: str | None, agent_name: str | None) -> None:
     """Summarize the active window into a compaction boundary (works with rollover on too)."""
+    obj.require_workspace()  # a misspelt -w: one line, exit 1, and no folder made for it
     session = open_session(
         obj.layout,
         workdir=Path.cwd(),

@@ -32,6 +32,10 @@ def write(text: str) -> None:
     stream.flush()
 
 
+def _dropped(_text: str) -> None:
+    pass
+
+
 def write_json(value: Any) -> None:
     from segue.messages import encode_obj
 
@@ -46,12 +50,15 @@ def print_search(workspace_id: str, query: str, hits: Iterable[Hit], *, as_json:
         items = [{**h.item.to_obj(), "text": h.snippet, "matches": h.matches} for h in hits]
         write_json({"scope": header, "query": query, "items": items})
         return len(items)
-    write(header + "\n\n")
+    # On a terminal the listing is framed by its scope and count; in a pipe the output is the
+    # hits alone, like grep's (the exit status says whether there were any; --json has both).
+    frame = write if sys.stdout.isatty() else _dropped
+    frame(header + "\n\n")
     count = 0
     for hit in hits:
         count += 1
         label = hit.item.view.label + (" (rejected)" if hit.item.view.rejected else "")
         write(f"#{hit.item.item_id} ({hit.item.window_id}, {label}, {hit.matches}×): ")
         write(hit.snippet + "\n")
-    write(f"\n{count} matching item(s).\n" if count else "No matches.\n")
+    frame(f"\n{count} matching item(s).\n" if count else "No matches.\n")
     return count

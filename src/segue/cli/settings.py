@@ -22,10 +22,12 @@ from segue.settings import (
     Settings,
     anchor_model_path,
     check_key,
+    is_known,
     key_families,
     load_settings,
     parse_cli_value,
     settings_path,
+    unknown_note,
     update_settings,
 )
 
@@ -73,7 +75,7 @@ def settings_group() -> None:
 def show(obj: CliContext, as_json: bool) -> None:
     """Show every setting: its value, or its default when unset."""
     path = settings_path(obj.home)
-    settings = load_settings(path)
+    settings = load_settings(path, report_unknown=False)  # labelled below instead
     effective = settings.effective()
     if as_json:
         click.echo(json.dumps({"path": str(path), "settings": effective}, ensure_ascii=False))
@@ -81,6 +83,8 @@ def show(obj: CliContext, as_json: bool) -> None:
     click.echo(f"# {path}" + ("" if path.exists() else " (not created yet: all defaults)"))
     for key, value in effective.items():
         source = "" if key in settings.values else "  [default]"
+        if not is_known(key):
+            source = f"  [ignored: {unknown_note(key)}]"
         click.echo(f"{key} = {_render(value)}{_label(key, value, settings)}{source}")
 
 
@@ -111,7 +115,7 @@ def _plain(value: Any) -> str:
 def get(obj: CliContext, key: str) -> None:
     """Print KEY's value, or its default when it is not set: text as it is, anything else
     as JSON (true, 70, lists, objects). Exit 1 when KEY is not set and has no default."""
-    settings = load_settings(settings_path(obj.home))
+    settings = load_settings(settings_path(obj.home), report_unknown=False)
     if key not in settings.values:
         check_key(key)  # an unknown key is a usage error (exit 2) naming the known ones
     value = settings.get(key)
@@ -146,6 +150,7 @@ _SET_HELP = (
 @click.argument("value")
 @click.pass_obj
 def set_(obj: CliContext, key: str, value: str) -> None:
+    check_key(key)  # before anything is written (the lock file included)
     parsed = anchor_model_path(key, parse_cli_value(value), Path.cwd())
     written = update_settings(settings_path(obj.home), lambda s: s.with_value(key, parsed))
     current = written.get(key)
@@ -159,8 +164,15 @@ def unset(obj: CliContext, key: str) -> None:
     """Remove KEY from settings.json so that its default applies again. A key that is not
     set is left alone (nothing is written)."""
     path = settings_path(obj.home)
-    if key not in load_settings(path).values:
-        check_key(key)
+    present = key in load_settings(path, report_unknown=False).values
+    if not is_known(key):
+        if not present:
+            check_key(key)  # the usage error set and get give, naming the known keys
+        # A key segue does not know, in the file (a typo made by hand): removing it is the fix.
+        update_settings(path, lambda s: s.with_value(key, None))
+        click.echo(f"{unknown_note(key)}; removed it from {path}")
+        return
+    if not present:
         click.echo(f"{key} was not set; nothing changed")
         return
     written = update_settings(path, lambda s: s.with_value(key, None))

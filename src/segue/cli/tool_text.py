@@ -54,6 +54,9 @@ def result_lines(output: Any) -> list[str]:
             head += f" ({output['signal']})"
         if isinstance(output.get("durationMs"), int):
             head += f" · {output['durationMs'] / 1000:.1f}s"
+    elif output.get("ok") is True and (found := _success(output)) is not None:
+        head, listed = found
+        return [_cut(head, EXCERPT_CHARS), *_excerpt(listed)]
     elif output.get("ok") is True and isinstance(output.get("path"), str):
         head = f"ok · {output['path']}"
         if isinstance(output.get("bytes"), int):
@@ -68,6 +71,72 @@ def result_lines(output: Any) -> list[str]:
         if len(body) > EXCERPT_LINES:
             lines.append(f"… {len(body) - EXCERPT_LINES} more lines")
     return lines
+
+
+def _excerpt(listed: list[str]) -> list[str]:
+    lines = [_cut(line, EXCERPT_CHARS) for line in listed[:EXCERPT_LINES]]
+    if len(listed) > EXCERPT_LINES:
+        lines.append(f"… {len(listed) - EXCERPT_LINES} more")
+    return lines
+
+
+def _plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} " + (word if count == 1 else many or word + "s")
+
+
+def _success(out: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """The status line and the listed lines of a built-in tool's success, by its shape;
+    None for a shape not known here (shown as compact JSON)."""
+    more = " · more on the next page" if out.get("nextCursor") else ""
+    windows, items = out.get("windows"), out.get("items")
+    if "action" in out and isinstance(windows, list):  # session_history list_windows
+        return _plural(len(windows), "window") + more, [
+            f"{w.get('windowId')} {w.get('kind')}: {_plural(int(w.get('items') or 0), 'item')}"
+            f" #{w.get('firstItemId')} … #{w.get('lastItemId')}"
+            for w in windows if isinstance(w, Mapping)]
+    if "action" in out and isinstance(items, list):  # session_history: items, hits, a page
+        if out.get("action") == "read_item" and len(items) == 1 and isinstance(items[0], Mapping):
+            item = items[0]
+            page = str(item.get("text") or "").rstrip("\n").split("\n")
+            return (f"#{item.get('itemId')} ({item.get('windowId')}, {item.get('role')})"
+                    + (" · continues" if item.get("nextCharOffset") is not None else ""), page)
+        noun = "hit" if out.get("action") == "search" else "item"
+        return _plural(len(items), noun) + more, [
+            f"#{i.get('itemId')} ({i.get('windowId')}, {i.get('role')}): "
+            + " ".join(str(i.get("text") or "").split())
+            for i in items if isinstance(i, Mapping)]
+    if set(out) == {"ok", "windowId"}:  # new_context
+        return f"ok · the conversation continues in {out['windowId']}", []
+    matches, files = out.get("matches"), out.get("files")
+    if isinstance(matches, list):  # file_search with a query
+        return _plural(len(matches), "match", "matches") + _scan(out), [
+            f"{m.get('path')}:{m.get('line')}: {m.get('text')}"
+            for m in matches if isinstance(m, Mapping)]
+    if isinstance(files, list):  # file_search by name, memory list
+        return _plural(len(files), "file") + _scan(out), [
+            str(f.get("path") if isinstance(f, Mapping) else f) for f in files]
+    if isinstance(out.get("content"), str):
+        text = out["content"].rstrip("\n")
+        if isinstance(out.get("path"), str) and "startLine" in out:  # file_read: not echoed
+            head = f"ok · {out['path']} lines {out.get('startLine')}–{out.get('endLine')}"
+            return head + (" (more follows)" if out.get("truncated") else ""), []
+        return f"ok · {_plural(len(text.splitlines()), 'line')}", text.split("\n")  # memory
+    if isinstance(out.get("replacements"), int) and isinstance(out.get("path"), str):
+        return (f"ok · {out['path']}: {_plural(out['replacements'], 'replacement')} at line "
+                f"{out.get('line')}"), []
+    tools = out.get("tools")
+    if isinstance(tools, list):  # tool_search
+        names = [str(t.get("name")) for t in tools if isinstance(t, Mapping)]
+        return (f"{_plural(len(names), 'tool')} activated" + (f": {', '.join(names)}"
+                                                              if names else "")), []
+    return None
+
+
+def _scan(out: Mapping[str, Any]) -> str:
+    scanned = out.get("scanned")
+    files = scanned.get("files") if isinstance(scanned, Mapping) else None
+    tail = f" ({_plural(files, 'file')} scanned)" if isinstance(files, int) else ""
+    return tail + (" · stopped early" if out.get("truncated") else "")
 
 
 def result_text(output: Any, indent: str = "    ") -> str:

@@ -112,9 +112,14 @@ class HistoryStore:
     def read_locked(self) -> AbstractContextManager[None]:
         """The lock as a reader takes it: shared, never creating anything (see ``lock``).
         Where there is no session directory there is nothing to read and nothing to lock."""
-        if not os.path.lexists(paths(self.layout).session_dir):
+        p = paths(self.layout)
+        if not os.path.lexists(p.session_dir):
             return contextlib.nullcontext()
-        return _lock.hold(paths(self.layout).lock, self.lock_timeout, shared=True)
+        if not any(os.path.lexists(f) for f in (p.lock, p.chat, p.archive)):
+            # Nothing written yet (a writer makes the lock before its first row): nothing to
+            # read, and no reason to tell the user that it was read without the lock.
+            return contextlib.nullcontext()
+        return _lock.hold(p.lock, self.lock_timeout, shared=True)
 
     def _check_files(self, action: str) -> None:
         """Refuse, naming the path, a transcript file that is not a regular file (a symlink,

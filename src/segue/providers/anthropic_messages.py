@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from segue.errors import ProviderError, TransientProviderError, UsageError
+from segue.errors import MissingSetup, ProviderError, TransientProviderError, UsageError
 from segue.providers.base import (
     EventSink,
     FinishReason,
@@ -453,7 +453,7 @@ def build(
         raise missing_sdk(model, "Anthropic", "anthropic") from None
     key = environ.get(ANTHROPIC_KEY_ENV, "").strip()
     if not key:
-        raise UsageError(f"model {model!r} needs an Anthropic API key: "
+        raise MissingSetup(f"model {model!r} needs an Anthropic API key: "
                          f"export {ANTHROPIC_KEY_ENV}=sk-ant-…")
     options: dict[str, Any] = {
         "api_key": key,

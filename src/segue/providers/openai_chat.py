@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from segue.errors import ProviderError, TransientProviderError, UsageError
+from segue.errors import MissingSetup, ProviderError, TransientProviderError, UsageError
 from segue.providers.base import (
     EventSink,
     FinishReason,
@@ -423,7 +423,7 @@ def build(
     if provider == "openai":
         key = environ.get(OPENAI_KEY_ENV, "").strip()
         if not key:
-            raise UsageError(f"model {model!r} needs an OpenAI API key: "
+            raise MissingSetup(f"model {model!r} needs an OpenAI API key: "
                              f"export {OPENAI_KEY_ENV}=sk-…")
         base_url = environ.get(OPENAI_URL_ENV, "").strip() or None
         label, key_env = "OpenAI", OPENAI_KEY_ENV

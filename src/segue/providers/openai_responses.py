@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from segue.errors import ProviderError, TransientProviderError, UsageError
+from segue.errors import MissingSetup, ProviderError, TransientProviderError, UsageError
 from segue.providers.base import (
     EventSink,
     FinishReason,
@@ -369,7 +369,7 @@ def build(
         raise missing_sdk(model, "OpenAI", "openai") from None
     key = environ.get(OPENAI_KEY_ENV, "").strip()
     if not key:
-        raise UsageError(f"model {model!r} needs an OpenAI API key: export {OPENAI_KEY_ENV}=sk-…")
+        raise MissingSetup(f"model {model!r} needs an OpenAI API key: export {OPENAI_KEY_ENV}=sk-…")
     options: dict[str, Any] = {"api_key": key,
                                "base_url": environ.get(OPENAI_URL_ENV, "").strip() or None,
                                "max_retries": 0}

@@ -154,7 +154,7 @@ def model_encoding(ref: ModelRef, settings: Mapping[str, Any] | None = None) -> 
     if family is None:
         why = (
             "segue knows no tokenizer for this model family, and its size guards count with "
-            "the model's real encoding (SPEC R17); known families: OpenAI, Claude, Gemini, "
+            "the model's real encoding; known families: OpenAI, Claude, Gemini, "
             "DeepSeek, Qwen, Llama, Mistral. Name one: "
         )
         key = f"{ENCODING_PREFIX}{ref}"

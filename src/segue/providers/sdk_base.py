@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import importlib
 
-from segue.errors import UsageError
+from segue.errors import MissingSetup
 from segue.extras import install_hint
 from segue.providers.retry import RetryPolicy
 
 
-def missing_sdk(model: str, sdk: str, extra: str) -> UsageError:
-    return UsageError(f"model {model!r} needs the {sdk} SDK: {install_hint(extra)}")
+def missing_sdk(model: str, sdk: str, extra: str) -> MissingSetup:
+    return MissingSetup(f"model {model!r} needs the {sdk} SDK: {install_hint(extra)}")
 
 
 def transport_errors() -> tuple[type[BaseException], ...]:

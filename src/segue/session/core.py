@@ -43,7 +43,7 @@ from segue.events import (
 from segue.history.inflight import stream_in_progress
 from segue.history.protocol import TranscriptStore
 from segue.memory.hot import select_memory
-from segue.memory.pinned import forget_pin, load_pin, memory_for, pinned_path, save_pin
+from segue.memory.pinned import Pin, forget_pin, load_pin, memory_for, pinned_path, save_pin
 from segue.memory.store import load_memories
 from segue.messages import Row
 from segue.plugins import PluginRegistry
@@ -128,6 +128,7 @@ class Session:
         self._token_model = self._resolve_token_model(provider)
         #: Context-scoped state (R21: the only thing cleared before a rollover's append).
         self._context_cache: dict[str, Any] = {}
+        self._unsaved_pin: Pin | None = None  # a memory pin not yet on disk (_memory_entries)
         #: The edited-file carryover (R4, R10, R21), shared through its file with the tools.
         self.carryover = CarryoverFile(layout, store)
 
@@ -207,13 +208,19 @@ class Session:
                 count=lambda text: count_text(text, self._token_model).tokens,
             )
 
-        entries, pin = memory_for(load_pin(path), window_id, fresh)
-        # The pin is a cache: it never creates a session directory (a workspace nothing was
-        # written to stays absent) nor writes beside a Xum stream in progress (SPEC.md §3).
-        if pin is not None and self.layout.session_dir.is_dir() and not stream_in_progress(
-            self.layout
+        entries, pin = memory_for(self._unsaved_pin or load_pin(path), window_id, fresh)
+        if pin is not None:
+            self._unsaved_pin = pin
+        # The file never creates a session directory (a workspace nothing was written to
+        # stays absent) nor is written beside a Xum stream in progress (SPEC.md §3): until it
+        # can be, this process keeps the pin itself, so its requests stay byte-stable.
+        if (
+            self._unsaved_pin is not None
+            and self.layout.session_dir.is_dir()
+            and not stream_in_progress(self.layout)
+            and save_pin(path, self._unsaved_pin)
         ):
-            save_pin(path, pin)
+            self._unsaved_pin = None
         return entries
 
     def _may_use_history(self) -> bool:
@@ -244,6 +251,7 @@ class Session:
         self._context_cache.clear()
         if handoff is None:
             forget_pin(pinned_path(self.layout))  # the next window reads memory afresh
+            self._unsaved_pin = None
             self.carryover.clear()
         else:
             handoff.publish()
@@ -332,8 +340,8 @@ class Session:
     def stream(self, text: str) -> TurnStream:
         """One user message, its events as they happen: ``for event in session.stream(text)``
         or ``async for``; afterwards ``.result`` is the :class:`TurnResult` ``send`` returns.
-        Leaving the loop early cancels the turn at its next safe point (settled steps stay)
-        and waits for it (:mod:`segue.session.stream`)."""
+        Leaving the loop early (or ``cancel()``) stops the turn at once, a streaming reply kept
+        as far as it came (settled steps stay), and waits for it (:mod:`segue.session.stream`)."""
         return TurnStream(self, text)
 
     async def asend(self, text: str) -> TurnResult:

@@ -55,7 +55,6 @@ def open_session(
     # (a PostgreSQL store keeps no session directory Xum could be writing).
     if store_url is None:
         refuse_if_streaming(layout)
-    record_workdir(layout, workdir)
     if settings is None:
         settings = load_settings(settings_path(layout.home))
     rules = ApprovalFile.of(layout)
@@ -87,6 +86,9 @@ def open_session(
     # The plan agent keeps its `.*` rules (R12) and is narrowed by a caller restriction and a
     # write scope instead (segue.tools.profile).
     profile = tool_profile(agent)
+    # Only now that the agent, the model and its key are known good: a refused command
+    # writes nothing.
+    record_workdir(layout, workdir)
     # ``store_url``: a PostgreSQL store (SPEC.md §8) instead of the home's JSONL files.
     store = open_store(layout, store_url, durable=durable)
     tools = builtin_tools(layout, workdir, write_scope=profile.write_scope, store=store)

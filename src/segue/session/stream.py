@@ -17,9 +17,11 @@ Invariants:
   ``send``, ``compact`` or a clear on the session from another thread (the loop body
   included), is a UsageError (:func:`refuse_if_streaming`): the turn is paused between two of
   its steps, and a second one interleaved with it would not mean anything.
-* Leaving the loop early (``break``, an exception in the loop body, ``close()``) cancels the
-  turn at its next safe point and waits for the worker, so once the loop is left nothing
-  runs behind the caller's back; the steps that settled stay durable, as with Ctrl-C.
+* Leaving the loop early (``break``, an exception in the loop body, ``close()``) or
+  ``cancel()`` stops the turn: a reply still streaming stops at once and is kept as far as it
+  came (R40, :mod:`segue.session.stoppable`), otherwise the turn stops at its next safe point;
+  leaving waits for the worker, so once the loop is left nothing runs behind the caller's
+  back; the steps that settled stay durable, as with Ctrl-C.
 * An error the send raises (a store or tokenizer failure) is raised in the consumer, from
   the loop; context signals and provider errors end the turn with a result, as in ``send``.
 * While an ``async for`` runs, :func:`current_loop` in the worker is the consumer's event
@@ -104,7 +106,8 @@ class TurnStream:
         return self.result
 
     def cancel(self) -> None:
-        """Stop the turn at its next safe point; the loop then ends with a paused result."""
+        """Stop the turn (a streaming reply at once, R40); the loop then ends with a paused
+        result. Safe from any thread."""
         self.cancellation.cancel()
 
     # -- sync ------------------------------------------------------------------------------------

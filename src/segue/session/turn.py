@@ -8,7 +8,7 @@ carryover, plugins); a :class:`Turn` holds what one send needs and is dropped at
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id, last_step_usage, warned_in_window
@@ -33,6 +33,7 @@ from segue.errors import (
     ContextSignal,
     ProviderError,
     SegueError,
+    TurnCancelled,
     TurnPaused,
 )
 from segue.events import (
@@ -45,7 +46,7 @@ from segue.events import (
     Warned,
 )
 from segue.fsutil import describe_os_error
-from segue.messages import Part, Row, encode_obj, make_row
+from segue.messages import Part, Row, encode_obj, make_row, with_metadata
 from segue.providers.base import StreamEvent, Usage
 from segue.providers.base import TextDelta as ProviderTextDelta
 from segue.providers.request import ProviderRequest, Reasoning, ToolCall, reasoning_part
@@ -54,6 +55,7 @@ from segue.session.admission import (
     admit_rollover,
 )
 from segue.session.result import OutputLimit, TurnResult, UsageTotal
+from segue.session.stoppable import Interrupted, run_step
 from segue.session.turn_hooks import TurnHooks
 from segue.tokens import calibration_file, count_text
 from segue.tools.base import tool_error
@@ -231,10 +233,13 @@ class Turn:
             s.cancellation.check("before a provider step")
             self.hooks.check_window("before a provider step")
             try:
-                result = s.provider.step(request, on_event=self._forward)
+                step = run_step(s.provider, request, self._forward, s.cancellation)
             except ContextOverflowError as exc:
                 request, window, system = self._overflow(exc, window, pending)
                 continue
+            if isinstance(step, Interrupted):
+                self._interrupted(step.text)
+            result = step
             self._calibrate(request, result.usage.input_tokens)
             self.usage.add(result.usage)
             if result.truncated_call is not None:
@@ -292,6 +297,17 @@ class Turn:
                 )
             request, window, system = self._settled(request, window, system, usage, outputs)
         raise TurnPaused(f"the turn stopped after {s.config.max_steps} provider steps")
+
+    def _interrupted(self, text: str) -> NoReturn:
+        """R40: the reply was stopped while it streamed. The text received so far is kept as
+        the reply, marked the way Xum marks a stopped stream (``metadata.partial``); none of
+        the step's tool calls runs."""
+        s = self.s
+        if text:
+            s._append([with_metadata(self._assistant_row(text, (), [], {}), partial=True)])
+            self.replied = True
+            self.text = text
+        raise TurnCancelled(INTERRUPTED_REPLY if text else INTERRUPTED_BEFORE_REPLY)
 
     def _calibrate(self, request: ProviderRequest, reported: int | None) -> None:
         """Feed provider-reported input usage against our estimate to calibration; a
@@ -499,6 +515,10 @@ class Turn:
         mid-turn compaction continues with)."""
         return compaction_continuation_row(row_id=self.s.new_id("continue"), now_ms=self.s.clock())
 
+
+#: The reason a turn stopped mid-reply ends with (R40).
+INTERRUPTED_REPLY = "interrupted: the reply was stopped; the text received so far is kept"
+INTERRUPTED_BEFORE_REPLY = "interrupted before the model replied"
 
 #: A new_context call's output until its step settles; never reaches the transcript.
 _PENDING = {"ok": True, "pending": "new_context"}

@@ -129,7 +129,8 @@ def split_model(model: str) -> tuple[str, str]:
             model, "models are named provider:name, e.g. openai:gpt-4o or anthropic:claude-…"
         )
     if provider not in PROVIDERS:
-        raise UnknownModelError(model, f"unknown provider {provider!r}; use one of {PROVIDERS}")
+        choices = ", ".join(f"{p}:" for p in PROVIDERS)
+        raise UnknownModelError(model, f"unknown provider {provider!r}; use one of {choices}")
     return provider, name
 
 

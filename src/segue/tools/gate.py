@@ -65,6 +65,13 @@ UNATTENDED = (
     "it with the approval mode auto-edit or full, the approval setting, or a remembered rule"
 )
 
+#: Why a call was denied under auto-edit with nobody to ask (auto-edit never runs it).
+AUTO_EDIT_UNATTENDED = (
+    "the approval mode is auto-edit, which runs file edits inside the workspace but asks "
+    "before anything else that changes the machine, and nobody can be asked. The user can "
+    "allow it with the approval mode full or a remembered rule"
+)
+
 
 def is_read_only(tool: Tool) -> bool:
     return getattr(tool, "read_only", False) is True
@@ -111,7 +118,9 @@ class ApprovalGate:
         if decision.verdict is Verdict.DENY:
             return _denied(f"{tool.name} was not run: {decision.reason}")
         if self.approver is None:
-            return _denied(f"{tool.name} was not run: {self.unattended}")
+            # Under auto-edit the mode is on already: naming it as the way out would mislead.
+            why = AUTO_EDIT_UNATTENDED if self.mode is Mode.AUTO_EDIT else self.unattended
+            return _denied(f"{tool.name} was not run: {why}")
         request = ApprovalRequest(
             tool=tool.name,
             input=args,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from segue.chat.loop import SessionSource
-from segue.errors import UsageError
+from segue.errors import MissingSetup, UsageError
 from segue.extras import install_hint
 
 
@@ -25,7 +25,7 @@ def run_tui(sessions: SessionSource, *, agent_name: str | None = None) -> int:
     try:
         from segue.tui.app import ChatApp
     except ImportError as exc:
-        raise UsageError(
+        raise MissingSetup(
             f"segue chat --tui needs Textual ({exc}): {install_hint('tui')}"
         ) from exc
     status = ChatApp(sessions, agent_name=agent_name).run()

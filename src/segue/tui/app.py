@@ -16,9 +16,10 @@ thread. The view gives that loop its three edges:
 
 Invariants: the UI thread never waits for the engine (turns, commands and store reads all run
 in the worker); the worker reaches the UI only through ``call_from_thread``; Escape or Ctrl-C
-during a turn only sets the turn's Cancellation, so the engine stops at its next safe point and
-every settled step stays on disk; quitting ends the loop through end of input, so a running
-turn is cancelled and stops cleanly before the app is gone.
+during a turn only sets the turn's Cancellation: a streaming reply stops at once (its text kept,
+R40), otherwise the engine stops at its next safe point, and every settled step stays on disk;
+quitting ends the loop through end of input, so a running turn is cancelled and stops cleanly
+before the app is gone.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ T = TypeVar("T")
 STREAM_INTERVAL = 1 / 30
 #: How often the working indicator's elapsed time is redrawn, in seconds.
 WORKING_INTERVAL = 0.5
-INTERRUPTING = "interrupting: the turn stops at the next safe point"
+INTERRUPTING = "interrupting: stopping the turn"
+#: The working indicator while the model's reply streams.
+WRITING = "replying"
 
 
 class _Key(Enum):
@@ -269,6 +272,9 @@ class ChatApp(App[int]):
             self._streamed.clear()
         if text:
             self.transcript.stream(text)
+            if self._busy_since is not None and self._activity != WRITING:
+                self._activity = WRITING  # the model is replying, no longer only thinking
+                self._show_status()
 
     def _show_event(self, event: Event) -> None:
         self._draw_streamed()
@@ -277,6 +283,7 @@ class ChatApp(App[int]):
                 "thinking")
             self._show_status()
         if isinstance(event, StepUsage):
+            self._activity = "thinking"  # the step is over; the next one has not replied yet
             self._set_meter(usage_meter(event))
         else:
             self.transcript.add(event_lines(event))
@@ -323,6 +330,7 @@ class ChatApp(App[int]):
 
     def _at_prompt(self, meter: str) -> None:
         self._draw_streamed()
+        self.transcript.end_reply()
         self._waiting = True
         self.prompts += 1
         self._set_meter(meter)
@@ -349,7 +357,7 @@ class ChatApp(App[int]):
             return
         if not self._waiting:
             # Typed ahead, as in a terminal: kept, and run when the loop next asks for one.
-            self.transcript.add([machine("queued: runs when the current one is done")])
+            self.transcript.aside(machine("queued: runs when the current one is done"))
         self._waiting = False
         self._typed.put(event.value)
         event.area.clear()
@@ -359,9 +367,13 @@ class ChatApp(App[int]):
             running = self._interrupt
         if running is None:
             return False
-        cancel, notify = running
+        cancel, _notify = running
         cancel()
-        notify(INTERRUPTING)
+        if self._closing:
+            return True  # the view is going away: nowhere to say so
+        # As an aside: a note must not cut the reply being streamed into two entries.
+        self._draw_streamed()
+        self.transcript.aside(machine(INTERRUPTING))
         return True
 
     def action_stop_turn(self) -> None:

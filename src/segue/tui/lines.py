@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from segue.chat.meter import due
 from segue.cli.render import NEW_PREFIX_NOTE, ROLLOVER_DIVIDER
 from segue.cli.tool_text import call_text, result_text
 from segue.events import (
@@ -167,4 +168,4 @@ def output_line(text: str) -> Line | None:
 
 def usage_meter(event: StepUsage) -> str:
     """The meter after a provider step, in the line chat's words."""
-    return f"{event.figure()} · {event.label.lower()}{event.cache_note()}"
+    return due(event.percent, event.label.lower(), figure=event.figure()) + event.cache_note()

@@ -72,13 +72,29 @@ class Transcript(VerticalScroll):
     def __init__(self) -> None:
         super().__init__(id="transcript")
         self._streaming: Entry | None = None
+        #: notes held until the streaming entry ends (:meth:`aside`)
+        self._asides: list[Line] = []
 
     def add(self, lines: list[Line]) -> None:
-        if not lines:
+        if not lines and not self._asides:
             return
         self._streaming = None
-        self.mount_all([Entry(line) for line in lines])
+        self.mount_all([Entry(line) for line in [*self._asides, *lines]])
+        self._asides.clear()
         self.scroll_end(animate=False)
+
+    def aside(self, line: Line) -> None:
+        """A note that must not cut a streaming reply in two (a message typed ahead, "Esc
+        pressed"): shown after the reply's entry ends, at once when none is streaming."""
+        if self._streaming is None:
+            self.add([line])
+        else:
+            self._asides.append(line)
+
+    def end_reply(self) -> None:
+        """The reply being streamed is over: show the notes held for its end."""
+        if self._asides:
+            self.add([])
 
     def stream(self, text: str) -> None:
         """Streamed assistant text: a new entry, or more of the one being streamed."""
