@@ -66,6 +66,12 @@ def lock_key(workspace_id: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+def notify_channel(workspace_id: str) -> str:
+    """The ``LISTEN``/``NOTIFY`` channel of a workspace: an identifier derived from its lock
+    key (a workspace id may hold characters no identifier may, and be longer than 63)."""
+    return f"segue_ws_{lock_key(workspace_id) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
 @dataclass(frozen=True)
 class WorkspaceState:
     epoch: str
@@ -96,6 +102,7 @@ class PostgresStore:
         self.workspace_id = workspace_id
         self.lock_timeout = lock_timeout
         self._key = lock_key(workspace_id)
+        self._channel = notify_channel(workspace_id)
         self._conn: psycopg.Connection[Any] | None = None
         self._readers: list[psycopg.Connection[Any]] = []
         self._held = 0
@@ -271,6 +278,12 @@ class PostgresStore:
                 self.workspace_id,
             ),
         )
+        self._notify(conn)
+
+    def _notify(self, conn: psycopg.Connection[Any]) -> None:
+        """Wake the workspace's followers (``history follow``) when this transaction
+        commits; PostgreSQL delivers nothing if it does not."""
+        conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
 
     def import_rows(self, data: bytes) -> list[Row]:
         return self.append(parse_import(data))
@@ -325,6 +338,7 @@ class PostgresStore:
                     self.workspace_id,
                 ),
             )
+            self._notify(conn)
         # A bulk load changes the table's statistics at once: refresh them so the planner
         # uses the pg_trgm index for search right away instead of after autovacuum.
         with translated("cannot analyze the transcript table", self.url):
@@ -564,4 +578,4 @@ def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepare
             )
 
 
-__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "searchable"]
+__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "notify_channel", "searchable"]
