@@ -57,6 +57,32 @@ _STATE = (
 )
 _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
 _SELECT = "SELECT pos, off, raw, marker, window_id FROM segue_rows WHERE workspace = %s AND "
+_STATE_COLUMNS = (
+    "epoch", "next_sequence", "next_pos", "next_off", "chat_pos", "window_id", "agent_win",
+    "derived",
+)
+# (the statements below are built from this module's constants only)
+_UPDATE = (
+    "UPDATE segue_workspaces SET "  # noqa: S608
+    + ", ".join(f"{c} = %s" for c in _STATE_COLUMNS)
+    + " WHERE workspace = %s"
+)
+#: The one-round-trip append's update: it fails (an undefined setting is read only then)
+#: unless the workspace row still holds the state the append was planned from.
+_GUARDED = (
+    "WITH moved AS ("  # noqa: S608
+    + _UPDATE
+    + "".join(f" AND {c} = %s" for c in _STATE_COLUMNS)
+    + " RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1"
+    " ELSE current_setting('segue.workspace_moved_on')::int END, pg_notify(%s, '') FROM moved"
+)
+_INSERT = (
+    "INSERT INTO segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body, "  # noqa: S608
+    + ", ".join(COLUMNS)
+    + ") VALUES "
+)
+#: batches up to this many rows are appended with one INSERT (larger ones use COPY)
+_PIPELINE_ROWS = 64
 
 
 def lock_key(workspace_id: str) -> int:
@@ -106,6 +132,8 @@ class PostgresStore:
         self._conn: psycopg.Connection[Any] | None = None
         self._readers: list[psycopg.Connection[Any]] = []
         self._held = 0
+        #: the workspace's state as this store's last append left it (None: not known)
+        self._known: WorkspaceState | None = None
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -192,25 +220,36 @@ class PostgresStore:
     @contextmanager
     def _mutation(self, what: str) -> Iterator[tuple[psycopg.Connection[Any], WorkspaceState]]:
         """One transaction under the workspace's advisory lock, with its state row locked."""
+        self._known = None
         with translated(what, self.url):
             conn = self._writer()
             with conn.transaction():
-                self._wait_lock(conn, "SELECT pg_advisory_xact_lock(%s)")
+                self._xact_lock(conn)
                 conn.execute(
-                    "INSERT INTO segue_workspaces (workspace, epoch, derived) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (workspace) DO NOTHING",
+                    "INSERT INTO segue_workspaces (workspace, epoch, derived)"
+                    " VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING",
                     (self.workspace_id, new_epoch(), fingerprint()),
                 )
                 yield conn, self._state(conn, lock=True)
 
+    def _xact_lock(self, conn: psycopg.Connection[Any]) -> None:
+        """The workspace's advisory lock for this transaction, waiting at most the store's
+        lock timeout (set for this transaction only: no session state is left behind)."""
+        import psycopg
+
+        ms = max(1, int(self.lock_timeout * 1000))
+        try:
+            conn.execute(
+                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s)",
+                (f"{ms}ms", self._key),
+            )
+        except psycopg.errors.LockNotAvailable:
+            raise LockTimeout(self._lock_name(), self.lock_timeout) from None
+
     def _state(self, conn: psycopg.Connection[Any], *, lock: bool = False) -> WorkspaceState:
-        row = conn.execute(
-            _STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)
-        ).fetchone()
-        if row is None:
-            return WorkspaceState("", 0, 0, 0, 0, "w:0", ROOT_POS, fingerprint())
-        seq, pos, off, chat, win = (int(v) for v in (*row[1:5], row[6]))
-        return WorkspaceState(str(row[0]), seq, pos, off, chat, str(row[5]), win, str(row[7]))
+        return _state_of(
+            conn.execute(_STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)).fetchone()
+        )
 
     # -- state seen from outside -----------------------------------------------------------------
 
@@ -231,11 +270,47 @@ class PostgresStore:
         # Encode once without the lock to fail early on an unencodable row; the real batch
         # is stamped inside the transaction.
         encode_batch(rows)
+        known = self._known
+        self._known = None  # set again only by a commit this store saw succeed
+        if known is not None and len(rows) <= _PIPELINE_ROWS:
+            with translated("cannot append to the transcript", self.url):
+                stored = self._append_known(self._writer(), known, rows)
+            if stored is not None:
+                return stored
         with self._mutation("cannot append to the transcript") as (conn, state):
-            stored = stamp(rows, state.next_sequence, self.workspace_id)
-            data, _ = encode_batch(stored)
-            raws = data.split(b"\n")[:-1]
-            self._insert(conn, state, raws, next_sequence=state.next_sequence + len(stored))
+            stored, raws = self._stamped(rows, state)
+            after = self._insert(conn, state, raws, next_sequence=state.next_sequence + len(rows))
+        self._known = after
+        return stored
+
+    def _stamped(self, rows: Sequence[Row], state: WorkspaceState) -> tuple[list[Row], list[bytes]]:
+        stored = stamp(rows, state.next_sequence, self.workspace_id)
+        data, _ = encode_batch(stored)
+        return stored, data.split(b"\n")[:-1]
+
+    def _append_known(
+        self, conn: psycopg.Connection[Any], known: WorkspaceState, rows: Sequence[Row]
+    ) -> list[Row] | None:
+        """The append in three statements, from the state this store's last commit left:
+        the lock; a guarded update of the workspace row that fails unless the row still
+        holds exactly that state, with the notification; the rows. None when
+        another client changed the workspace meanwhile (nothing was written: the caller
+        takes the ordinary path, which reads the state under the lock)."""
+        import psycopg
+
+        stored, raws = self._stamped(rows, known)
+        prepared, after = _plan(
+            known, raws, next_sequence=known.next_sequence + len(rows)
+        )
+        try:
+            with conn.transaction():
+                self._xact_lock(conn)
+                conn.execute(_GUARDED, (*_state_values(after), self.workspace_id,
+                                        *_state_values(known), self._channel))
+                _insert_values(conn, self.workspace_id, prepared)
+        except psycopg.errors.UndefinedObject:
+            return None  # the guard: the workspace moved on since this store last wrote
+        self._known = after
         return stored
 
     def _insert(
@@ -245,40 +320,13 @@ class PostgresStore:
         raws: Sequence[bytes],
         *,
         next_sequence: int,
-    ) -> None:
-        """Insert a batch at the end and advance the workspace row. A batch holding a durable
-        boundary rotates at the newest one, as ``rotation`` does on disk."""
-        prepared, window, win = prepare(
-            raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id, win=state.win
-        )
+    ) -> WorkspaceState:
+        """Insert a batch at the end and advance the workspace row; the state it leaves."""
+        prepared, after = _plan(state, raws, next_sequence=next_sequence)
         _copy(conn, self.workspace_id, prepared)
-        epoch = state.epoch
-        chat_pos = state.chat_pos
-        for p in prepared:
-            row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
-            if row is not None and is_boundary(row):
-                chat_pos = p.pos
-        if chat_pos != state.chat_pos:
-            epoch = new_epoch()  # a rotation is another mutation (R29)
-        end_off = prepared[-1].off + len(prepared[-1].raw) + 1 if prepared else state.next_off
-        conn.execute(
-            "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
-            " next_off = %s, chat_pos = %s, window_id = %s, agent_win = %s, derived = %s"
-            " WHERE workspace = %s",
-            (
-                epoch,
-                max(next_sequence, state.next_sequence),
-                state.next_pos + len(prepared),
-                end_off,
-                chat_pos,
-                window,
-                win,
-                # rows derived by another version of the code than the rows before: mixed
-                state.derived if state.derived == fingerprint() else "",
-                self.workspace_id,
-            ),
-        )
+        conn.execute(_UPDATE, (*_state_values(after), self.workspace_id))
         self._notify(conn)
+        return after
 
     def _notify(self, conn: psycopg.Connection[Any]) -> None:
         """Wake the workspace's followers (``history follow``) when this transaction
@@ -543,6 +591,65 @@ class PgSnapshot:
                 # left open); that close cannot reach the server and may fail: nothing to do.
                 with contextlib.suppress(Exception):
                     cur.close()
+
+
+def _state_of(row: Any) -> WorkspaceState:
+    """A workspace row as :class:`WorkspaceState` (the state before any write when None)."""
+    if row is None:
+        return WorkspaceState("", 0, 0, 0, 0, "w:0", ROOT_POS, fingerprint())
+    seq, pos, off, chat, win = (int(v) for v in (*row[1:5], row[6]))
+    return WorkspaceState(str(row[0]), seq, pos, off, chat, str(row[5]), win, str(row[7]))
+
+
+def _plan(
+    state: WorkspaceState, raws: Sequence[bytes], *, next_sequence: int
+) -> tuple[list[Prepared], WorkspaceState]:
+    """What a batch appended at the end of ``state`` stores, and the state after it. A batch
+    holding a durable boundary rotates at the newest one, as ``rotation`` does on disk."""
+    prepared, window, win = prepare(
+        raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id, win=state.win
+    )
+    chat_pos = state.chat_pos
+    for p in prepared:
+        row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
+        if row is not None and is_boundary(row):
+            chat_pos = p.pos
+    # a rotation is another mutation (R29): a new epoch
+    epoch = new_epoch() if chat_pos != state.chat_pos else state.epoch
+    end_off = prepared[-1].off + len(prepared[-1].raw) + 1 if prepared else state.next_off
+    after = WorkspaceState(
+        epoch=epoch,
+        next_sequence=max(next_sequence, state.next_sequence),
+        next_pos=state.next_pos + len(prepared),
+        next_off=end_off,
+        chat_pos=chat_pos,
+        window_id=window,
+        win=win,
+        # rows derived by another version of the code than the rows before: mixed
+        derived=state.derived if state.derived == fingerprint() else "",
+    )
+    return list(prepared), after
+
+
+def _state_values(state: WorkspaceState) -> tuple[Any, ...]:
+    """``state`` in the order of :data:`_STATE_COLUMNS`."""
+    return (state.epoch, state.next_sequence, state.next_pos, state.next_off, state.chat_pos,
+            state.window_id, state.win, state.derived)
+
+
+def _insert_values(
+    conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]
+) -> None:
+    """The rows as one multi-row INSERT (one round trip; COPY takes three)."""
+    if not lines:
+        return
+    width = 9 + len(COLUMNS)
+    one = "(" + ", ".join(["%s"] * width) + ")"
+    params: list[Any] = []
+    for p in lines:
+        params.extend((workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id,
+                       p.body, *values(p.agent)))
+    conn.execute(_INSERT + ", ".join([one] * len(lines)), params)
 
 
 def _chat_off(conn: psycopg.Connection[Any], workspace: str, state: WorkspaceState) -> int:
