@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import is_boundary
-from segue.errors import LockTimeout, StoreError
+from segue.errors import LockTimeout, StoreError, UsageError
 from segue.history.batch import encode_batch, parse_import, stamp
 from segue.history.pg_derive import COLUMNS, fingerprint, rederive, rederive_row, values
 from segue.history.pg_rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import psycopg
+    from psycopg_pool import ConnectionPool
 
 _FETCH = 256
 _STATE = (
@@ -92,6 +94,41 @@ def lock_key(workspace_id: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+_POOLS: dict[str, ConnectionPool[Any]] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(url: str, *, max_size: int = 10, timeout: float = 30.0) -> ConnectionPool[Any]:
+    """The process's connection pool for ``url`` (created on first use): hand it to every
+    :class:`PostgresStore` of the process (``PostgresStore(url, ws, pool=shared_pool(url))``)
+    so many agents share ``max_size`` connections. Connections are autocommit and never
+    prepare statements, so the pool also works through PgBouncer in transaction mode."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(url)
+        if pool is None or pool.closed:
+            try:
+                from psycopg_pool import ConnectionPool
+            except ImportError:
+                raise UsageError(
+                    "a shared PostgreSQL pool needs psycopg-pool: pip install 'segue[postgres]'"
+                ) from None
+            pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max_size,
+                timeout=timeout,
+                kwargs={"autocommit": True, "prepare_threshold": None},
+                configure=_configure,
+                open=True,
+            )
+            _POOLS[url] = pool
+        return pool
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    ensure_schema(conn)
+
+
 def notify_channel(workspace_id: str) -> str:
     """The ``LISTEN``/``NOTIFY`` channel of a workspace: an identifier derived from its lock
     key (a workspace id may hold characters no identifier may, and be longer than 63)."""
@@ -123,8 +160,18 @@ class PgLine:
 class PostgresStore:
     """The transcript of one workspace in a PostgreSQL database."""
 
-    def __init__(self, url: str, workspace_id: str, *, lock_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        workspace_id: str,
+        *,
+        lock_timeout: float = 30.0,
+        pool: ConnectionPool[Any] | None = None,
+    ) -> None:
         self.url = url
+        #: connections borrowed per transaction from a pool shared with other stores
+        #: (:func:`shared_pool`), else the store's own
+        self.pool = pool
         self.workspace_id = workspace_id
         self.lock_timeout = lock_timeout
         self._key = lock_key(workspace_id)
@@ -132,6 +179,7 @@ class PostgresStore:
         self._conn: psycopg.Connection[Any] | None = None
         self._readers: list[psycopg.Connection[Any]] = []
         self._held = 0
+        self._holder: psycopg.Connection[Any] | None = None
         #: the workspace's state as this store's last append left it (None: not known)
         self._known: WorkspaceState | None = None
 
@@ -148,18 +196,21 @@ class PostgresStore:
 
     def _writer(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            if self._held:
-                # The session lock died with the old connection: what the caller holds it
-                # for can no longer be serialised.
-                raise StoreError(
-                    f"lost the connection to the PostgreSQL store {redact(self.url)} while "
-                    "holding the workspace lock",
-                    code="store_unavailable",
-                )
             self._conn = self._open()
         return self._conn
 
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection for one transaction (or one statement): borrowed from the pool and
+        given back after it, or the store's own."""
+        if self.pool is None:
+            yield self._writer()
+            return
+        with self.pool.connection() as conn:
+            yield conn
+
     def close(self) -> None:
+        """Close the store's own connections (a shared pool stays open for the others)."""
         for conn in [self._conn, *self._readers]:
             if conn is not None:
                 conn.close()
@@ -175,10 +226,15 @@ class PostgresStore:
     # -- locking -------------------------------------------------------------------------------
 
     def locked(self) -> AbstractContextManager[None]:
-        return self._session_lock()
+        return self._held_lock()
 
     @contextmanager
-    def _session_lock(self) -> Iterator[None]:
+    def _held_lock(self) -> Iterator[None]:
+        """The workspace lock for a caller's read-modify-append sequence, without session
+        state: a transaction of its own (on a connection of its own) takes the
+        transaction-level advisory lock and stays open until the block ends, so it works
+        behind PgBouncer in transaction mode too. The store's own mutations inside the
+        block commit on their own and skip the lock (its holder is this store)."""
         if self._held:
             self._held += 1
             try:
@@ -187,54 +243,49 @@ class PostgresStore:
                 self._held -= 1
             return
         with translated("cannot lock the workspace", self.url):
-            conn = self._writer()
-            self._wait_lock(conn, "SELECT pg_advisory_lock(%s)")
-        self._held = 1
+            holder = self.pool.getconn() if self.pool is not None else self._open()
         try:
-            yield
+            with translated("cannot lock the workspace", self.url):
+                holder.execute("BEGIN")
+                self._take_lock(holder)
+            self._held, self._holder = 1, holder
+            try:
+                yield
+            finally:
+                self._held, self._holder = 0, None
+                if not holder.closed and not holder.broken:
+                    with translated("cannot unlock the workspace", self.url):
+                        holder.execute("COMMIT")
         finally:
-            self._held = 0
-            held = self._conn
-            if held is not None and not held.closed and not held.broken:
-                with translated("cannot unlock the workspace", self.url):
-                    held.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+            self._give_back(holder)
 
-    def _wait_lock(self, conn: psycopg.Connection[Any], sql: str) -> None:
-        import psycopg
-
-        ms = max(1, int(self.lock_timeout * 1000))
-        try:
-            conn.execute(f"SET lock_timeout = {ms}")
-            conn.execute(sql, (self._key,))
-        except psycopg.errors.LockNotAvailable:
-            raise LockTimeout(self._lock_name(), self.lock_timeout) from None
-        finally:
-            if not conn.broken and conn.info.transaction_status.name == "IDLE":
-                conn.execute("SET lock_timeout = 0")
-
-    def _lock_name(self) -> Path:
-        from pathlib import Path
-
-        return Path(f"{redact(self.url)}#workspace={self.workspace_id}")
-
-    @contextmanager
-    def _mutation(self, what: str) -> Iterator[tuple[psycopg.Connection[Any], WorkspaceState]]:
-        """One transaction under the workspace's advisory lock, with its state row locked."""
-        self._known = None
-        with translated(what, self.url):
-            conn = self._writer()
-            with conn.transaction():
-                self._xact_lock(conn)
-                conn.execute(
-                    "INSERT INTO segue_workspaces (workspace, epoch, derived)"
-                    " VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING",
-                    (self.workspace_id, new_epoch(), fingerprint()),
-                )
-                yield conn, self._state(conn, lock=True)
+    def _give_back(self, conn: psycopg.Connection[Any]) -> None:
+        if not conn.closed and not conn.broken and conn.info.transaction_status.name != "IDLE":
+            with contextlib.suppress(Exception):
+                conn.execute("ROLLBACK")
+        if self.pool is not None:
+            self.pool.putconn(conn)
+        else:
+            conn.close()
 
     def _xact_lock(self, conn: psycopg.Connection[Any]) -> None:
         """The workspace's advisory lock for this transaction, waiting at most the store's
-        lock timeout (set for this transaction only: no session state is left behind)."""
+        lock timeout (set for this transaction only: no session state is left behind).
+        Inside :meth:`locked` the holder's transaction has it already."""
+        if self._held:
+            holder = self._holder
+            if holder is None or holder.closed or holder.broken:
+                # the lock died with its connection: what the caller holds it for can no
+                # longer be serialised
+                raise StoreError(
+                    f"lost the connection to the PostgreSQL store {redact(self.url)} while "
+                    "holding the workspace lock",
+                    code="store_unavailable",
+                )
+            return
+        self._take_lock(conn)
+
+    def _take_lock(self, conn: psycopg.Connection[Any]) -> None:
         import psycopg
 
         ms = max(1, int(self.lock_timeout * 1000))
@@ -246,6 +297,24 @@ class PostgresStore:
         except psycopg.errors.LockNotAvailable:
             raise LockTimeout(self._lock_name(), self.lock_timeout) from None
 
+    def _lock_name(self) -> Path:
+        from pathlib import Path
+
+        return Path(f"{redact(self.url)}#workspace={self.workspace_id}")
+
+    @contextmanager
+    def _mutation(self, what: str) -> Iterator[tuple[psycopg.Connection[Any], WorkspaceState]]:
+        """One transaction under the workspace's advisory lock, with its state row locked."""
+        self._known = None
+        with translated(what, self.url), self._connection() as conn, conn.transaction():
+            self._xact_lock(conn)
+            conn.execute(
+                "INSERT INTO segue_workspaces (workspace, epoch, derived)"
+                " VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING",
+                (self.workspace_id, new_epoch(), fingerprint()),
+            )
+            yield conn, self._state(conn, lock=True)
+
     def _state(self, conn: psycopg.Connection[Any], *, lock: bool = False) -> WorkspaceState:
         return _state_of(
             conn.execute(_STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)).fetchone()
@@ -255,12 +324,12 @@ class PostgresStore:
 
     def epoch(self) -> str:
         """The workspace's epoch now ("" before its first write)."""
-        with translated("cannot read the workspace", self.url):
-            return self._state(self._writer()).epoch
+        with translated("cannot read the workspace", self.url), self._connection() as conn:
+            return self._state(conn).epoch
 
     def next_sequence(self) -> int:
-        with translated("cannot read the workspace", self.url):
-            return self._state(self._writer()).next_sequence
+        with translated("cannot read the workspace", self.url), self._connection() as conn:
+            return self._state(conn).next_sequence
 
     # -- append ----------------------------------------------------------------------------------
 
@@ -273,8 +342,9 @@ class PostgresStore:
         known = self._known
         self._known = None  # set again only by a commit this store saw succeed
         if known is not None and len(rows) <= _PIPELINE_ROWS:
-            with translated("cannot append to the transcript", self.url):
-                stored = self._append_known(self._writer(), known, rows)
+            with translated("cannot append to the transcript", self.url), \
+                    self._connection() as conn:
+                stored = self._append_known(conn, known, rows)
             if stored is not None:
                 return stored
         with self._mutation("cannot append to the transcript") as (conn, state):
@@ -389,8 +459,9 @@ class PostgresStore:
             self._notify(conn)
         # A bulk load changes the table's statistics at once: refresh them so the planner
         # uses the pg_trgm index for search right away instead of after autovacuum.
-        with translated("cannot analyze the transcript table", self.url):
-            self._writer().execute("ANALYZE segue_rows")
+        with translated("cannot analyze the transcript table", self.url), \
+                self._connection() as conn:
+            conn.execute("ANALYZE segue_rows")
 
     def _count(self, conn: psycopg.Connection[Any]) -> int:
         got = conn.execute(
@@ -463,6 +534,9 @@ class PostgresStore:
     # -- reads -----------------------------------------------------------------------------------
 
     def _reader(self) -> psycopg.Connection[Any]:
+        if self.pool is not None:
+            borrowed: psycopg.Connection[Any] = self.pool.getconn()
+            return borrowed
         while self._readers:
             conn = self._readers.pop()
             if not conn.closed and not conn.broken:
@@ -470,6 +544,9 @@ class PostgresStore:
         return self._open()
 
     def _release(self, conn: psycopg.Connection[Any]) -> None:
+        if self.pool is not None:
+            self.pool.putconn(conn)
+            return
         if conn.closed or conn.broken:
             return
         if len(self._readers) < 2:
@@ -685,4 +762,5 @@ def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepare
             )
 
 
-__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "notify_channel", "searchable"]
+__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "notify_channel", "searchable",
+           "shared_pool"]
