@@ -17,9 +17,17 @@ Invariants (the JSONL store's, kept with the database's own tools):
   stores it; a quarantine derives its row again (``pg_derive``).
 * The epoch (R26/R29): a verified append keeps it; a rotation, quarantine or hard clear sets
   a new one, exactly where the JSONL store publishes a new receipt epoch.
-* ``locked()`` holds the same advisory key at session level (re-entrant within the store's
-  connection), so a caller's read-modify-append sequence is serialised with every other
-  client's mutations; each append inside it still commits on its own.
+* ``locked()`` holds the same key with ``pg_advisory_xact_lock`` in a transaction of its
+  own that stays open for the block (re-entrant), so a caller's read-modify-append sequence
+  is serialised with every other client's mutations; each append inside it still commits
+  on its own (and skips the lock its holder has). No session state outlives a transaction
+  (no session lock, no ``SET``, no prepared statement), so the store works behind PgBouncer
+  in transaction mode, and stores may share a pool (:func:`shared_pool`).
+* An append planned from the state this store's own last commit left runs in three
+  statements (the lock; an update of the workspace row guarded by that whole state, which
+  fails when another client moved the workspace on, with the ``NOTIFY``; one multi-row
+  INSERT); a failed guard leaves nothing and the ordinary path reads the state under the
+  lock. Each commit sends ``NOTIFY`` on the workspace's channel (``history follow``).
 * Reads run in a REPEATABLE READ, read-only transaction on a connection of their own, so a
   listing sees one consistent history however long it takes to consume.
 """
