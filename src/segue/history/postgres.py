@@ -36,22 +36,33 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import is_boundary
-from segue.errors import LockTimeout, StoreError, UsageError
+from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
-from segue.history.pg_derive import COLUMNS, fingerprint, rederive, rederive_row, values
-from segue.history.pg_rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
+from segue.history.pg_append import (
+    GUARDED,
+    PIPELINE_ROWS,
+    UPDATE,
+    WorkspaceState,
+    insert_values,
+    plan,
+    state_of,
+    state_values,
+)
+from segue.history.pg_append import copy_rows as _copy
+from segue.history.pg_derive import fingerprint, rederive, rederive_row
+from segue.history.pg_pool import shared_pool
+from segue.history.pg_rows import ROOT_POS, like_pattern, prepare, searchable
 from segue.history.pg_schema import connect, ensure_schema, redact, translated
+from segue.history.pg_snapshot import PgLine, PgSnapshot, chat_off
 from segue.history.quarantine import quarantined
 from segue.history.receipt import new_epoch
 from segue.history.reports import RecoveryReport, VerifyReport
-from segue.history.scan import MAX_LINE, Source, StoredLine, parse_line
+from segue.history.scan import Source, StoredLine, parse_line
 from segue.messages import Row, encode_row
 
 if TYPE_CHECKING:
@@ -66,33 +77,6 @@ _STATE = (
     " FROM segue_workspaces WHERE workspace = %s"
 )
 _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
-_SELECT = "SELECT pos, off, raw, marker, window_id FROM segue_rows WHERE workspace = %s AND "
-_STATE_COLUMNS = (
-    "epoch", "next_sequence", "next_pos", "next_off", "chat_pos", "window_id", "agent_win",
-    "derived",
-)
-# (the statements below are built from this module's constants only)
-_UPDATE = (
-    "UPDATE segue_workspaces SET "  # noqa: S608
-    + ", ".join(f"{c} = %s" for c in _STATE_COLUMNS)
-    + " WHERE workspace = %s"
-)
-#: The one-round-trip append's update: it fails (an undefined setting is read only then)
-#: unless the workspace row still holds the state the append was planned from.
-_GUARDED = (
-    "WITH moved AS ("  # noqa: S608
-    + _UPDATE
-    + "".join(f" AND {c} = %s" for c in _STATE_COLUMNS)
-    + " RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1"
-    " ELSE current_setting('segue.workspace_moved_on')::int END, pg_notify(%s, '') FROM moved"
-)
-_INSERT = (
-    "INSERT INTO segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body, "  # noqa: S608
-    + ", ".join(COLUMNS)
-    + ") VALUES "
-)
-#: batches up to this many rows are appended with one INSERT (larger ones use COPY)
-_PIPELINE_ROWS = 64
 
 
 def lock_key(workspace_id: str) -> int:
@@ -102,67 +86,10 @@ def lock_key(workspace_id: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-_POOLS: dict[str, ConnectionPool[Any]] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def shared_pool(url: str, *, max_size: int = 10, timeout: float = 30.0) -> ConnectionPool[Any]:
-    """The process's connection pool for ``url`` (created on first use): hand it to every
-    :class:`PostgresStore` of the process (``PostgresStore(url, ws, pool=shared_pool(url))``)
-    so many agents share ``max_size`` connections. Connections are autocommit and never
-    prepare statements, so the pool also works through PgBouncer in transaction mode."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(url)
-        if pool is None or pool.closed:
-            try:
-                from psycopg_pool import ConnectionPool
-            except ImportError:
-                raise UsageError(
-                    "a shared PostgreSQL pool needs psycopg-pool: pip install 'segue[postgres]'"
-                ) from None
-            pool = ConnectionPool(
-                url,
-                min_size=1,
-                max_size=max_size,
-                timeout=timeout,
-                kwargs={"autocommit": True, "prepare_threshold": None},
-                configure=_configure,
-                open=True,
-            )
-            _POOLS[url] = pool
-        return pool
-
-
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    ensure_schema(conn)
-
-
 def notify_channel(workspace_id: str) -> str:
     """The ``LISTEN``/``NOTIFY`` channel of a workspace: an identifier derived from its lock
     key (a workspace id may hold characters no identifier may, and be longer than 63)."""
     return f"segue_ws_{lock_key(workspace_id) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
-
-
-@dataclass(frozen=True)
-class WorkspaceState:
-    epoch: str
-    next_sequence: int
-    next_pos: int
-    next_off: int
-    chat_pos: int
-    window_id: str
-    win: int = ROOT_POS  # the agent's window open at the end (pg_rows.Agent)
-    derived: str = ""  # fingerprint of the code the agent's columns come from (pg_derive)
-
-
-@dataclass(frozen=True)
-class PgLine:
-    """A stored line with the window it belongs to (what search answers carry)."""
-
-    line: StoredLine
-    pos: int
-    window_id: str
-    raw: bytes  # the whole line without its newline, also when ``line.raw`` is None
 
 
 class PostgresStore:
@@ -324,7 +251,7 @@ class PostgresStore:
             yield conn, self._state(conn, lock=True)
 
     def _state(self, conn: psycopg.Connection[Any], *, lock: bool = False) -> WorkspaceState:
-        return _state_of(
+        return state_of(
             conn.execute(_STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)).fetchone()
         )
 
@@ -349,7 +276,7 @@ class PostgresStore:
         encode_batch(rows)
         known = self._known
         self._known = None  # set again only by a commit this store saw succeed
-        if known is not None and len(rows) <= _PIPELINE_ROWS:
+        if known is not None and len(rows) <= PIPELINE_ROWS:
             with translated("cannot append to the transcript", self.url), \
                     self._connection() as conn:
                 stored = self._append_known(conn, known, rows)
@@ -377,15 +304,15 @@ class PostgresStore:
         import psycopg
 
         stored, raws = self._stamped(rows, known)
-        prepared, after = _plan(
+        prepared, after = plan(
             known, raws, next_sequence=known.next_sequence + len(rows)
         )
         try:
             with conn.transaction():
                 self._xact_lock(conn)
-                conn.execute(_GUARDED, (*_state_values(after), self.workspace_id,
-                                        *_state_values(known), self._channel))
-                _insert_values(conn, self.workspace_id, prepared)
+                conn.execute(GUARDED, (*state_values(after), self.workspace_id,
+                                        *state_values(known), self._channel))
+                insert_values(conn, self.workspace_id, prepared)
         except psycopg.errors.UndefinedObject:
             return None  # the guard: the workspace moved on since this store last wrote
         self._known = after
@@ -400,9 +327,9 @@ class PostgresStore:
         next_sequence: int,
     ) -> WorkspaceState:
         """Insert a batch at the end and advance the workspace row; the state it leaves."""
-        prepared, after = _plan(state, raws, next_sequence=next_sequence)
+        prepared, after = plan(state, raws, next_sequence=next_sequence)
         _copy(conn, self.workspace_id, prepared)
-        conn.execute(_UPDATE, (*_state_values(after), self.workspace_id))
+        conn.execute(UPDATE, (*state_values(after), self.workspace_id))
         self._notify(conn)
         return after
 
@@ -571,7 +498,7 @@ class PostgresStore:
             with translated("cannot read the transcript", self.url), conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 state = self._state(conn)
-                snap = PgSnapshot(self, conn, state, _chat_off(conn, self.workspace_id, state))
+                snap = PgSnapshot(self, conn, state, chat_off(conn, self.workspace_id, state))
                 yield snap
         finally:
             self._release(conn)
@@ -634,141 +561,7 @@ class PostgresStore:
         return report
 
 
-class PgSnapshot:
-    """What :meth:`PostgresStore.snapshot` yields: the workspace row and its lines as of one
-    instant. Lines stream in chunks through a server-side cursor."""
-
-    def __init__(
-        self,
-        store: PostgresStore,
-        conn: psycopg.Connection[Any],
-        state: WorkspaceState,
-        chat_off: int,
-    ) -> None:
-        self.store = store
-        self.conn = conn
-        self.state = state
-        self.chat_off = chat_off
-
-    def lines(
-        self, where: str = "true", params: tuple[Any, ...] = (), order: str = "ASC"
-    ) -> Iterator[PgLine]:
-        """Lines matching ``where`` (a constant of this package, never user text)."""
-        with translated("cannot read the transcript", self.store.url):
-            cur = self.conn.cursor(name="segue_lines")
-            try:
-                cur.itersize = _FETCH
-                sql = _SELECT + f"({where}) ORDER BY pos {order}"
-                cur.execute(sql, (self.store.workspace_id, *params))
-                while True:
-                    chunk = cur.fetchmany(_FETCH)
-                    if not chunk:
-                        break
-                    for pos, off, raw, marker, window in chunk:
-                        data = bytes(raw)
-                        line = _stored(
-                            int(pos), int(off), data, bool(marker),
-                            state=self.state, chat_off=self.chat_off,
-                        )
-                        yield PgLine(line, int(pos), str(window), data)
-            finally:
-                # Closed also on a broken connection (psycopg warns about a server cursor
-                # left open); that close cannot reach the server and may fail: nothing to do.
-                with contextlib.suppress(Exception):
-                    cur.close()
-
-
-def _state_of(row: Any) -> WorkspaceState:
-    """A workspace row as :class:`WorkspaceState` (the state before any write when None)."""
-    if row is None:
-        return WorkspaceState("", 0, 0, 0, 0, "w:0", ROOT_POS, fingerprint())
-    seq, pos, off, chat, win = (int(v) for v in (*row[1:5], row[6]))
-    return WorkspaceState(str(row[0]), seq, pos, off, chat, str(row[5]), win, str(row[7]))
-
-
-def _plan(
-    state: WorkspaceState, raws: Sequence[bytes], *, next_sequence: int
-) -> tuple[list[Prepared], WorkspaceState]:
-    """What a batch appended at the end of ``state`` stores, and the state after it. A batch
-    holding a durable boundary rotates at the newest one, as ``rotation`` does on disk."""
-    prepared, window, win = prepare(
-        raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id, win=state.win
-    )
-    chat_pos = state.chat_pos
-    for p in prepared:
-        row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
-        if row is not None and is_boundary(row):
-            chat_pos = p.pos
-    # a rotation is another mutation (R29): a new epoch
-    epoch = new_epoch() if chat_pos != state.chat_pos else state.epoch
-    end_off = prepared[-1].off + len(prepared[-1].raw) + 1 if prepared else state.next_off
-    after = WorkspaceState(
-        epoch=epoch,
-        next_sequence=max(next_sequence, state.next_sequence),
-        next_pos=state.next_pos + len(prepared),
-        next_off=end_off,
-        chat_pos=chat_pos,
-        window_id=window,
-        win=win,
-        # rows derived by another version of the code than the rows before: mixed
-        derived=state.derived if state.derived == fingerprint() else "",
-    )
-    return list(prepared), after
-
-
-def _state_values(state: WorkspaceState) -> tuple[Any, ...]:
-    """``state`` in the order of :data:`_STATE_COLUMNS`."""
-    return (state.epoch, state.next_sequence, state.next_pos, state.next_off, state.chat_pos,
-            state.window_id, state.win, state.derived)
-
-
-def _insert_values(
-    conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]
-) -> None:
-    """The rows as one multi-row INSERT (one round trip; COPY takes three)."""
-    if not lines:
-        return
-    width = 9 + len(COLUMNS)
-    one = "(" + ", ".join(["%s"] * width) + ")"
-    params: list[Any] = []
-    for p in lines:
-        params.extend((workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id,
-                       p.body, *values(p.agent)))
-    conn.execute(_INSERT + ", ".join([one] * len(lines)), params)
-
-
-def _chat_off(conn: psycopg.Connection[Any], workspace: str, state: WorkspaceState) -> int:
-    got = conn.execute(
-        "SELECT off FROM segue_rows WHERE workspace = %s AND pos = %s",
-        (workspace, state.chat_pos),
-    ).fetchone()
-    return int(got[0]) if got is not None else state.next_off
-
-
-def _stored(
-    pos: int, off: int, raw: bytes, marker: bool, *, state: WorkspaceState, chat_off: int
-) -> StoredLine:
-    source: Source = "archive" if pos < state.chat_pos else "chat"
-    offset = off if source == "archive" else off - chat_off
-    if len(raw) > MAX_LINE:
-        return StoredLine(source, offset, len(raw) + 1, None, None, marker)
-    return StoredLine(source, offset, len(raw) + 1, raw, parse_line(raw), marker)
-
-
-def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]) -> None:
-    if not lines:
-        return
-    with conn.cursor() as cur, cur.copy(
-        "COPY segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body, "
-        + ", ".join(COLUMNS)
-        + ") FROM STDIN"
-    ) as copy:
-        for p in lines:
-            copy.write_row(
-                (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body,
-                 *values(p.agent))
-            )
-
-
-__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "notify_channel", "searchable",
-           "shared_pool"]
+__all__ = [
+    "PgLine", "PgSnapshot", "PostgresStore", "WorkspaceState", "lock_key", "notify_channel",
+    "searchable", "shared_pool",
+]
