@@ -3,6 +3,8 @@
 * Append latency: the same 3-row batches, durable on both sides (the JSONL store fsyncs; the
   server runs with ``fsync = on`` and a synchronous commit).
 * Appends per second from 4 processes on one workspace (4 x N batches, wall time).
+* ``history follow``: from an append's return to its line on a follower's output, on
+  PostgreSQL (LISTEN/NOTIFY) and on JSONL (inotify).
 * A fleet: 32 writer processes, one workspace each, on one server (batches/s together and
   the p99 of each append's latency), and 8 writers sharing one workspace (throughput); after
   each run every workspace is read back: no batch lost, each writer's batches in its order,
@@ -424,6 +426,66 @@ def _fleet(url: str, root: Path) -> list[Result]:
     ]
 
 
+def _follow_delays(args: list[str], append: Callable[[int], object], n: int) -> list[float]:
+    """Seconds from each append's return to its item's line on a ``history follow --json``
+    process's output (the follower reads the store again on every wake-up)."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "segue", *args, "history", "follow", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    try:
+        while b"following workspace" not in proc.stderr.readline():
+            if proc.poll() is not None:
+                raise RuntimeError("history follow did not start")
+        delays: list[float] = []
+        for i in range(n):
+            append(i)
+            done = time.perf_counter()
+            if f"follow-{i}".encode() not in proc.stdout.readline():
+                raise RuntimeError("history follow printed something else")
+            delays.append(time.perf_counter() - done)
+        return delays
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def _follow(url: str, root: Path) -> Result:
+    from segue.history.postgres import PostgresStore
+
+    n = 21
+    ws = "follow-" + uuid.uuid4().hex[:8]
+    home = root / "follow-home"
+    disk = HistoryStore(Layout(home, ws))
+    disk.append([make_row("user", "before", id="b")])
+    with PostgresStore(url, ws) as pg:
+        pg.append([make_row("user", "before", id="b")])
+
+        def row(i: int) -> list[Row]:
+            return [make_row("user", f"follow-{i} deploy log line {i}", id=f"f{i}")]
+
+        t_pg = _follow_delays(["--store", url, "-w", ws], lambda i: pg.append(row(i)), n)
+        t_disk = _follow_delays(
+            ["--home", str(home), "-w", ws], lambda i: disk.append(row(i)), n
+        )
+    return Result(
+        name="postgres: history follow, append to printed line",
+        segue_seconds=statistics.median(t_pg),
+        baseline="history follow on the JSONL store (inotify)",
+        baseline_seconds=statistics.median(t_disk),
+        goal="both <= 200 ms",
+        note=(
+            f"median of {n}; max {max(t_pg) * 1e3:.1f} ms vs {max(t_disk) * 1e3:.1f} ms, "
+            f"min {min(t_pg) * 1e3:.1f} vs {min(t_disk) * 1e3:.1f} ms"
+        ),
+    )
+
+
 def run() -> list[Result]:
     url = _server()
     if url is None:
@@ -434,6 +496,7 @@ def run() -> list[Result]:
     try:
         return [
             _append_latency(url, root, rows),
+            _follow(url, root),
             _four_writers(url, root),
             *_fleet(url, root),
             *_search(url, root, rows),
