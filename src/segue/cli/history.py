@@ -81,6 +81,10 @@ class NotFound(SegueError):
     "history",
     cls=LazyGroup,
     lazy={
+        "follow": Lazy(
+            "segue.cli.follow:follow_cmd",
+            "Print each new batch of the workspace as it lands, until Ctrl-C.",
+        ),
         "migrate": Lazy(
             "segue.cli.store:migrate_cmd",
             "Copy this workspace's transcript to another store, byte for byte, and verify the "
@@ -123,9 +127,15 @@ def windows_cmd(ctx: click.Context, as_json: bool) -> None:
 @history.command("items")
 @click.argument("window_id", metavar="WINDOW")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable item objects.")
+@click.option("-f", "--follow", is_flag=True, help="Then print new batches as they land.")
 @click.pass_context
-def items_cmd(ctx: click.Context, window_id: str, as_json: bool) -> None:
+def items_cmd(ctx: click.Context, window_id: str, as_json: bool, follow: bool) -> None:
     """List the items of one window (ids from `segue history windows`)."""
+    if follow:  # the listing, then `segue history follow` (one JSON object per line)
+        from segue.cli.follow import follow_items
+
+        follow_items(_ctx(ctx), window_id, as_json)
+        return
     items = window_items(_rows(ctx), check_window_id(window_id))
     if items is None:
         raise NotFound(f"no window {window_id} in workspace {_ctx(ctx).workspace_id}")

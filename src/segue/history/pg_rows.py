@@ -89,6 +89,8 @@ def _fold_char(c: str) -> str:
 def fold(text: str) -> str:
     """One code point per code point, case folded so that characters ``re.IGNORECASE``
     treats as equal (``K``/``k``/Kelvin sign, ``ſ``/``s``, ``İ``/``i``) fold alike."""
+    if text.isascii():  # the common case, and the same answer as the loop below
+        return text.lower()
     return "".join(_fold_char(c) if not c.isascii() else c.lower() for c in text)
 
 

@@ -129,8 +129,10 @@ def connect(url: str, *, timeout: float = 10.0) -> psycopg.Connection[Any]:
         raise UsageError(f"not a PostgreSQL URL: {url!r} (expected postgresql://…)")
     pg = _psycopg()
     try:
+        # No server-side prepared statements: they are session state, which PgBouncer in
+        # transaction mode does not keep from one transaction to the next.
         conn: psycopg.Connection[Any] = pg.connect(
-            url, autocommit=True, connect_timeout=max(1, int(timeout))
+            url, autocommit=True, connect_timeout=max(1, int(timeout)), prepare_threshold=None
         )
     except pg.Error as exc:
         raise StoreError(

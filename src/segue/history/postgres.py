@@ -17,9 +17,17 @@ Invariants (the JSONL store's, kept with the database's own tools):
   stores it; a quarantine derives its row again (``pg_derive``).
 * The epoch (R26/R29): a verified append keeps it; a rotation, quarantine or hard clear sets
   a new one, exactly where the JSONL store publishes a new receipt epoch.
-* ``locked()`` holds the same advisory key at session level (re-entrant within the store's
-  connection), so a caller's read-modify-append sequence is serialised with every other
-  client's mutations; each append inside it still commits on its own.
+* ``locked()`` holds the same key with ``pg_advisory_xact_lock`` in a transaction of its
+  own that stays open for the block (re-entrant), so a caller's read-modify-append sequence
+  is serialised with every other client's mutations; each append inside it still commits
+  on its own (and skips the lock its holder has). No session state outlives a transaction
+  (no session lock, no ``SET``, no prepared statement), so the store works behind PgBouncer
+  in transaction mode, and stores may share a pool (:func:`shared_pool`).
+* An append planned from the state this store's own last commit left runs in three
+  statements (the lock; an update of the workspace row guarded by that whole state, which
+  fails when another client moved the workspace on, with the ``NOTIFY``; one multi-row
+  INSERT); a failed guard leaves nothing and the ordinary path reads the state under the
+  lock. Each commit sends ``NOTIFY`` on the workspace's channel (``history follow``).
 * Reads run in a REPEATABLE READ, read-only transaction on a connection of their own, so a
   listing sees one consistent history however long it takes to consume.
 """
@@ -30,25 +38,38 @@ import contextlib
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import is_boundary
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
-from segue.history.pg_derive import COLUMNS, fingerprint, rederive, rederive_row, values
-from segue.history.pg_rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
+from segue.history.pg_append import (
+    GUARDED,
+    PIPELINE_ROWS,
+    UPDATE,
+    WorkspaceState,
+    insert_values,
+    plan,
+    state_of,
+    state_values,
+)
+from segue.history.pg_append import copy_rows as _copy
+from segue.history.pg_derive import fingerprint, rederive, rederive_row
+from segue.history.pg_pool import shared_pool
+from segue.history.pg_rows import ROOT_POS, like_pattern, prepare, searchable
 from segue.history.pg_schema import connect, ensure_schema, redact, translated
+from segue.history.pg_snapshot import PgLine, PgSnapshot, chat_off
 from segue.history.quarantine import quarantined
 from segue.history.receipt import new_epoch
 from segue.history.reports import RecoveryReport, VerifyReport
-from segue.history.scan import MAX_LINE, Source, StoredLine, parse_line
+from segue.history.scan import Source, StoredLine, parse_line
 from segue.messages import Row, encode_row
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import psycopg
+    from psycopg_pool import ConnectionPool
 
 _FETCH = 256
 _STATE = (
@@ -56,7 +77,6 @@ _STATE = (
     " FROM segue_workspaces WHERE workspace = %s"
 )
 _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
-_SELECT = "SELECT pos, off, raw, marker, window_id FROM segue_rows WHERE workspace = %s AND "
 
 
 def lock_key(workspace_id: str) -> int:
@@ -66,39 +86,37 @@ def lock_key(workspace_id: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-@dataclass(frozen=True)
-class WorkspaceState:
-    epoch: str
-    next_sequence: int
-    next_pos: int
-    next_off: int
-    chat_pos: int
-    window_id: str
-    win: int = ROOT_POS  # the agent's window open at the end (pg_rows.Agent)
-    derived: str = ""  # fingerprint of the code the agent's columns come from (pg_derive)
-
-
-@dataclass(frozen=True)
-class PgLine:
-    """A stored line with the window it belongs to (what search answers carry)."""
-
-    line: StoredLine
-    pos: int
-    window_id: str
-    raw: bytes  # the whole line without its newline, also when ``line.raw`` is None
+def notify_channel(workspace_id: str) -> str:
+    """The ``LISTEN``/``NOTIFY`` channel of a workspace: an identifier derived from its lock
+    key (a workspace id may hold characters no identifier may, and be longer than 63)."""
+    return f"segue_ws_{lock_key(workspace_id) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
 
 
 class PostgresStore:
     """The transcript of one workspace in a PostgreSQL database."""
 
-    def __init__(self, url: str, workspace_id: str, *, lock_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        workspace_id: str,
+        *,
+        lock_timeout: float = 30.0,
+        pool: ConnectionPool[Any] | None = None,
+    ) -> None:
         self.url = url
+        #: connections borrowed per transaction from a pool shared with other stores
+        #: (:func:`shared_pool`), else the store's own
+        self.pool = pool
         self.workspace_id = workspace_id
         self.lock_timeout = lock_timeout
         self._key = lock_key(workspace_id)
+        self._channel = notify_channel(workspace_id)
         self._conn: psycopg.Connection[Any] | None = None
         self._readers: list[psycopg.Connection[Any]] = []
         self._held = 0
+        self._holder: psycopg.Connection[Any] | None = None
+        #: the workspace's state as this store's last append left it (None: not known)
+        self._known: WorkspaceState | None = None
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -113,18 +131,21 @@ class PostgresStore:
 
     def _writer(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            if self._held:
-                # The session lock died with the old connection: what the caller holds it
-                # for can no longer be serialised.
-                raise StoreError(
-                    f"lost the connection to the PostgreSQL store {redact(self.url)} while "
-                    "holding the workspace lock",
-                    code="store_unavailable",
-                )
             self._conn = self._open()
         return self._conn
 
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection for one transaction (or one statement): borrowed from the pool and
+        given back after it, or the store's own."""
+        if self.pool is None:
+            yield self._writer()
+            return
+        with self.pool.connection() as conn:
+            yield conn
+
     def close(self) -> None:
+        """Close the store's own connections (a shared pool stays open for the others)."""
         for conn in [self._conn, *self._readers]:
             if conn is not None:
                 conn.close()
@@ -140,10 +161,15 @@ class PostgresStore:
     # -- locking -------------------------------------------------------------------------------
 
     def locked(self) -> AbstractContextManager[None]:
-        return self._session_lock()
+        return self._held_lock()
 
     @contextmanager
-    def _session_lock(self) -> Iterator[None]:
+    def _held_lock(self) -> Iterator[None]:
+        """The workspace lock for a caller's read-modify-append sequence, without session
+        state: a transaction of its own (on a connection of its own) takes the
+        transaction-level advisory lock and stays open until the block ends, so it works
+        behind PgBouncer in transaction mode too. The store's own mutations inside the
+        block commit on their own and skip the lock (its holder is this store)."""
         if self._held:
             self._held += 1
             try:
@@ -152,30 +178,59 @@ class PostgresStore:
                 self._held -= 1
             return
         with translated("cannot lock the workspace", self.url):
-            conn = self._writer()
-            self._wait_lock(conn, "SELECT pg_advisory_lock(%s)")
-        self._held = 1
+            holder = self.pool.getconn() if self.pool is not None else self._open()
         try:
-            yield
+            with translated("cannot lock the workspace", self.url):
+                holder.execute("BEGIN")
+                self._take_lock(holder)
+            self._held, self._holder = 1, holder
+            try:
+                yield
+            finally:
+                self._held, self._holder = 0, None
+                if not holder.closed and not holder.broken:
+                    with translated("cannot unlock the workspace", self.url):
+                        holder.execute("COMMIT")
         finally:
-            self._held = 0
-            held = self._conn
-            if held is not None and not held.closed and not held.broken:
-                with translated("cannot unlock the workspace", self.url):
-                    held.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+            self._give_back(holder)
 
-    def _wait_lock(self, conn: psycopg.Connection[Any], sql: str) -> None:
+    def _give_back(self, conn: psycopg.Connection[Any]) -> None:
+        if not conn.closed and not conn.broken and conn.info.transaction_status.name != "IDLE":
+            with contextlib.suppress(Exception):
+                conn.execute("ROLLBACK")
+        if self.pool is not None:
+            self.pool.putconn(conn)
+        else:
+            conn.close()
+
+    def _xact_lock(self, conn: psycopg.Connection[Any]) -> None:
+        """The workspace's advisory lock for this transaction, waiting at most the store's
+        lock timeout (set for this transaction only: no session state is left behind).
+        Inside :meth:`locked` the holder's transaction has it already."""
+        if self._held:
+            holder = self._holder
+            if holder is None or holder.closed or holder.broken:
+                # the lock died with its connection: what the caller holds it for can no
+                # longer be serialised
+                raise StoreError(
+                    f"lost the connection to the PostgreSQL store {redact(self.url)} while "
+                    "holding the workspace lock",
+                    code="store_unavailable",
+                )
+            return
+        self._take_lock(conn)
+
+    def _take_lock(self, conn: psycopg.Connection[Any]) -> None:
         import psycopg
 
         ms = max(1, int(self.lock_timeout * 1000))
         try:
-            conn.execute(f"SET lock_timeout = {ms}")
-            conn.execute(sql, (self._key,))
+            conn.execute(
+                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s)",
+                (f"{ms}ms", self._key),
+            )
         except psycopg.errors.LockNotAvailable:
             raise LockTimeout(self._lock_name(), self.lock_timeout) from None
-        finally:
-            if not conn.broken and conn.info.transaction_status.name == "IDLE":
-                conn.execute("SET lock_timeout = 0")
 
     def _lock_name(self) -> Path:
         from pathlib import Path
@@ -185,36 +240,31 @@ class PostgresStore:
     @contextmanager
     def _mutation(self, what: str) -> Iterator[tuple[psycopg.Connection[Any], WorkspaceState]]:
         """One transaction under the workspace's advisory lock, with its state row locked."""
-        with translated(what, self.url):
-            conn = self._writer()
-            with conn.transaction():
-                self._wait_lock(conn, "SELECT pg_advisory_xact_lock(%s)")
-                conn.execute(
-                    "INSERT INTO segue_workspaces (workspace, epoch, derived) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (workspace) DO NOTHING",
-                    (self.workspace_id, new_epoch(), fingerprint()),
-                )
-                yield conn, self._state(conn, lock=True)
+        self._known = None
+        with translated(what, self.url), self._connection() as conn, conn.transaction():
+            self._xact_lock(conn)
+            conn.execute(
+                "INSERT INTO segue_workspaces (workspace, epoch, derived)"
+                " VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING",
+                (self.workspace_id, new_epoch(), fingerprint()),
+            )
+            yield conn, self._state(conn, lock=True)
 
     def _state(self, conn: psycopg.Connection[Any], *, lock: bool = False) -> WorkspaceState:
-        row = conn.execute(
-            _STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)
-        ).fetchone()
-        if row is None:
-            return WorkspaceState("", 0, 0, 0, 0, "w:0", ROOT_POS, fingerprint())
-        seq, pos, off, chat, win = (int(v) for v in (*row[1:5], row[6]))
-        return WorkspaceState(str(row[0]), seq, pos, off, chat, str(row[5]), win, str(row[7]))
+        return state_of(
+            conn.execute(_STATE_FOR_UPDATE if lock else _STATE, (self.workspace_id,)).fetchone()
+        )
 
     # -- state seen from outside -----------------------------------------------------------------
 
     def epoch(self) -> str:
         """The workspace's epoch now ("" before its first write)."""
-        with translated("cannot read the workspace", self.url):
-            return self._state(self._writer()).epoch
+        with translated("cannot read the workspace", self.url), self._connection() as conn:
+            return self._state(conn).epoch
 
     def next_sequence(self) -> int:
-        with translated("cannot read the workspace", self.url):
-            return self._state(self._writer()).next_sequence
+        with translated("cannot read the workspace", self.url), self._connection() as conn:
+            return self._state(conn).next_sequence
 
     # -- append ----------------------------------------------------------------------------------
 
@@ -224,11 +274,48 @@ class PostgresStore:
         # Encode once without the lock to fail early on an unencodable row; the real batch
         # is stamped inside the transaction.
         encode_batch(rows)
+        known = self._known
+        self._known = None  # set again only by a commit this store saw succeed
+        if known is not None and len(rows) <= PIPELINE_ROWS:
+            with translated("cannot append to the transcript", self.url), \
+                    self._connection() as conn:
+                stored = self._append_known(conn, known, rows)
+            if stored is not None:
+                return stored
         with self._mutation("cannot append to the transcript") as (conn, state):
-            stored = stamp(rows, state.next_sequence, self.workspace_id)
-            data, _ = encode_batch(stored)
-            raws = data.split(b"\n")[:-1]
-            self._insert(conn, state, raws, next_sequence=state.next_sequence + len(stored))
+            stored, raws = self._stamped(rows, state)
+            after = self._insert(conn, state, raws, next_sequence=state.next_sequence + len(rows))
+        self._known = after
+        return stored
+
+    def _stamped(self, rows: Sequence[Row], state: WorkspaceState) -> tuple[list[Row], list[bytes]]:
+        stored = stamp(rows, state.next_sequence, self.workspace_id)
+        data, _ = encode_batch(stored)
+        return stored, data.split(b"\n")[:-1]
+
+    def _append_known(
+        self, conn: psycopg.Connection[Any], known: WorkspaceState, rows: Sequence[Row]
+    ) -> list[Row] | None:
+        """The append in three statements, from the state this store's last commit left:
+        the lock; a guarded update of the workspace row that fails unless the row still
+        holds exactly that state, with the notification; the rows. None when
+        another client changed the workspace meanwhile (nothing was written: the caller
+        takes the ordinary path, which reads the state under the lock)."""
+        import psycopg
+
+        stored, raws = self._stamped(rows, known)
+        prepared, after = plan(
+            known, raws, next_sequence=known.next_sequence + len(rows)
+        )
+        try:
+            with conn.transaction():
+                self._xact_lock(conn)
+                conn.execute(GUARDED, (*state_values(after), self.workspace_id,
+                                        *state_values(known), self._channel))
+                insert_values(conn, self.workspace_id, prepared)
+        except psycopg.errors.UndefinedObject:
+            return None  # the guard: the workspace moved on since this store last wrote
+        self._known = after
         return stored
 
     def _insert(
@@ -238,39 +325,18 @@ class PostgresStore:
         raws: Sequence[bytes],
         *,
         next_sequence: int,
-    ) -> None:
-        """Insert a batch at the end and advance the workspace row. A batch holding a durable
-        boundary rotates at the newest one, as ``rotation`` does on disk."""
-        prepared, window, win = prepare(
-            raws, pos=state.next_pos, off=state.next_off, window_id=state.window_id, win=state.win
-        )
+    ) -> WorkspaceState:
+        """Insert a batch at the end and advance the workspace row; the state it leaves."""
+        prepared, after = plan(state, raws, next_sequence=next_sequence)
         _copy(conn, self.workspace_id, prepared)
-        epoch = state.epoch
-        chat_pos = state.chat_pos
-        for p in prepared:
-            row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
-            if row is not None and is_boundary(row):
-                chat_pos = p.pos
-        if chat_pos != state.chat_pos:
-            epoch = new_epoch()  # a rotation is another mutation (R29)
-        end_off = prepared[-1].off + len(prepared[-1].raw) + 1 if prepared else state.next_off
-        conn.execute(
-            "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
-            " next_off = %s, chat_pos = %s, window_id = %s, agent_win = %s, derived = %s"
-            " WHERE workspace = %s",
-            (
-                epoch,
-                max(next_sequence, state.next_sequence),
-                state.next_pos + len(prepared),
-                end_off,
-                chat_pos,
-                window,
-                win,
-                # rows derived by another version of the code than the rows before: mixed
-                state.derived if state.derived == fingerprint() else "",
-                self.workspace_id,
-            ),
-        )
+        conn.execute(UPDATE, (*state_values(after), self.workspace_id))
+        self._notify(conn)
+        return after
+
+    def _notify(self, conn: psycopg.Connection[Any]) -> None:
+        """Wake the workspace's followers (``history follow``) when this transaction
+        commits; PostgreSQL delivers nothing if it does not."""
+        conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
 
     def import_rows(self, data: bytes) -> list[Row]:
         return self.append(parse_import(data))
@@ -325,10 +391,12 @@ class PostgresStore:
                     self.workspace_id,
                 ),
             )
+            self._notify(conn)
         # A bulk load changes the table's statistics at once: refresh them so the planner
         # uses the pg_trgm index for search right away instead of after autovacuum.
-        with translated("cannot analyze the transcript table", self.url):
-            self._writer().execute("ANALYZE segue_rows")
+        with translated("cannot analyze the transcript table", self.url), \
+                self._connection() as conn:
+            conn.execute("ANALYZE segue_rows")
 
     def _count(self, conn: psycopg.Connection[Any]) -> int:
         got = conn.execute(
@@ -401,6 +469,9 @@ class PostgresStore:
     # -- reads -----------------------------------------------------------------------------------
 
     def _reader(self) -> psycopg.Connection[Any]:
+        if self.pool is not None:
+            borrowed: psycopg.Connection[Any] = self.pool.getconn()
+            return borrowed
         while self._readers:
             conn = self._readers.pop()
             if not conn.closed and not conn.broken:
@@ -408,6 +479,9 @@ class PostgresStore:
         return self._open()
 
     def _release(self, conn: psycopg.Connection[Any]) -> None:
+        if self.pool is not None:
+            self.pool.putconn(conn)
+            return
         if conn.closed or conn.broken:
             return
         if len(self._readers) < 2:
@@ -424,7 +498,7 @@ class PostgresStore:
             with translated("cannot read the transcript", self.url), conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 state = self._state(conn)
-                snap = PgSnapshot(self, conn, state, _chat_off(conn, self.workspace_id, state))
+                snap = PgSnapshot(self, conn, state, chat_off(conn, self.workspace_id, state))
                 yield snap
         finally:
             self._release(conn)
@@ -487,81 +561,7 @@ class PostgresStore:
         return report
 
 
-class PgSnapshot:
-    """What :meth:`PostgresStore.snapshot` yields: the workspace row and its lines as of one
-    instant. Lines stream in chunks through a server-side cursor."""
-
-    def __init__(
-        self,
-        store: PostgresStore,
-        conn: psycopg.Connection[Any],
-        state: WorkspaceState,
-        chat_off: int,
-    ) -> None:
-        self.store = store
-        self.conn = conn
-        self.state = state
-        self.chat_off = chat_off
-
-    def lines(
-        self, where: str = "true", params: tuple[Any, ...] = (), order: str = "ASC"
-    ) -> Iterator[PgLine]:
-        """Lines matching ``where`` (a constant of this package, never user text)."""
-        with translated("cannot read the transcript", self.store.url):
-            cur = self.conn.cursor(name="segue_lines")
-            try:
-                cur.itersize = _FETCH
-                sql = _SELECT + f"({where}) ORDER BY pos {order}"
-                cur.execute(sql, (self.store.workspace_id, *params))
-                while True:
-                    chunk = cur.fetchmany(_FETCH)
-                    if not chunk:
-                        break
-                    for pos, off, raw, marker, window in chunk:
-                        data = bytes(raw)
-                        line = _stored(
-                            int(pos), int(off), data, bool(marker),
-                            state=self.state, chat_off=self.chat_off,
-                        )
-                        yield PgLine(line, int(pos), str(window), data)
-            finally:
-                # Closed also on a broken connection (psycopg warns about a server cursor
-                # left open); that close cannot reach the server and may fail: nothing to do.
-                with contextlib.suppress(Exception):
-                    cur.close()
-
-
-def _chat_off(conn: psycopg.Connection[Any], workspace: str, state: WorkspaceState) -> int:
-    got = conn.execute(
-        "SELECT off FROM segue_rows WHERE workspace = %s AND pos = %s",
-        (workspace, state.chat_pos),
-    ).fetchone()
-    return int(got[0]) if got is not None else state.next_off
-
-
-def _stored(
-    pos: int, off: int, raw: bytes, marker: bool, *, state: WorkspaceState, chat_off: int
-) -> StoredLine:
-    source: Source = "archive" if pos < state.chat_pos else "chat"
-    offset = off if source == "archive" else off - chat_off
-    if len(raw) > MAX_LINE:
-        return StoredLine(source, offset, len(raw) + 1, None, None, marker)
-    return StoredLine(source, offset, len(raw) + 1, raw, parse_line(raw), marker)
-
-
-def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]) -> None:
-    if not lines:
-        return
-    with conn.cursor() as cur, cur.copy(
-        "COPY segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body, "
-        + ", ".join(COLUMNS)
-        + ") FROM STDIN"
-    ) as copy:
-        for p in lines:
-            copy.write_row(
-                (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body,
-                 *values(p.agent))
-            )
-
-
-__all__ = ["PgLine", "PgSnapshot", "PostgresStore", "lock_key", "searchable"]
+__all__ = [
+    "PgLine", "PgSnapshot", "PostgresStore", "WorkspaceState", "lock_key", "notify_channel",
+    "searchable", "shared_pool",
+]
