@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from segue.cli.main import cli
 from segue.history import HistoryStore
@@ -489,3 +491,45 @@ def test_rows_are_read_back_by_the_store(tmp_path: Path) -> None:
     assert [r.sequence for r in rows] == list(range(len(rows)))
     verify = _run(tmp_path, "history", "verify")
     assert verify.exit_code == 0, verify.output
+
+
+def test_a_codex_sub_agent_session_is_a_sub_agent_window_of_its_parent(tmp_path: Path) -> None:
+    tree = _codex_tree(tmp_path / "sessions", [("0199-parent", "parent words")])
+    _write(tree / "2026" / "02" / "01" / "rollout-2026-02-01T09-30-00-0199-child.jsonl", [
+        _meta("0199-child", "2026-02-01T09:30:00.000Z", source={"subagent": {"thread_spawn": {
+            "parent_thread_id": "0199-parent", "depth": 1}}}),
+        _said("user", _in("review the diff")),
+        _said("assistant", {"type": "output_text", "text": "indigo finding"}),
+    ])
+    home = tmp_path / "home"
+    out = _import(home, "codex", tree)
+    assert out.exit_code == 0, out.output
+    assert "(2 from sub-agents)" in out.output
+    assert len(_tool(home, {"action": "list_windows"})["windows"]) == 2
+    child = next(r for r in _raw(home) if r["parts"] and r["parts"][0].get("text")
+                 == "indigo finding")
+    assert child["metadata"]["importSource"] == {"format": "codex", "session": "0199-parent",
+                                                 "agent": "0199-child"}
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(["s1", "s2", "s3", "s4"]), split=st.integers(0, 4))
+def test_any_order_of_imports_gives_one_window_per_session(
+    tmp_path_factory: pytest.TempPathFactory, order: list[str], split: int
+) -> None:
+    """However the sessions arrive (one directory, or several imports in any order), each is
+    one window, no floor appears, and every session's phrase is found through the tool."""
+    base = tmp_path_factory.mktemp("order")
+    home = base / "home"
+    first, rest = base / "first", base / "rest"
+    for index, sid in enumerate(order):
+        folder = first if index < split else rest
+        _write(folder / f"{sid}.jsonl", _session(sid, index + 1, f"phrase-{sid}"))
+    for folder in (first, rest):
+        if folder.exists():
+            assert _import(home, "claude-code", folder).exit_code == 0
+    windows = _tool(home, {"action": "list_windows"})["windows"]
+    assert len(windows) == 4 and "reset" not in {w["kind"] for w in windows}
+    for sid in order:
+        assert len(_found(home, f"phrase-{sid}")) == 1
