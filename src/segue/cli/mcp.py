@@ -44,9 +44,11 @@ def serve_cmd(ctx: click.Context, workspace_id: str | None) -> None:
         validate_workspace_id(wid)
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
+    from segue.mcp.server import require_sdk, serve
+
+    require_sdk()  # first: without the extra, say how to install it
     # A misspelt id (in an MCP client's config) says so, as `history tool` does, instead of
     # serving an empty workspace for ever.
     replace(root, workspace_id=wid).require_workspace()
-    from segue.mcp.server import serve
 
     serve(Layout(root.home, wid))
