@@ -83,6 +83,7 @@ class SegueHistory:
         threshold: int = DEFAULT_THRESHOLD,
         home: Path | str | None = None,
         durable: bool = True,
+        store: str | None = None,
     ) -> None:
         self.engine = WindowEngine(
             workspace_id,
@@ -92,6 +93,7 @@ class SegueHistory:
             threshold=threshold,
             home=home,
             durable=durable,
+            store=store,
         )
         self.layout = self.engine.layout
         self.store = self.engine.store
@@ -129,6 +131,10 @@ class SegueHistory:
                 ),
             ]
         )
+
+    def close(self) -> None:
+        """Give back the store's connections (PostgreSQL)."""
+        self.engine.close()
 
     def messages(self) -> list[ModelMessage]:
         """The active window as pydantic-ai messages (what the model is shown)."""
