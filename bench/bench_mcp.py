@@ -164,7 +164,7 @@ def run() -> list[Result]:
 
         anyio.run(measure)
     note = (
-        f"{HISTORY_MB} MB, {len(imported)} rows imported in {import_seconds:.1f} s; calls: "
+        f"{HISTORY_MB} MB, {len(imported.rows)} rows imported in {import_seconds:.1f} s; calls: "
         f"mcp {calls['mcp']}, native {calls['native']}; mcp {min(mcp_times) * 1e3:.1f}–"
         f"{max(mcp_times) * 1e3:.1f} ms, native {min(native_times) * 1e3:.1f}–"
         f"{max(native_times) * 1e3:.1f} ms (median of {RUNS})"

@@ -356,16 +356,23 @@ def _lines(kind: str, entries: Iterable[str]) -> None:
     help="Another agent's transcripts: a Claude Code session file or project directory, "
     "a Codex rollout file or sessions directory.",
 )
+@click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="With --from: FILE may be a symbolic link (to a regular file or a directory); links "
+    "inside a directory are still left out.",
+)
 @click.pass_context
-def import_cmd(ctx: click.Context, file: Path, source: str | None) -> None:
+def import_cmd(ctx: click.Context, file: Path, source: str | None, follow_symlinks: bool) -> None:
     """Append the rows of a Xum session file (JSONL) as one batch.
 
     Rows keep everything but historySequence (reassigned) and workspaceId (this workspace).
     A file with any line that is not a row is refused whole: nothing is appended.
 
     With --from, FILE is another agent's transcript (or a directory of them): text, tool
-    calls and their results become rows, reasoning is left out, and each clear or new
-    session becomes a manual reset. Importing again appends only what is new.
+    calls and their results become rows, reasoning is left out, each source session (and each
+    sub-agent's work) becomes its own context window, and only the source's own clear becomes
+    a manual reset. Importing again appends only what is new.
     """
     ws = _ctx(ctx).workspace_id
     if _ctx(ctx).store_url is None:
@@ -386,15 +393,24 @@ def import_cmd(ctx: click.Context, file: Path, source: str | None) -> None:
 
             exc.cli_message += import_hint(data, str(file))
             raise
+        agents = 0
     else:
+        import os
+
         from segue.importers import import_path
 
-        if not file.exists():
+        if not os.path.lexists(file):
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
-        rows = import_path(_store(ctx), source, file)
+        target = Path(os.path.realpath(file)) if follow_symlinks else file
+        done = import_path(_store(ctx), source, target)
+        for left in done.skipped:
+            click.echo(f"segue: left out {left.path}: it is {left.why}", err=True)
+        rows, agents = done.rows, done.from_sub_agents
     if not rows:
         what = "nothing new" if source is not None else "no rows"
         _write(f"{file}: {what}; nothing imported into workspace {ws}\n")
         return
     first, last = rows[0].sequence, rows[-1].sequence
-    _write(f"Imported {len(rows)} row(s) into workspace {ws} (sequences {first}–{last})\n")
+    of_agents = f" ({agents} from sub-agents)" if agents else ""
+    _write(f"Imported {len(rows)} row(s){of_agents} into workspace {ws} "
+           f"(sequences {first}–{last})\n")

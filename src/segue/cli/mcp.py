@@ -1,11 +1,13 @@
 """``segue mcp serve [-w ID]``: session_history for any MCP client, on stdio (SPEC.md §9).
 
 Standard output belongs to the protocol: nothing else is printed there. Errors before the
-server starts (the ``mcp`` extra missing, a bad workspace id) are one line on stderr.
+server starts (the ``mcp`` extra missing, a bad workspace id, a workspace that does not
+exist) are one line on stderr.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import click
@@ -42,6 +44,11 @@ def serve_cmd(ctx: click.Context, workspace_id: str | None) -> None:
         validate_workspace_id(wid)
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
-    from segue.mcp.server import serve
+    from segue.mcp.server import require_sdk, serve
+
+    require_sdk()  # first: without the extra, say how to install it
+    # A misspelt id (in an MCP client's config) says so, as `history tool` does, instead of
+    # serving an empty workspace for ever.
+    replace(root, workspace_id=wid).require_workspace()
 
     serve(Layout(root.home, wid))

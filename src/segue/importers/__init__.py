@@ -1,76 +1,125 @@
 """Bring your sessions (SPEC.md §9): ``segue history import --from claude-code|codex PATH``.
 
-PATH is one transcript file or a directory of them (a Claude Code project directory, a Codex
-``sessions`` tree). Every file is read and checked before anything is written; then the new
-rows go in as one batch, under the workspace lock, with fresh sequences (R28). Re-importing
-appends only what the workspace does not have yet: rows are known by the ids derived from
-their source (see :mod:`segue.importers.entries`).
+PATH is one transcript file or a directory of them (a Claude Code project directory, its
+sub-agent files included; a Codex ``sessions`` tree). Files are opened as the store opens its
+own (:mod:`segue.importers.files`); every file is read and checked before anything is
+written; then the new rows go in as one batch, under the workspace lock, with fresh sequences
+(R28). Re-importing appends only what the workspace does not have yet
+(:mod:`segue.importers.rows`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from segue.history.protocol import TranscriptStore
 from segue.importers import claude_code, codex
-from segue.importers.entries import Entry, ImportRefused, Known, ToolResult, build_rows
+from segue.importers.entries import Entry, ImportRefused, NoConversation, SessionStart, ToolResult
+from segue.importers.files import Skipped, lines, regular
+from segue.importers.rows import build_rows, from_sub_agents, known_from
+from segue.importers.sniff import described, sniff
 from segue.messages import Row
 
-Parser = Callable[[bytes, str], list[Entry]]
+Parser = Callable[[bytes | Iterable[bytes], str], list[Entry]]
 
 PARSERS: dict[str, Parser] = {claude_code.FORMAT: claude_code.parse, codex.FORMAT: codex.parse}
 FORMATS = tuple(PARSERS)
 
 
-def session_files(path: Path, fmt: str) -> list[Path]:
+@dataclass(frozen=True)
+class Imported:
+    rows: list[Row]
+    #: how many of ``rows`` are a sub-agent's own (not counting window boundaries)
+    from_sub_agents: int
+    #: directory entries left out (not regular files)
+    skipped: list[Skipped]
+
+
+def session_files(path: Path, fmt: str) -> tuple[list[Path], list[Skipped]]:
     """The transcript files PATH names: itself, or the sessions in a directory (Claude Code:
-    the project directory's ``*.jsonl``, sub-agent files left out; Codex: every
-    ``rollout-*.jsonl`` below it)."""
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise ImportRefused(f"{path}: no such file or directory")
+    the project directory's ``*.jsonl``, sub-agent files included, and ``*/subagents/*.jsonl``;
+    Codex: every ``rollout-*.jsonl`` below it), with what was left out as not regular."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise ImportRefused(f"{path}: no such file or directory") from None
+    except OSError as exc:
+        raise ImportRefused(f"cannot import {path}: {exc.strerror}") from None
+    if os.path.isdir(path) and not os.path.islink(path):
+        return _listing(path, fmt)
+    why = regular(path)
+    if why is not None:
+        hint = " (name its target, or pass --follow-symlinks)" if os.path.islink(path) else ""
+        raise ImportRefused(f"cannot import {path}: it is {why}{hint}")
+    return [path], []
+
+
+def _listing(path: Path, fmt: str) -> tuple[list[Path], list[Skipped]]:
     if fmt == claude_code.FORMAT:
-        found = [p for p in path.glob("*.jsonl") if not p.name.startswith("agent-")]
+        candidates = [*path.glob("*.jsonl"), *path.glob("*/subagents/*.jsonl")]
     else:
-        found = list(path.rglob("rollout-*.jsonl"))
+        candidates = list(path.rglob("rollout-*.jsonl"))
+    found: list[Path] = []
+    skipped: list[Skipped] = []
+    for candidate in sorted(candidates):
+        why = regular(candidate)
+        if why is None:
+            found.append(candidate)
+        else:
+            skipped.append(Skipped(candidate, why))
     if not found:
-        raise ImportRefused(f"{path}: no {fmt} session files in this directory")
-    return sorted(found)
+        left = f" ({len(skipped)} left out: not regular files)" if skipped else ""
+        raise ImportRefused(f"{path}: no {fmt} session files in this directory{left}")
+    return found, skipped
 
 
-def parse_path(path: Path, fmt: str) -> list[Entry]:
-    """Every file's entries, sessions oldest first (by their first timestamp, then name)."""
+def parse_path(path: Path, fmt: str) -> tuple[list[Entry], list[Skipped]]:
+    """Every file's entries, sessions oldest first (by their first timestamp, then name).
+    NoConversation when no file holds a conversation of ``fmt`` (naming what was found)."""
     parser = PARSERS[fmt]
+    files, skipped = session_files(path, fmt)
     parsed: list[tuple[int, str, list[Entry]]] = []
-    for file in session_files(path, fmt):
-        entries = parser(file.read_bytes(), str(file))
+    empty: list[Path] = []
+    for file in files:
+        try:
+            entries = parser(lines(file), str(file))
+        except ImportRefused:
+            found = _sniff(file)
+            if found is not None and found != fmt:
+                raise NoConversation(f"{file}: {described(found, fmt)}") from None
+            raise
+        if not any(not isinstance(e, SessionStart) for e in entries):
+            empty.append(file)
+            continue
         stamps = [e.ts for e in entries if not isinstance(e, ToolResult) and e.ts is not None]
         parsed.append((stamps[0] if stamps else 0, str(file), entries))
+    if not parsed:
+        first = empty[0]
+        more = f" (and {len(empty) - 1} more file(s) like it)" if len(empty) > 1 else ""
+        raise NoConversation(f"{first}: {described(_sniff(first), fmt)}{more}")
     parsed.sort(key=lambda p: (p[0], p[1]))
-    return [e for _, _, entries in parsed for e in entries]
+    return [e for _, _, entries in parsed for e in entries], skipped
 
 
-def known_rows(store: TranscriptStore, fmt: str) -> Known:
-    known = Known()
-    for row in store.rows():
-        known.any_rows = True
-        known.ids.add(row.id)
-        source = row.metadata.get("importSource")
-        if isinstance(source, dict) and source.get("format") == fmt:
-            session = source.get("session")
-            if isinstance(session, str):
-                known.sessions.add(session)
-    return known
+def _sniff(file: Path) -> str | None:
+    try:
+        return sniff(lines(file))
+    except ImportRefused:
+        return None
 
 
-def import_path(store: TranscriptStore, fmt: str, path: Path) -> list[Row]:
-    """Import PATH into ``store``'s workspace; the rows appended (none when all is known)."""
-    entries = parse_path(path, fmt)
+def import_path(store: TranscriptStore, fmt: str, path: Path) -> Imported:
+    """Import PATH into ``store``'s workspace: the rows appended (none when all is known)."""
+    entries, skipped = parse_path(path, fmt)
     with store.locked():
-        rows = build_rows(fmt, entries, known_rows(store, fmt))
-        return store.append(rows) if rows else []
+        known = known_from(store.rows(), fmt)
+        rows = build_rows(fmt, entries, known, store.next_sequence())
+        written = store.append(rows) if rows else []
+    return Imported(written, from_sub_agents(written), skipped)
 
 
-__all__ = ["FORMATS", "ImportRefused", "import_path", "parse_path"]
+__all__ = ["FORMATS", "ImportRefused", "Imported", "NoConversation", "import_path",
+           "parse_path"]

@@ -15,22 +15,30 @@ Each line is ``{"timestamp", "type", "payload"}``:
 Older rollouts wrote the items bare, after a first line of session metadata (``id``,
 ``timestamp``, ``instructions``), with ``record_type: "state"`` lines between; both shapes
 are read. User messages Codex injects itself (``<environment_context>``, the AGENTS.md
-instructions) are not the user's words and are skipped. A line that fits neither shape
-refuses the whole file.
+instructions) are not the user's words and are skipped. Images (``input_image`` parts, in a
+message or a tool output) become ``[media omitted]`` (R25). A session whose ``session_meta``
+names a sub-agent source (``source: {"subagent": …}``) is that sub-agent's, under its parent
+thread when the source names one. A ``function_call`` whose ``arguments`` cannot be decoded
+(not JSON, nested too deeply) keeps them as text. A line that fits neither shape refuses the
+whole file.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from segue.importers.entries import (
+    MEDIA,
     Entry,
     Message,
     SessionStart,
     Summary,
     ToolCall,
     ToolResult,
+    cap_input,
+    cut,
     iso_ms,
     json_lines,
     refuse,
@@ -43,7 +51,10 @@ _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call
 _ITEMS = ("message", "reasoning", *_CALLS, *_OUTPUTS, "web_search_call")
 
 
-def parse(data: bytes, source: str) -> list[Entry]:
+_IMAGES = ("input_image", "image", "output_image")
+
+
+def parse(data: bytes | Iterable[bytes], source: str) -> list[Entry]:
     entries: list[Entry] = []
     model: str | None = None
     session = "session"  # line numbers are unique within one session's rollout
@@ -54,7 +65,8 @@ def parse(data: bytes, source: str) -> list[Entry]:
         if isinstance(kind, str) and isinstance(payload, dict):
             if kind == "session_meta":
                 session = _session_id(payload, number)
-                entries.append(SessionStart(session, ts))
+                parent, agent = _sub_agent(payload, session)
+                entries.append(SessionStart(parent, ts, agent, source))
             elif kind == "turn_context":
                 found = payload.get("model")
                 model = found if isinstance(found, str) else model
@@ -71,7 +83,7 @@ def parse(data: bytes, source: str) -> list[Entry]:
             entries += _item(obj, f"{session}:line{number}", ts, model, source)
         elif kind is None and isinstance(obj.get("id"), str) and not entries:
             session = obj["id"]
-            entries.append(SessionStart(session, ts))
+            entries.append(SessionStart(session, ts, None, source))
         else:
             raise refuse(source, number, "neither a rollout line {timestamp, type, payload} "
                          "nor a response item")
@@ -81,6 +93,26 @@ def parse(data: bytes, source: str) -> list[Entry]:
 def _session_id(payload: dict[str, Any], number: int) -> str:
     sid = payload.get("id")
     return sid if isinstance(sid, str) and sid else f"session{number}"
+
+
+def _sub_agent(payload: dict[str, Any], session: str) -> tuple[str, str | None]:
+    """(the session the rows belong to, the sub-agent) for a session's metadata: a sub-agent
+    session belongs to its parent thread where the metadata names one."""
+    origin = payload.get("source")
+    if not isinstance(origin, dict):
+        return session, None
+    sub = origin.get("subagent", origin.get("sub_agent"))
+    if sub is None:
+        return session, None
+    parent = None
+    stack: list[Any] = [sub]
+    while stack and parent is None:  # {"thread_spawn": {"parent_thread_id": …}} and kin
+        item = stack.pop()
+        if isinstance(item, dict):
+            found = item.get("parent_thread_id", item.get("parentThreadId"))
+            parent = found if isinstance(found, str) and found else None
+            stack.extend(item.values())
+    return (parent or session), session
 
 
 def _item(
@@ -93,9 +125,7 @@ def _item(
         content = item.get("content")
         if not isinstance(content, list):
             raise refuse(source, number, "a message item without a 'content' list")
-        text = "\n".join(
-            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
+        text = _texts(content)
         if role == "user" and text and not text.lstrip().startswith(_INJECTED):
             return [Message(ident, "user", text, ts)]
         if role == "assistant" and text:
@@ -107,7 +137,7 @@ def _item(
             raise refuse(source, number, f"a {itype} without a string 'call_id'")
         name = item.get("name") if itype != "local_shell_call" else "local_shell"
         label = name if isinstance(name, str) else str(itype)
-        return [ToolCall(ident, call, label, _input(item), ts, model)]
+        return [ToolCall(ident, call, label, cap_input(_input(item)), ts, model)]
     if itype in _OUTPUTS:
         call = item.get("call_id")
         if not isinstance(call, str):
@@ -126,8 +156,8 @@ def _input(item: dict[str, Any]) -> Any:
     if isinstance(raw, str):
         try:
             return json.loads(raw)
-        except ValueError:
-            return {"arguments": raw}
+        except (ValueError, RecursionError):
+            return {"arguments": cut(raw)}
     return raw
 
 
@@ -135,11 +165,34 @@ def _output(output: Any) -> tuple[str, bool]:
     if isinstance(output, str):
         return output, False
     if isinstance(output, list):
-        return "\n".join(
-            p["text"] for p in output if isinstance(p, dict) and isinstance(p.get("text"), str)
-        ), False
+        return _texts(output), False
     if isinstance(output, dict):
         content = output.get("content")
-        text = content if isinstance(content, str) else json.dumps(output, ensure_ascii=False)
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = _texts(content)
+        else:
+            text = _dumps(output)
         return text, output.get("success") is False
-    return "" if output is None else json.dumps(output), False
+    return "" if output is None else _dumps(output), False
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return "[output nested too deeply to import]"
+
+
+def _texts(content: list[Any]) -> str:
+    """The text of a message's (or an output's) parts, an image as ``[media omitted]``."""
+    out: list[str] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str):
+            out.append(part["text"])
+        elif part.get("type") in _IMAGES:
+            out.append(MEDIA)
+    return "\n".join(t for t in out if t)

@@ -1,38 +1,32 @@
-"""What another agent's transcript says, in a shape common to every source, and how it becomes
-segue rows. Pure: bytes in, rows out; the store is :mod:`segue.importers.apply`'s business.
+"""What another agent's transcript says, in a shape common to every source. Pure.
 
-A source parser turns its lines into a flat list of entries (a session starts, the user
-cleared, a message, a tool call, a tool result, a compaction summary). :func:`build_rows`
-turns them into rows:
+A source parser turns its lines into a flat list of entries: a session (or one of its
+sub-agents) starts, the user cleared, a message, a tool call, a tool result, a compaction
+summary. :mod:`segue.importers.rows` turns them into segue rows.
 
-* every row's id is derived from where it came from (``<format>:<source id>``, unique across
-  sessions), so a re-import can tell what it already has;
-* a tool result is put into the call it answers (a ``dynamic-tool`` part, ``output-available``
-  or ``output-error``); a call whose result never came stays ``input-available`` — kept on disk,
-  never sent to a provider (SPEC.md §3);
-* a clear inside a session becomes a manual reset row; a session start becomes one too when
-  anything precedes it and it is not a resumed session that opens by repeating lines the
-  workspace has (R11: the floor means what the user did);
-* a compaction summary becomes a compaction boundary, as a segue ``/compact`` would write;
-* reasoning never reaches an entry (R25); text and tool output longer than
-  :data:`MAX_TEXT_CHARS` are cut with a marker, so no row outgrows what look-back reads
-  (R24 skips lines over 1 MiB).
+Everything an entry holds is already bounded: reasoning never reaches an entry (R25), and
+text, tool output and tool input longer than :data:`MAX_TEXT_CHARS` are cut with a marker
+(:func:`cut`, :func:`cap_input`), so no row outgrows what look-back reads (R24 skips lines over
+1 MiB).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from segue.errors import UsageError
-from segue.messages import Part, Role, Row, make_row, text_part
+from segue.errors import SegueError, UsageError
+from segue.messages import Part, Role
 
-#: Longest text or tool output a row keeps (characters); well under R24's 1 MiB line bound
-#: even after JSON escaping.
+#: Longest text, tool output or tool input (as JSON) a row keeps, in characters; well under
+#: R24's 1 MiB line bound even after JSON escaping.
 MAX_TEXT_CHARS = 200_000
+#: Deepest nesting a tool input keeps as JSON; a deeper one is kept as its text.
+MAX_INPUT_DEPTH = 64
+MEDIA = "[media omitted]"
 
 
 class ImportRefused(UsageError):
@@ -41,10 +35,22 @@ class ImportRefused(UsageError):
     code = "import_refused"
 
 
+class NoConversation(SegueError):
+    """Files that hold no conversation of the format asked for (another agent's format, or
+    only bookkeeping): nothing was imported (exit 1), and the message names what was found."""
+
+    code = "no_conversation"
+
+
 @dataclass(frozen=True)
 class SessionStart:
+    """The entries that follow belong to ``session`` (a sub-agent of it when ``agent`` is
+    set), read from ``source`` (a file name, for the lead-in)."""
+
     session: str
     ts: int | None
+    agent: str | None = None
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,21 +96,80 @@ class Summary:
 Entry = SessionStart | Clear | Message | ToolCall | ToolResult | Summary
 
 
-@dataclass
-class Known:
-    """What the target workspace already holds: row ids, imported sessions, whether it has any
-    row at all."""
-
-    ids: set[str] = field(default_factory=set)
-    sessions: set[str] = field(default_factory=set)
-    any_rows: bool = False
-
-
 def cut(text: str) -> str:
     if len(text) <= MAX_TEXT_CHARS:
         return text
     dropped = len(text) - MAX_TEXT_CHARS
     return text[:MAX_TEXT_CHARS] + f"\n[… {dropped} more characters not imported]"
+
+
+def cap_input(value: Any) -> Any:
+    """A tool call's input as a row keeps it: as it is, or — when its JSON is longer than
+    :data:`MAX_TEXT_CHARS` or nested deeper than :data:`MAX_INPUT_DEPTH` — its JSON text,
+    cut (``{"inputNotImported": reason, "text": …}``)."""
+    if _depth(value) > MAX_INPUT_DEPTH:
+        why = f"nested deeper than {MAX_INPUT_DEPTH} levels"
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return {"inputNotImported": "not JSON"}
+        if len(text) <= MAX_TEXT_CHARS:
+            return value
+        return {"inputNotImported": "too long", "text": cut(text)}
+    return {"inputNotImported": why, "text": cut(_flat_text(value))}
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (iteratively: any depth is safe)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_INPUT_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _flat_text(value: Any) -> str:
+    """The strings and numbers inside ``value``, in order, without recursion."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack and sum(map(len, out)) <= MAX_TEXT_CHARS:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif item is not None:
+            out.append(str(item))
+    return " ".join(out)
+
+
+def error_output(text: str) -> dict[str, Any]:
+    """A failed tool call's result as Xum stores one: the call settled
+    (``output-available``), its output saying it failed."""
+    return {"success": False, "error": text}
+
+
+def settled(call_id: str, name: str, value: Any, output: str, failed: bool) -> Part:
+    """A tool call with its result, in Xum's vocabulary (SPEC.md §3)."""
+    return Part(
+        type="dynamic-tool",
+        toolCallId=call_id,
+        toolName=name,
+        input=value,
+        state="output-available",
+        output=error_output(cut(output)) if failed else cut(output),
+    )
 
 
 def iso_ms(value: Any) -> int | None:
@@ -117,16 +182,22 @@ def iso_ms(value: Any) -> int | None:
         return None
 
 
-def json_lines(data: bytes, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every non-blank line; any line that is not a JSON object
-    refuses the whole file (nothing is imported, as for a Xum file)."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+def json_lines(
+    data: bytes | Iterable[bytes], source: str
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of ``data`` (bytes, or its lines);
+    any line that is not a JSON object refuses the whole file (nothing is imported, as for a
+    Xum file)."""
+    raw_lines = data.split(b"\n") if isinstance(data, bytes) else data
+    for number, raw in enumerate(raw_lines, start=1):
         line = raw.rstrip(b"\r")
         if not line.strip():
             continue
         try:
             value = json.loads(line)
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            raise ImportRefused(f"{source}: line {number} is nested too deeply") from None
+        except ValueError as exc:  # UnicodeDecodeError included
             raise ImportRefused(f"{source}: line {number} is not JSON ({exc})") from None
         if not isinstance(value, dict):
             raise ImportRefused(f"{source}: line {number} is not a JSON object")
@@ -135,102 +206,3 @@ def json_lines(data: bytes, source: str) -> Iterator[tuple[int, dict[str, Any]]]
 
 def refuse(source: str, number: int, what: str) -> ImportRefused:
     return ImportRefused(f"{source}: line {number}: {what}")
-
-
-def build_rows(fmt: str, entries: Sequence[Entry], known: Known) -> list[Row]:
-    """The rows ``entries`` add to a workspace that holds ``known``: only what is new."""
-    rows: list[Row] = []
-    calls: dict[str, tuple[int, int]] = {}
-    session = ""
-    any_rows = known.any_rows
-    #: The reset a new session opens with, written before its first new row — unless its
-    #: first line is one the workspace already has (a resumed session repeating its past
-    #: continues that conversation: no floor).
-    opening: Row | None = None
-    first_of_session = False
-    for entry in entries:
-        if isinstance(entry, SessionStart):
-            session = entry.session
-            rid = f"{fmt}:{session}:session"
-            fresh = session not in known.sessions and rid not in known.ids
-            opening = _reset(rid, fmt, session, entry.ts) if fresh and any_rows else None
-            first_of_session = True
-            known.sessions.add(session)
-            continue
-        if isinstance(entry, ToolResult):
-            _attach(rows, calls, entry)
-            continue
-        # Source ids are unique across sessions (Claude Code's uuids survive a resumed
-        # session's copy of earlier lines, which then imports once).
-        rid = f"{fmt}:{entry.source_id}"
-        if first_of_session and rid in known.ids:
-            opening = None
-        first_of_session = False
-        if rid in known.ids:
-            continue
-        known.ids.add(rid)
-        if opening is not None:
-            rows.append(opening)
-            opening = None
-        if isinstance(entry, Clear):
-            if any_rows:
-                rows.append(_reset(rid, fmt, session, entry.ts))
-            continue
-        any_rows = True
-        meta = _meta(fmt, session, entry.ts)
-        if isinstance(entry, Message):
-            if entry.model is not None:
-                meta["model"] = entry.model
-            rows.append(make_row(entry.role, cut(entry.text), id=rid, metadata=meta))
-        elif isinstance(entry, Summary):
-            epoch = sum(1 for r in rows if r.flag("compactionBoundary")) + 1
-            meta.update(compactionBoundary=True, compacted=True, compactionEpoch=epoch)
-            rows.append(make_row("assistant", cut(entry.text), id=rid, metadata=meta))
-        else:
-            if entry.model is not None:
-                meta["model"] = entry.model
-            parts = [text_part(cut(entry.text))] if entry.text else []
-            calls[entry.call_id] = (len(rows), len(parts))
-            parts.append(
-                Part(
-                    type="dynamic-tool",
-                    toolCallId=entry.call_id,
-                    toolName=entry.name,
-                    input=entry.input,
-                    state="input-available",
-                )
-            )
-            rows.append(make_row("assistant", id=rid, parts=parts, metadata=meta))
-    return rows
-
-
-def _attach(rows: list[Row], calls: dict[str, tuple[int, int]], result: ToolResult) -> None:
-    where = calls.pop(result.call_id, None)
-    if where is None:
-        return  # its call was imported earlier (a re-import), or never written: nothing to fill
-    index, part_index = where
-    row = rows[index]
-    parts = list(row.parts)
-    old = parts[part_index]
-    parts[part_index] = Part(
-        type="dynamic-tool",
-        toolCallId=old.toolCallId,
-        toolName=old.toolName,
-        input=old.input,
-        state="output-error" if result.is_error else "output-available",
-        output=cut(result.output),
-    )
-    rows[index] = Row(id=row.id, role=row.role, parts=tuple(parts), metadata=row.metadata)
-
-
-def _meta(fmt: str, session: str, ts: int | None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"importSource": {"format": fmt, "session": session}}
-    if ts is not None:
-        meta["timestamp"] = ts
-    return meta
-
-
-def _reset(rid: str, fmt: str, session: str, ts: int | None) -> Row:
-    meta = _meta(fmt, session, ts)
-    meta.update(contextBoundaryKind="reset", uiVisible=False)
-    return make_row("assistant", id=rid, metadata=meta)

@@ -34,7 +34,7 @@ from segue.context.boundaries import item_id
 from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision, Situation, decide
 from segue.context.rollover import RolloverReason, quarantined
 from segue.errors import RequestRejected, TurnPaused, UsageError
-from segue.history import HistoryStore
+from segue.integrations.store import close_store, configured_store
 from segue.messages import Row
 from segue.providers.limits import table_limit
 from segue.retrieval.schema import TOOL_SCHEMA
@@ -44,6 +44,7 @@ from segue.session.window import load_window
 from segue.tokens import count_request, resolve_model
 from segue.tokens.registry import split_model
 from segue.tools import new_context as _new_context
+from segue.tools.builtin import session_history_tool
 from segue.workspace import Layout, default_home
 
 SESSION_HISTORY = "session_history"
@@ -86,7 +87,9 @@ class WindowEngine:
 
     ``model`` names the model in segue's ``provider:name`` form; it chooses the encoding the
     guards count with (R17) and, unless ``context_window`` is given, the limit. An unknown
-    model needs ``encoding`` (a bundled encoding name) and ``context_window``.
+    model needs ``encoding`` (a bundled encoding name) and ``context_window``. The transcript
+    lives in the store the user configured: ``store`` (a ``postgresql://`` URL), else the
+    home's ``store.url`` setting, else the JSONL files (:mod:`segue.integrations.store`).
     """
 
     def __init__(
@@ -99,11 +102,12 @@ class WindowEngine:
         threshold: int = DEFAULT_THRESHOLD,
         home: Path | str | None = None,
         durable: bool = True,
+        store: str | None = None,
         clock: Callable[[], int] = _now_ms,
         new_id: Callable[[str], str] = _new_id,
     ) -> None:
         self.layout = Layout(Path(home) if home is not None else default_home(), workspace_id)
-        self.store = HistoryStore(self.layout, durable=durable)
+        self.store = configured_store(self.layout, store, durable=durable)
         self.token_model = resolve_model(model, encoding)
         limit = context_window if context_window is not None else table_limit(*split_model(model))
         if limit is None:
@@ -114,9 +118,13 @@ class WindowEngine:
             self.budget = Budget(limit, threshold)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        self.history_tool = SessionHistoryTool(self.layout)
+        self.history_tool = session_history_tool(self.layout, self.store)
         self.clock = clock
         self.new_id = new_id
+
+    def close(self) -> None:
+        """Give back the store's connections (PostgreSQL); the engine may not be used after."""
+        close_store(self.store)
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from segue.context.active import active_rows
 from segue.context.boundaries import is_boundary, item_id
 from segue.context.budget import DEFAULT_THRESHOLD
 from segue.history import HistoryStore
+from segue.history.protocol import TranscriptStore
 from segue.integrations.agents_rows import (
     calls_of,
     is_human_input,
@@ -71,6 +72,7 @@ from segue.integrations.engine import (
     WindowEngine,
     tool_schemas,
 )
+from segue.integrations.store import close_store, configured_store
 from segue.messages import Row
 from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA
 from segue.session.window import load_window
@@ -90,11 +92,16 @@ class SegueSession:
         home: Path | str | None = None,
         durable: bool = True,
         session_settings: SessionSettings | None = None,
+        store: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.session_settings = session_settings
         self.layout = Layout(Path(home) if home is not None else default_home(), session_id)
-        self.store = HistoryStore(self.layout, durable=durable)
+        self.store: TranscriptStore = configured_store(self.layout, store, durable=durable)
+
+    def close(self) -> None:
+        """Give back the store's connections (PostgreSQL)."""
+        close_store(self.store)
 
     # -- the Session protocol --------------------------------------------------------------------
 
@@ -113,6 +120,11 @@ class SegueSession:
     async def pop_item(self) -> Any | None:
         """Remove and return the newest item (its whole row); None when the window holds
         none. A window boundary is never removed (R11)."""
+        if not isinstance(self.store, HistoryStore):
+            raise UsageError(
+                "pop_item needs the JSONL store: the PostgreSQL store has no removal of a "
+                "row (its transcript only grows)"
+            )
         for _attempt in range(3):
             rows = [r for r in load_window(self.store) if not is_boundary(r)]
             if not rows:
@@ -160,9 +172,11 @@ class RolloverSession(SegueSession):
         home: Path | str | None = None,
         durable: bool = True,
         session_settings: SessionSettings | None = None,
+        store: str | None = None,
     ) -> None:
         super().__init__(
-            session_id, home=home, durable=durable, session_settings=session_settings
+            session_id, home=home, durable=durable, session_settings=session_settings,
+            store=store,
         )
         self.engine = WindowEngine(
             session_id,
@@ -172,7 +186,9 @@ class RolloverSession(SegueSession):
             threshold=threshold,
             home=self.layout.home,
             durable=durable,
+            store=store,
         )
+        close_store(self.store)  # the engine's store is the session's from here on
         self.store = self.engine.store
         # What the last model request looked like; a send is measured against it (the SDK
         # saves the turn input before it builds the first request of the run). Until this

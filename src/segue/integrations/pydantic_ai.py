@@ -55,6 +55,7 @@ from segue.integrations.engine import (
     tool_schemas,
 )
 from segue.integrations.pydantic_rows import (
+    ROW_ID_KEY,
     calls_of,
     is_send,
     message_row,
@@ -82,6 +83,7 @@ class SegueHistory:
         threshold: int = DEFAULT_THRESHOLD,
         home: Path | str | None = None,
         durable: bool = True,
+        store: str | None = None,
     ) -> None:
         self.engine = WindowEngine(
             workspace_id,
@@ -91,6 +93,7 @@ class SegueHistory:
             threshold=threshold,
             home=home,
             durable=durable,
+            store=store,
         )
         self.layout = self.engine.layout
         self.store = self.engine.store
@@ -128,6 +131,10 @@ class SegueHistory:
                 ),
             ]
         )
+
+    def close(self) -> None:
+        """Give back the store's connections (PostgreSQL)."""
+        self.engine.close()
 
     def messages(self) -> list[ModelMessage]:
         """The active window as pydantic-ai messages (what the model is shown)."""
@@ -178,8 +185,14 @@ class SegueHistory:
         return _messages_of(active)
 
     def flush(self, messages: Sequence[ModelMessage]) -> list[Row]:
-        """Persist the messages the store has not seen (the end of a run), one batch."""
-        return self.store.append(self._rows([m for m in messages if stored_row_id(m) is None]))
+        """Persist the messages the store has not seen (the end of a run), one batch, and
+        stamp each with its row's id: a caller that goes on with
+        ``message_history=result.all_messages()`` hands them back as stored, not as new."""
+        fresh = [m for m in messages if stored_row_id(m) is None]
+        written = self.store.append(self._rows(fresh))
+        for message, row in zip(fresh, written, strict=True):
+            message.metadata = {**(message.metadata or {}), ROW_ID_KEY: row.id}
+        return written
 
     def _rows(self, fresh: Sequence[ModelMessage]) -> list[Row]:
         if not fresh:

@@ -4,7 +4,9 @@ One ``ModelMessage`` is one row, in the shape Xum writes (SPEC §3):
 
 * a request with a user prompt → a ``user`` row with its text (media as ``file`` parts);
 * a request of tool returns and retries → an ``assistant`` row of ``dynamic-tool`` parts,
-  state ``output-available`` (``output-error`` for a retry), with the call's name and input;
+  state ``output-available``, with the call's name and input; a retry (the tool failed or
+  its arguments did not validate) is settled the same way, its output
+  ``{"success": false, "error": …}``, as Xum stores a failed call (SPEC §3);
 * a request of system prompts only → a ``system`` row;
 * a response → an ``assistant`` row: text parts, ``dynamic-tool`` calls (state
   ``input-available``), thinking as ``reasoning``; other parts keep it non-empty with an
@@ -112,8 +114,8 @@ def message_row(
                                 req_part.tool_call_id,
                                 calls,
                                 req_part.tool_name,
-                                "output-error",
-                                req_part.model_response(),
+                                "output-available",
+                                {"success": False, "error": req_part.model_response()},
                             )
                         )
                     else:
@@ -127,7 +129,7 @@ def message_row(
                             calls,
                             req_part.tool_name,
                             "output-available",
-                            _output(req_part),
+                            _failure(req_part) or _output(req_part),
                         )
                     )
     else:
@@ -164,6 +166,17 @@ def _tool_part(
         state=state,
         output=output,
     )
+
+
+def _failure(part: ToolReturnPart[Any]) -> dict[str, Any] | None:
+    """A failed call's output as Xum stores one, for a return pydantic-ai marks as not a
+    success (2.x: ``outcome`` ``"retried"`` / ``"failed"``); None for a success."""
+    outcome = getattr(part, "outcome", None)
+    if outcome is None or outcome == "success":
+        return None
+    content = part.content
+    text = content if isinstance(content, str) else part.model_response_str()
+    return {"success": False, "error": text}
 
 
 def _output(part: ToolReturnPart[Any]) -> Any:
