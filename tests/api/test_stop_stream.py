@@ -49,6 +49,11 @@ def _streamed(events: list[segue.Event]) -> str:
     return "".join(e.text for e in events if isinstance(e, segue.AssistantText))
 
 
+def _cancel_when_stalled(server: SlowServer, turn: segue.TurnStream) -> None:
+    server.stalled.wait(30)
+    turn.cancel()
+
+
 def test_breaking_out_of_a_streaming_reply_keeps_what_arrived(
         tmp_path: Path, server: SlowServer) -> None:
     seen: list[segue.Event] = []
@@ -71,7 +76,7 @@ def test_cancel_stops_a_reply_that_stalls(tmp_path: Path, server: SlowServer) ->
     with _session(tmp_path, server) as session:
         turn = session.stream("tell me")
         seen: list[segue.Event] = []
-        stopper = threading.Thread(target=lambda: (server.stalled.wait(30), turn.cancel()))
+        stopper = threading.Thread(target=_cancel_when_stalled, args=(server, turn))
         stopper.start()
         seen.extend(turn)  # the loop ends by itself once the cancel lands
         stopper.join()
@@ -88,7 +93,7 @@ def test_a_call_still_streaming_never_runs_and_the_next_message_goes_out(
     try:
         with loopback_allowed(), _session(tmp_path, server) as session:
             turn = session.stream("touch a file")
-            stopper = threading.Thread(target=lambda: (server.stalled.wait(30), turn.cancel()))
+            stopper = threading.Thread(target=_cancel_when_stalled, args=(server, turn))
             stopper.start()
             kinds = [type(e).__name__ for e in turn]
             stopper.join()

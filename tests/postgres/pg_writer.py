@@ -29,14 +29,18 @@ from tests.history.writer import batch_rows
 
 
 def _pause_inside(pause: Path) -> None:
-    real = postgres._copy
+    """Stop for ever right after a batch's rows are written, inside its open transaction,
+    on either append path (the locked one, and the guarded one a store takes once it knows
+    the workspace's state)."""
+    for name in ("_copy", "insert_values"):
+        real = getattr(postgres, name)
 
-    def copy_then_wait(*args: Any) -> None:
-        real(*args)
-        pause.touch()
-        threading.Event().wait()  # killed here, inside the open transaction
+        def write_then_wait(*args: Any, real: Any = real) -> None:
+            real(*args)
+            pause.touch()
+            threading.Event().wait()  # killed here, inside the open transaction
 
-    postgres._copy = copy_then_wait  # type: ignore[assignment]
+        setattr(postgres, name, write_then_wait)
 
 
 def main(argv: list[str]) -> int:
