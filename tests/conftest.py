@@ -3,17 +3,22 @@
 * Network is blocked for the whole suite: segue must work offline (tokenizers ship inside the
   package). Only AF_UNIX sockets (used by some stdlib machinery) are allowed.
 * ``SEGUE_TEST_SCALE`` (``small`` by default, ``large`` on request) sizes the crash and soak runs.
+* In CI (``tests.needs.in_ci``) a skip is a failure, wherever it comes from (``pytest.skip``, a
+  ``skipif`` mark, a module-level ``importorskip``, a fixture): a test that cannot run on the
+  machine CI runs on has not tested anything. Locally a skip stays a skip, with its reason.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.needs import in_ci
 
 SCALE = os.environ.get("SEGUE_TEST_SCALE", "small")
 
@@ -71,3 +76,28 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return work
+
+
+def _fail_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail") and in_ci():
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, where every test must run: {reason}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    _fail_in_ci(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    _fail_in_ci(report)
+    return report
