@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import is_boundary
+from segue.context.floor import is_floor_bytes, settled_marker
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
 from segue.history.pg_derive import COLUMNS, fingerprint, rederive, rederive_row, values
@@ -348,7 +349,7 @@ class PostgresStore:
             row = parse_line(bytes(found[2])) if found is not None else None
             if found is None or row is None:
                 raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
-            if is_boundary(row):
+            if is_boundary(row) or is_floor_bytes(bytes(found[2])):
                 raise StoreError(
                     f"item {item_id!r} is a context boundary and cannot be quarantined",
                     code="not_quarantinable",
@@ -546,7 +547,8 @@ def _stored(
     offset = off if source == "archive" else off - chat_off
     if len(raw) > MAX_LINE:
         return StoredLine(source, offset, len(raw) + 1, None, None, marker)
-    return StoredLine(source, offset, len(raw) + 1, raw, parse_line(raw), marker)
+    row = parse_line(raw)
+    return StoredLine(source, offset, len(raw) + 1, raw, row, settled_marker(raw, row, marker))
 
 
 def _copy(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]) -> None:
