@@ -30,6 +30,7 @@ def test_a_mismatched_receipt_keeps_the_recorded_sequence_floor(tmp_path: Path) 
     assert store.drop_last("2") is not None  # the number 2 is never reused
     with open(store.layout.chat, "ab") as f:  # an untracked change: the receipt mismatches
         f.write(b"not a row\n")
+    assert store.next_sequence() == 3
     assert [r.sequence for r in store.append([text_row("next", None)])] == [3]
 
 
