@@ -41,7 +41,7 @@ MUTANTS = (
         "src/segue/retrieval/reader.py",
         "                    both = chunk + edge\n",
         "                    both = chunk\n",
-        ("tests/retrieval/test_floor_spellings.py",),
+        (f"{SURVIVORS}::test_the_backward_reader_sees_a_reset_key_across_its_chunk_edges",),
         "the backward reader drops the overlap at a 64 KiB chunk edge of an oversized line",
     ),
     Mutant(
@@ -49,7 +49,7 @@ MUTANTS = (
         "src/segue/retrieval/reader.py",
         "BackState(min(pos + len(edge), line_end), line_end, marker)",
         "BackState(pos, line_end, marker)",
-        ("tests/retrieval/test_floor_spellings.py",),
+        (f"{SURVIVORS}::test_the_backward_reader_sees_a_reset_key_across_its_chunk_edges",),
         "a byte budget ending inside an oversized line does not re-read the edge",
     ),
     Mutant(

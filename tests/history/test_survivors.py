@@ -94,3 +94,41 @@ def test_an_index_claiming_more_of_chat_than_it_holds_falls_back(tmp_path: Path)
         conn.execute("UPDATE meta SET v = ? WHERE k = 'chat_read'", (str(10**9),))
     conn.close()
     assert _needles(layout) == [f"needle {i}" for i in range(5)]
+
+
+CHUNK = 1 << 16  # the backward reader's read size: its edges fall at the end minus multiples
+KEY_TOKEN = b'"contextBoundaryKind"'
+
+
+def _straddling(tail: bytes, edge_from_end: int, split: int) -> bytes:
+    """A 3 MiB row (a floor: its own reset key) whose key token crosses the point
+    ``edge_from_end`` bytes before the end of a file that ends with this line and ``tail``,
+    ``split`` bytes of the token before that point."""
+    head = b'{"id":"big","role":"assistant","parts":[],"metadata":{"pad":"'
+    suffix_len = edge_from_end + split - len(KEY_TOKEN) - 1 - len(tail)
+    fixed = b':"reset","x":"' + b'"}}'
+    suffix = b':"reset","x":"' + b"z" * (suffix_len - len(fixed)) + b'"}}'
+    pad = (3 << 20) - len(head) - 2 - len(KEY_TOKEN) - len(suffix)
+    line = head + b"y" * pad + b'",' + KEY_TOKEN + suffix
+    assert len(KEY_TOKEN) + len(suffix) + 1 + len(tail) == edge_from_end + split
+    return line
+
+
+@pytest.mark.parametrize("split", [1, 7, len(KEY_TOKEN) - 1])
+@pytest.mark.parametrize("edges", [3, 32])  # 32 × 64 KiB: where a 2 MiB byte budget ends
+def test_the_backward_reader_sees_a_reset_key_across_its_chunk_edges(
+    tmp_path: Path, split: int, edges: int
+) -> None:
+    from tests.retrieval.helpers import encoded, pages, write_history
+
+    old, new = encoded([text_row("OLDQ secret", 0), text_row("NEWQ after", 2)])
+    tail = new + b"\n"
+    line = _straddling(tail, edges * CHUNK, split)
+    layout = Layout(tmp_path, "ws")
+    write_history(layout, [], [old, line, new])
+    tool = SessionHistoryTool(layout, use_index=False, build_index=False)
+    seen = []
+    for page in pages(tool, {"action": "search", "query": "Q", "order": "newest"}):
+        assert page["ok"], page
+        seen += [item["text"] for item in page["items"]]
+    assert seen == ["NEWQ after"]
