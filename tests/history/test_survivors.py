@@ -115,7 +115,7 @@ def _straddling(tail: bytes, edge_from_end: int, split: int) -> bytes:
 
 
 @pytest.mark.parametrize("split", [1, 7, len(KEY_TOKEN) - 1])
-@pytest.mark.parametrize("edges", [3, 32])  # 32 × 64 KiB: where a 2 MiB byte budget ends
+@pytest.mark.parametrize("edges", [3, 20, 32])  # 32 × 64 KiB: where a 2 MiB budget ends
 def test_the_backward_reader_sees_a_reset_key_across_its_chunk_edges(
     tmp_path: Path, split: int, edges: int
 ) -> None:
