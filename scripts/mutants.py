@@ -57,7 +57,7 @@ MUTANTS = (
         "src/segue/session/turn.py",
         "            or self.emergency_used\n",
         "",
-        ("tests/session",),
+        ("tests/context/test_emergency_once.py",),
         "a second emergency rollover in one turn",
     ),
     Mutant(
