@@ -67,7 +67,7 @@ MUTANTS = (
         '                f"a fresh context window would not fit',
         "        if False:\n            raise TurnPaused(\n"
         '                f"a fresh context window would not fit',
-        ("tests/session",),
+        ("tests/context/test_admission_fit.py",),
         "a fresh window that does not fit is admitted",
     ),
     Mutant(
