@@ -20,7 +20,7 @@ from segue.workspace import Layout
 from tests.retrieval.helpers import stamp_receipt, write_history
 
 #: digest of the DDL and of the corpus's rows, per schema version
-PINNED = {2: "8e1a0c80823c9c792ceb696e00f22b90"}
+PINNED = {2: "8e1a0c80823c9c792ceb696e00f22b90", 3: "0b3c6b3890fe467831caad0337694620"}
 
 _META = b'"metadata":{"timestamp":1700000000000,"historySequence":%d}'
 _ROLLOVER = (
@@ -45,6 +45,11 @@ ARCHIVE = [
     b'"parts":[{"type":"text","text":"hidden lead-in"}]}',
     b'{"id":"v6","role":"user","metadata":{"historySequence":6,"synthetic":true,'
     b'"uiVisible":true},"parts":[{"type":"text","text":"visible synthetic"}]}',
+    # a clean line: the key and value elsewhere than the row's own kind make no floor (R11)
+    b'{"id":"n6","role":"assistant","metadata":{"contextBoundaryKind":"normal","other":"reset"}'
+    b',"parts":[{"type":"dynamic-tool","toolName":"bash","toolCallId":"c9","state":'
+    b'"output-available","input":{"contextBoundaryKind":"reset","value":"tool facts"},'
+    b'"output":"ok"}]}',
 ]
 CHAT = [
     b'{"id":"q7","role":"user","metadata":{"historySequence":7,"contextBudgetRejected":true},'
@@ -60,6 +65,9 @@ CHAT = [
     b'{"id":"s10","role":"user",' + _META % 10 + b',"parts":[{"type":"text","text":"\\ud800"}]}',
     b'{"id":"' + b"i" * 300 + b'","role":"user","metadata":{},"parts":[{"type":"text",'
     b'"text":"id too long"}]}',
+    # a duplicate key: the bytes decide, so the reset key the decoded value lost still counts
+    b'{"id":"d11","role":"user","metadata":{"historySequence":11},"parts":[{"type":"text",'
+    b'"text":"dup"}],"metadata":{"contextBoundaryKind":"reset","contextBoundaryKind":"none"}}',
 ]
 
 

@@ -179,14 +179,12 @@ def test_a_connection_dropped_mid_page(
         assert "call again" in cut["error"]["message"]
         again = tool.call({**call, "cursor": first["nextCursor"]})
         assert [i["itemId"] for i in again["items"]] == ["24", "23", "22", "21", "20"]
-        # another machine appends a floor that is not a boundary (the reset key nested in a
-        # row): no rotation, so the cursor is still valid, and the floor ends the query
+        # another machine appends a manual reset: the old query never reaches below it
         reads["n"] = -100
         with PostgresStore(pg_url, WS) as other:
-            other.append([make_row("user", "later needle", id="late",
-                                   metadata={"note": {"contextBoundaryKind": "reset"}})])
+            other.append([Row(id="late", role="assistant", parts=(),
+                              metadata={"contextBoundaryKind": "reset"})])
         ended = tool.call({**call, "cursor": again["nextCursor"]})
-        assert ended["ok"] is True and ended["items"] == [] and ended["nextCursor"] is None
-        assert "newer reset" in ended["note"]
+        assert ended["ok"] is False and ended["error"]["code"] == "stale_cursor", ended
         fresh = tool.call(call)
         assert fresh["ok"] is True and fresh["items"] == []

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from segue.context.boundaries import is_boundary, item_id
+from segue.context.boundaries import is_boundary, is_manual_reset, item_id
+from segue.context.floor import is_floor_bytes
 from segue.errors import RowDecodeError
 from segue.messages import Row, decode_row, encode_row, with_metadata
 
@@ -43,7 +44,14 @@ def encode_batch(rows: Sequence[Row]) -> tuple[bytes, int | None]:
 def parse_import(data: bytes) -> list[Row]:
     """Rows of a Xum session file. Every non-empty line must be a row, or the whole file is
     refused with an error naming the first bad line. Rows keep everything but
-    ``historySequence`` and ``workspaceId`` (the store assigns both)."""
+    ``historySequence`` and ``workspaceId`` (the store assigns both).
+
+    The store writes each row re-encoded, so a floor (R11) must survive that. A line that is a
+    floor candidate in the file (:func:`segue.context.floor.is_floor_bytes`, the readers'
+    rule) whose decoded row is not one (its reset key lost to a duplicate key, which decodes
+    last-wins, or standing where only bytes-level recognition sees it) is written as an
+    unambiguous manual reset: its row with ``metadata.contextBoundaryKind: "reset"``. Where
+    even that would validate as a rollover boundary, the file is refused, naming the line."""
     rows: list[Row] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         line = raw.rstrip(b"\r")
@@ -54,11 +62,19 @@ def parse_import(data: bytes) -> list[Row]:
         except RowDecodeError as exc:
             raise RowDecodeError(f"line {number} is not a row: {exc.message}") from None
         extra = {k: v for k, v in row.extra.items() if k != "workspaceId"}
-        rows.append(
-            msgspec.structs.replace(
-                with_metadata(row, historySequence=None), workspaceId=None, extra=extra
-            )
+        row = msgspec.structs.replace(
+            with_metadata(row, historySequence=None), workspaceId=None, extra=extra
         )
+        if is_floor_bytes(line) and not is_manual_reset(row):
+            row = with_metadata(row, contextBoundaryKind="reset")
+            if not is_manual_reset(row):
+                raise RowDecodeError(
+                    f"line {number} is a privacy floor only in its bytes (its reset key is "
+                    "lost when the line is decoded, e.g. under a duplicate key), and as a "
+                    "decoded row it would be a rollover boundary: write it without the "
+                    "duplicate key"
+                )
+        rows.append(row)
     return rows
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
 from segue.context.boundaries import is_boundary
-from segue.context.floor import mentions_reset_key
+from segue.context.floor import is_floor_bytes, mentions_reset_key, settled_marker
 from segue.errors import StoreError
 from segue.history.batch import encode_batch, matches_item, parse_import, stamp
 from segue.history.quarantine import quarantined
@@ -68,7 +68,7 @@ class InMemoryStore:
             if found is None:
                 raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
             source, i, row = found
-            if is_boundary(row):
+            if is_boundary(row) or is_floor_bytes(self._files[source][i][:-1]):
                 raise StoreError(
                     f"item {item_id!r} is a context boundary and cannot be quarantined",
                     code="not_quarantinable",
@@ -90,9 +90,8 @@ class InMemoryStore:
         for raw in self._files[source]:
             body = raw[:-1]
             row = parse_line(body)
-            out.append(
-                StoredLine(source, offset, len(raw), body, row, mentions_reset_key(body))
-            )
+            marker = settled_marker(body, row, mentions_reset_key(body))
+            out.append(StoredLine(source, offset, len(raw), body, row, marker))
             offset += len(raw)
         return out
 

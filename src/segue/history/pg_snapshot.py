@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from segue.context.floor import settled_marker
 from segue.history.pg_append import WorkspaceState
 from segue.history.pg_schema import translated
 from segue.history.scan import MAX_LINE, Source, StoredLine, parse_line
@@ -92,7 +93,8 @@ def _stored(
     offset = off if source == "archive" else off - chat_off
     if len(raw) > MAX_LINE:
         return StoredLine(source, offset, len(raw) + 1, None, None, marker)
-    return StoredLine(source, offset, len(raw) + 1, raw, parse_line(raw), marker)
+    row = parse_line(raw)
+    return StoredLine(source, offset, len(raw) + 1, raw, row, settled_marker(raw, row, marker))
 
 
 __all__ = ["PgLine", "PgSnapshot", "chat_off"]

@@ -41,6 +41,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import is_boundary
+from segue.context.floor import is_floor_bytes
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
 from segue.history.pg_append import (
@@ -416,7 +417,7 @@ class PostgresStore:
             row = parse_line(bytes(found[2])) if found is not None else None
             if found is None or row is None:
                 raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
-            if is_boundary(row):
+            if is_boundary(row) or is_floor_bytes(bytes(found[2])):
                 raise StoreError(
                     f"item {item_id!r} is a context boundary and cannot be quarantined",
                     code="not_quarantinable",

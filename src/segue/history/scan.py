@@ -7,7 +7,8 @@ Invariants:
 * Memory is bounded by ``max_line`` plus one read chunk, whatever the file or line size: a
   line longer than ``max_line`` is yielded with ``raw=None``/``row=None`` and its bytes are
   dropped as they stream past, but ``reset_marker`` is still computed over every byte of it
-  (R11, R24: an oversized line may be a reset row and must still count as a floor).
+  (R11, R24: an oversized line may be a reset row and must still count as a floor). For a
+  line that decodes cleanly the decoded row alone decides (R11), so its marker is False.
 * ``max_bytes``/``max_rows`` stop the scan *before* a line that would exceed them, except that
   the first line is always yielded so a paging caller always makes progress.
 """
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from segue.context.floor import EDGE, mentions_reset_key
+from segue.context.floor import EDGE, mentions_reset_key, settled_marker
 from segue.errors import RowDecodeError
 from segue.fsutil import open_regular_file
 from segue.messages import Row, decode_row
@@ -37,7 +38,9 @@ class StoredLine:
     length: int  # bytes including the trailing newline
     raw: bytes | None  # the line without newline; None when longer than max_line
     row: Row | None  # parsed row; None when unparseable or oversized
-    reset_marker: bool  # the bytes hold the reset key in some spelling (context.floor)
+    #: the bytes hold the reset key in some spelling and the line does not decode cleanly
+    #: (context.floor.settled_marker): with ``row``, what context.floor.is_floor_line judges
+    reset_marker: bool
 
     @property
     def end(self) -> int:
@@ -89,8 +92,9 @@ class _Line:
         if self.oversized:
             return StoredLine(source, offset, self.size + 1, None, None, self.marker)
         raw = self._joined()
-        marker = mentions_reset_key(raw)
-        return StoredLine(source, offset, self.size + 1, raw, parse_line(raw), marker)
+        row = parse_line(raw)
+        marker = settled_marker(raw, row, mentions_reset_key(raw))
+        return StoredLine(source, offset, self.size + 1, raw, row, marker)
 
 
 class _Budget:

@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager
 from typing import BinaryIO
 
 from segue.context.boundaries import is_boundary
+from segue.context.floor import is_floor_line
 from segue.errors import FileError, ReceiptError, StoreError
 from segue.fsutil import (
     check_regular,
@@ -339,7 +340,7 @@ class HistoryStore:
                 raise StoreError(f"no item {item_id!r} in the transcript", code="item_not_found")
             source, line = found
             assert line.row is not None
-            if is_boundary(line.row):
+            if is_boundary(line.row) or is_floor_line(line.row, line.reset_marker):
                 # R11: the system never erases a floor (or any boundary) by a rewrite.
                 raise StoreError(
                     f"item {item_id!r} is a context boundary and cannot be quarantined",

@@ -45,7 +45,7 @@ FORMAT = "segue-history-index"
 #: view, the floor and boundary rules, the row kinds and flags) changes: an index of another
 #: version is rebuilt. tests/index/test_schema_version.py pins a digest of both, so a change
 #: without a bump fails there.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 KIND_ITEM, KIND_BOUNDARY, KIND_FLOOR, KIND_SKIP = 0, 1, 2, 3
 #: people's view of a row (``segue history``): hidden, the same text as the agent's, its own
 VIEW_HIDDEN, VIEW_SAME, VIEW_OWN = 0, 1, 2

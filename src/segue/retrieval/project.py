@@ -32,7 +32,7 @@ from segue.context.boundaries import (
     item_id,
     window_id_of_boundary,
 )
-from segue.context.floor import is_floor_line
+from segue.context.floor import is_floor_line, settled_marker
 from segue.history.scan import parse_line
 from segue.messages import Part, Row
 from segue.retrieval.envelope import char_cost
@@ -121,7 +121,7 @@ def classify(line: RawLine, prefilter: Prefilter | None = None) -> Seen:
     if prefilter is not None and not line.marker and (line.quiet or prefilter(raw)):
         return _SKIPPED
     row = parse_line(raw)
-    if is_floor_line(row, line.marker):
+    if is_floor_line(row, settled_marker(raw, row, line.marker)):
         if row is None:
             return Seen(Kind.FLOOR, raw_window_id(line), "reset")
         return Seen(Kind.FLOOR, _window_id(row, line), "reset", row=row)
