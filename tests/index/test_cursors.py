@@ -14,6 +14,7 @@ import pytest
 
 from segue.history.store import HistoryStore
 from segue.retrieval import SessionHistoryTool
+from segue.retrieval.backends.sqlite_index import IndexBackend
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.index_file import index_path
 from segue.workspace import Layout
@@ -62,14 +63,14 @@ def _behind(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _missing(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     index_path(layout).unlink()
-    monkeypatch.setattr(SessionHistoryTool, "_rebuild_index", lambda self: None)
+    monkeypatch.setattr(IndexBackend, "after_call", lambda self: None)
 
 
 def _locked(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     # another reader's catch-up holding the file: this call cannot write (nor read) it
     conn = sqlite3.connect(index_path(layout), isolation_level=None)
     conn.execute("BEGIN EXCLUSIVE")
-    monkeypatch.setattr(SessionHistoryTool, "_rebuild_index", lambda self: None)
+    monkeypatch.setattr(IndexBackend, "after_call", lambda self: None)
     _HOLDERS.append(conn)
 
 

@@ -199,24 +199,15 @@ def _print_hits(ctx: click.Context, query: str, as_json: bool) -> int:
 
 
 def _search(ctx: click.Context, query: str) -> Iterable[Hit]:
-    from segue.history.postgres import PostgresStore
+    # Imported here: sqlite3 and the index are not needed by `segue --help`.
+    from segue.retrieval.backends import pick_backend
 
     store = _store(ctx)
-    if isinstance(store, PostgresStore):  # through its pg_trgm index, not a scan
-        from segue.history import pg_search
-
-        return pg_search.search(store, query)
-    hits = _indexed_search(ctx, query) if query else None
-    if hits is None:  # no trustworthy index (or an empty query, refused below): scan
+    backend = pick_backend(_ctx(ctx).layout, store, build_index=False)
+    hits = backend.people_search(query) if query else None
+    if hits is None:  # no index answers now (or an empty query, refused below): scan
         hits = search(store.rows(max_line=None), query)  # complete: the user's own view
     return hits
-
-
-def _indexed_search(ctx: click.Context, query: str) -> Iterable[Hit] | None:
-    # Imported here: sqlite3 and the index are not needed by `segue --help`.
-    from segue.retrieval.index_people import search_people
-
-    return search_people(_ctx(ctx).layout, query)
 
 
 class IndexNotBuilt(SegueError):
