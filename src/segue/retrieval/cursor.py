@@ -13,7 +13,9 @@ characters, whatever the state).
   handle`` with a 32-byte key drawn from ``os.urandom`` once per process and never stored or
   printed.
 
-Decoding answers, in order: ``invalid_cursor`` when the shape or base64 is wrong;
+Decoding answers, in order: ``invalid_cursor`` when the shape or base64 is wrong, or is not
+the one canonical spelling (no ``=`` padding, the URL-safe alphabet, no stray trailing bits,
+each part of its exact length);
 ``stale_cursor`` when the tag does not verify *and* the process id is not ours (a cursor from
 before a restart: it expired, nobody forged it); ``invalid_cursor`` when the tag does not
 verify under our process id (tampered); ``stale_cursor`` when the handle was evicted.
@@ -44,6 +46,8 @@ MAX_CURSOR = 256  # characters (SPEC.md §4); a longer argument is not one of ou
 #: cursors is generous, and each state is a few hundred bytes
 MAX_LIVE = 4096
 _TAG_BYTES = 16
+#: bytes of the process id, the handle and the tag
+_LENGTHS = [8, 12, _TAG_BYTES]
 _STATES: OrderedDict[str, CursorState] = OrderedDict()
 _STATES_LOCK = threading.Lock()
 
@@ -130,11 +134,14 @@ def decode(cursor: str) -> CursorState:
         raise CursorError("invalid_cursor", "cursor is malformed")
     process, handle, tag = parts
     try:
-        tag_bytes = _unb64(tag)
-        _unb64(handle)
-        _unb64(process)
+        decoded = [_unb64(part) for part in parts]
     except ValueError:
         raise CursorError("invalid_cursor", "cursor is malformed") from None
+    # One spelling per cursor (issue 21): padding, another alphabet or stray bits that decode
+    # to the same bytes are not the cursor that was issued.
+    if [len(b) for b in decoded] != _LENGTHS or [_b64(b) for b in decoded] != parts:
+        raise CursorError("invalid_cursor", "cursor is malformed")
+    tag_bytes = decoded[2]
     if not hmac.compare_digest(tag_bytes, _tag(process, handle)):
         if process != _PROCESS:
             raise CursorError(
