@@ -21,8 +21,8 @@ from segue.workspace import Layout
 from tests.retrieval.helpers import call, encoded, manual_reset, rollover, text_row, write_history
 
 CALLS: list[dict[str, Any]] = [
-    {"action": "search", "query": "needle", "limit": 2},
-    {"action": "search", "query": "needle", "limit": 2, "order": "oldest"},
+    {"action": "search", "match": "literal", "query": "needle", "limit": 2},
+    {"action": "search", "match": "literal", "query": "needle", "limit": 2, "order": "oldest"},
     {"action": "list_windows", "limit": 1},
     {"action": "list_windows", "limit": 1, "order": "oldest"},
     {"action": "list_items", "window_id": "w:9", "limit": 2},

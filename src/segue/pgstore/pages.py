@@ -45,7 +45,6 @@ from segue.history.pg_rows import (
 from segue.history.scan import MAX_LINE
 from segue.retrieval import pages
 from segue.retrieval.cursor import CursorState
-from segue.retrieval.matching import matcher
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import RawLine
 
@@ -171,7 +170,11 @@ def _candidates(
     fetched a few more than the page can show at a time."""
     _, direction = _order(ctx)
     narrow, nargs = _filters(ctx)
-    pattern = like_pattern(ctx.req.key)
+    if ctx.req.words:  # every item is a candidate: each is confirmed in Python, within R24
+        like, largs = "", []
+    else:
+        like = r" AND (r.abody LIKE %s ESCAPE '\' OR r.risky)"
+        largs = [like_pattern(ctx.req.key)]
     while True:
         lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
         # PostgreSQL plans it: the trigram index for a selective query, a walk along ``pos``
@@ -179,9 +182,8 @@ def _candidates(
         batch = sql.rows(
             f"SELECT r.pos, r.length, r.win, {_WINDOW} FROM segue_rows r{_JOIN}"  # noqa: S608
             " WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s AND r.pos < %s"
-            rf" AND (r.abody LIKE %s ESCAPE '\' OR r.risky){narrow}"
-            f" ORDER BY r.pos {direction} LIMIT %s",
-            [lo, hi, pattern, *nargs, ctx.req.limit + _SLACK],
+            f"{like}{narrow} ORDER BY r.pos {direction} LIMIT %s",
+            [lo, hi, *largs, *nargs, ctx.req.limit + _SLACK],
         )
         for pos, length, win, wid, end in batch:
             yield int(pos), int(length), window_id(int(win), wid, end)
@@ -191,7 +193,16 @@ def _candidates(
 
 
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
-    find = matcher(ctx.req.key)
+    texts: dict[str, tuple[str, bool]] = {}
+    return pages.ranked(ctx, _search(ctx, sql, state, texts), texts)
+
+
+def _search(
+    ctx: pages.Ctx, sql: Sql, state: CursorState | None, texts: dict[str, tuple[str, bool]]
+) -> pages.Page:
+    """A literal search (the trigram index's candidates) or a words search (every item,
+    read within R24's bounds and ranked within the page, as the scan does)."""
+    find = pages.search_finder(ctx)
     newest = ctx.req.newest_first
     bound = state.pos if state is not None else (_TOP if newest else sql.floor)
     entries: list[dict[str, Any]] = []
@@ -204,6 +215,7 @@ def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
         span = find(seen.item.text)
         if span is None:  # only a risky row: its search spelling could not be exact
             continue
+        texts[seen.item.item_id] = (seen.item.text, seen.item.machine)
         entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
         if entry is None:
             return pages.Page(entries, _at(ctx, pos))

@@ -100,6 +100,10 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     # index pages (phase "ix"): the same place as a scan cursor, for a next call that cannot
     # use the index (behind, locked, damaged, rebuilt): a verified append expires neither
     scan: CursorState | None = None
+    # index words search in rank order: the ranked positions as of the first page, and the
+    # next of them to return (then the other hits newest first below ``pos``)
+    ranked: tuple[int, ...] = ()
+    rk: int = 0
 
 
 def binding(action: str, key: str) -> str:
@@ -132,7 +136,7 @@ def decode(cursor: str) -> CursorState:
     parts = cursor.split(".") if len(cursor) <= MAX_CURSOR and cursor.isascii() else []
     if len(parts) != 3:
         raise CursorError("invalid_cursor", "cursor is malformed")
-    process, handle, tag = parts
+    process, handle, _ = parts
     try:
         decoded = [_unb64(part) for part in parts]
     except ValueError:

@@ -56,6 +56,7 @@ from segue.retrieval.index_file import (
     write_meta,
 )
 from segue.retrieval.project import Kind, classify
+from segue.retrieval.ranking import index_terms
 from segue.retrieval.reader import (
     Budget,
     ForwardReader,
@@ -84,7 +85,7 @@ _KINDS = {
 }
 _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
-    "text, vkind, vtext, hwin, risky) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "text, vkind, vtext, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 Progress = Callable[[int, int], None]
@@ -147,6 +148,7 @@ class Walker:
             vtext,
             id_bytes(self.hwin),
             risky,
+            int(item is not None and item.machine),
         )
 
 
@@ -160,6 +162,10 @@ def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
     conn.executemany(
         "INSERT INTO fts (rowid, body) VALUES (?, ?)",
         [(r[0], _body(r[12], r[14])) for r in records if r[12] is not None or r[14] is not None],
+    )
+    conn.executemany(  # items only: what the agent's words search finds
+        "INSERT INTO words (rowid, terms) VALUES (?, ?)",
+        [(r[0], index_terms(str(r[12]))) for r in records if r[3] == KIND_ITEM],
     )
 
 

@@ -37,8 +37,9 @@ from segue.context.floor import mentions_reset_key
 from segue.retrieval import envelope
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.filters import row_passes
-from segue.retrieval.matching import make_prefilter, matcher
+from segue.retrieval.matching import ByteFilter, make_prefilter
 from segue.retrieval.project import Item, Kind, Seen, classify
+from segue.retrieval.ranking import finder, rank
 from segue.retrieval.reader import (
     BackState,
     BackwardReader,
@@ -244,10 +245,37 @@ def _wanted_row(ctx: Ctx, seen: Seen) -> bool:
     return row_passes(seen.row, ctx.req.role, ctx.req.tool_name)
 
 
+def search_finder(ctx: Ctx) -> Callable[[str], tuple[int, int] | None]:
+    """What a hit of this search is (either ``match``), as every backend finds it."""
+    return finder(ctx.req.key, ctx.req.match, ctx.req.max_chars)
+
+
+def search_prefilter(ctx: Ctx) -> ByteFilter | None:
+    """The scan's exact byte pre-filter (literal searches only: a stem proves nothing about
+    the bytes)."""
+    return make_prefilter(ctx.req.key) if ctx.req.match == "literal" else None
+
+
+def ranked(ctx: Ctx, page: Page, texts: dict[str, tuple[str, bool]]) -> Page:
+    """A relevance page: its entries ranked among themselves (R39: the scan ranks within
+    each page it reads). ``texts``: item id → (its whole text, machine-authored); an entry
+    held over from an earlier page is ranked by its snippet."""
+    if not ctx.req.relevance or len(page.entries) < 2:
+        return page
+    docs = [texts.get(str(e["itemId"]), (str(e["text"]), False)) for e in page.entries]
+    order = rank(ctx.req.key, [d[0] for d in docs], [d[1] for d in docs])
+    page.entries = [page.entries[i] for i in order]
+    return page
+
+
 def search(ctx: Ctx, state: CursorState | None) -> Page:
-    query = ctx.req.key
-    find = matcher(query)
-    prefilter = make_prefilter(query)
+    texts: dict[str, tuple[str, bool]] = {}
+    return ranked(ctx, _search(ctx, state, texts), texts)
+
+
+def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, bool]]) -> Page:
+    find = search_finder(ctx)
+    prefilter = search_prefilter(ctx)
     start = (
         BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
     )
@@ -273,6 +301,7 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
             span = find(seen.item.text)
             if span is not None and _wanted_row(ctx, seen):
                 pending.append(_Hit(line, seen.item, span[0], span[1]))
+                texts[seen.item.item_id] = (seen.item.text, seen.item.machine)
                 if len(held) + len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
             resume = BackState(line.start)

@@ -146,6 +146,10 @@ class SessionHistoryTool:
                 page = view.page(ctx, checked)
         else:
             page = view.page(ctx, None)
+            if req.action == "read_item" and req.context and page.entries:
+                from segue.retrieval.neighbours import with_context
+
+                page = with_context(view, ctx, page)
         view.confirm()
         result = envelope.success(
             req.action,
