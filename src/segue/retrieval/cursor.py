@@ -104,6 +104,10 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     # next of them to return (then the other hits newest first below ``pos``)
     ranked: tuple[int, ...] = ()
     rk: int = 0
+    # scan search newest first: the window (id, its boundary's start) the rows above ``kb``
+    # belong to, learned by an earlier page, so hits there need not wait for the boundary
+    kw: str | None = None
+    kb: int = 0
 
 
 def binding(action: str, key: str) -> str:
