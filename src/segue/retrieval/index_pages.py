@@ -272,19 +272,22 @@ def _search_ranked(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.P
     match = index_query(ctx.req.key)
     if match is None:
         return pages.Page([], None)
-    if state is None:
+    if state is None or (state.rk == 0 and not state.ranked):
+        # the first page, or a look-back that began on the scan and returns to the index:
+        # rank what is below where it stands (everything above was returned)
+        below = ctx.end if state is None else state.pos
         narrow, nargs = _filters(ctx)
         ranked = tuple(
             int(r[0])
             for r in ix.conn.execute(
                 "SELECT w.rowid FROM words w JOIN rows r ON r.pos = w.rowid "  # noqa: S608
-                f"WHERE words MATCH ? AND w.rowid > ? AND r.kind = {KIND_ITEM}{narrow} "
-                "ORDER BY bm25(words) * (CASE r.mach WHEN 1 THEN ? ELSE 1.0 END), w.rowid DESC "
-                "LIMIT ?",
-                [match, ix.floor, *nargs, MACHINE_WEIGHT, RANKED],
+                f"WHERE words MATCH ? AND w.rowid > ? AND w.rowid < ? AND r.kind = {KIND_ITEM}"
+                f"{narrow} ORDER BY bm25(words) * (CASE r.mach WHEN 1 THEN ? ELSE 1.0 END), "
+                "w.rowid DESC LIMIT ?",
+                [match, ix.floor, below, *nargs, MACHINE_WEIGHT, RANKED],
             )
         )
-        state = ctx.state(phase="ix", pos=ctx.end, ranked=ranked, rk=0)
+        state = ctx.state(phase="ix", pos=below, ranked=ranked, rk=0)
     entries: list[dict[str, Any]] = []
     ranked, rk = state.ranked, state.rk
     # first the ranked items, then the others newest first below the first page's end

@@ -16,6 +16,8 @@ import contextlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from segue.fsutil import describe_os_error
 from segue.retrieval import envelope, pages
 from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend, scan_page, scan_state
@@ -44,6 +46,9 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_pages import IndexMismatch
 
         self._rebuild = False
+        if state is not None and state.phase != "ix":
+            # a look-back that began on the scan: back on the index as soon as it is trusted
+            state = self._back_on_index(ctx, state)
         indexed = state is not None and state.phase == "ix"
         if state is None or indexed:
             try:
@@ -57,6 +62,30 @@ class IndexBackend(ScanBackend):
         if state is not None and indexed:
             state = scan_state(state)
         return scan_page(ctx, state)
+
+    def _back_on_index(self, ctx: pages.Ctx, state: CursorState) -> CursorState:
+        """A scan cursor as an index cursor where the index is trusted and the place maps
+        (a newest-first or relevance search that holds no hits and crosses no long line);
+        else the scan cursor, and a rebuild step runs after the call when the index is not
+        trusted (so a paging look-back rebuilds it too)."""
+        from segue.retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
+        from segue.retrieval.index_pages import open_for_call
+
+        write = self.build_index and not stream_in_progress(self.layout)
+        try:
+            ix = open_for_call(self.layout, ctx.snap, write=write)
+        except IndexUnusable as exc:
+            self.index_problem = str(exc)
+            self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
+            return state
+        ix.conn.close()
+        maps = (
+            ctx.req.action == "search" and ctx.req.newest_first and state.phase == "back"
+            and not state.held and state.skip is None and state.after is None
+        )
+        if not maps:
+            return state
+        return msgspec.structs.replace(state, phase="ix", scan=state, ranked=(), rk=0)
 
     def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         import sqlite3
