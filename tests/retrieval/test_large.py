@@ -50,7 +50,8 @@ def test_target_behind_40mb_archive_is_reached_by_paging(segue_home: Path) -> No
     total = _big_history(layout)
     tool = SessionHistoryTool(layout, use_index=False)  # the bounded scan itself
     started = time.monotonic()
-    result_pages = list(pages(tool, {"action": "search", "match": "literal", "query": "the-target"}))
+    target = {"action": "search", "match": "literal", "query": "the-target"}
+    result_pages = list(pages(tool, target))
     assert result_pages[-1]["nextCursor"] is None
     found = [i for p in result_pages for i in p["items"]]
     assert [i["itemId"] for i in found] == ["0"]
