@@ -51,7 +51,7 @@ from segue.retrieval.index_file import (
     storable,
     trusted_meta,
 )
-from segue.retrieval.index_query import candidates
+from segue.retrieval.index_query import candidates, fts_key
 from segue.retrieval.index_query import rows_in_chunks as _rows
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.ranking import MACHINE_WEIGHT, index_query
@@ -197,6 +197,8 @@ def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     if ctx.req.words:
         match = index_query(query)
         found = iter(()) if match is None else _words_candidates(ix, match, lo, hi, newest=newest)
+    elif fts_key(query) is None:  # no trigram to look up: every row's text, within R24
+        found = _examined(ctx, ix, find, lo, hi, newest=newest)
     else:
         ix.conn.create_function(
             "segue_find", 1, lambda text: text is not None and find(text) is not None
@@ -204,6 +206,9 @@ def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
         found = candidates(ix.conn, query, lo, hi, newest=newest)
     entries: list[dict[str, Any]] = []
     for pos in found:
+        if pos < 0:  # the scan bounds are spent before the row at ~pos: go on from there
+            length, wid = _length_wid(ix, ~pos)
+            return pages.Page(entries, _search_at(ctx, ~pos, length, wid), _note(entries))
         got = _hit(ctx, ix, pos, find)
         if got is _OUT:
             length, wid = _length_wid(ix, pos)
@@ -220,6 +225,32 @@ def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
 
 
 _OUT = object()  # the call's scan budget cannot re-read this row
+
+
+def _examined(
+    ctx: pages.Ctx, ix: Ix, find: Callable[[str], tuple[int, int] | None], lo: int, hi: int,
+    *, newest: bool,
+) -> Iterator[int]:
+    """Positions in ``(lo, hi)`` of the items whose stored text matches a query without a
+    trigram key (under 3 characters, or no 3 ASCII characters in a row), examining the rows
+    in order: each row examined counts against R24's 2 MiB / 500-row bound like a row the
+    scan reads (a hit is counted when it is re-read), and ``~pos`` says the bound ends
+    before the row at ``pos``."""
+    order = "DESC" if newest else "ASC"
+    sql = (
+        f"SELECT pos, len, text, risky FROM rows WHERE kind = {KIND_ITEM} "  # noqa: S608
+        f"AND pos > ? AND pos < ? ORDER BY pos {order}"
+    )
+    budget = ctx.budget
+    for pos, length, text, risky in _rows(ix.conn, sql, [lo, hi]):
+        if risky == 2 or (text is not None and find(text) is not None):
+            yield int(pos)
+            continue
+        if budget.rows_left == 0 or length > budget.bytes_left:
+            yield ~int(pos)
+            return
+        budget.bytes += int(length)
+        budget.rows += 1
 
 
 def _length_wid(ix: Ix, pos: int) -> tuple[int, bytes]:
