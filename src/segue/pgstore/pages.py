@@ -40,11 +40,13 @@ from segue.history.pg_rows import (
     id_bytes,
     id_str,
     like_pattern,
+    searchable,
     storable,
 )
 from segue.history.scan import MAX_LINE
 from segue.retrieval import pages
 from segue.retrieval.cursor import CursorState
+from segue.retrieval.index_query import fts_key
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import RawLine
 
@@ -170,6 +172,9 @@ def _candidates(
     fetched a few more than the page can show at a time."""
     _, direction = _order(ctx)
     narrow, nargs = _filters(ctx)
+    if not ctx.req.words and fts_key(ctx.req.key) is None:
+        yield from _examined(ctx, sql, bound)
+        return
     if ctx.req.words:  # every item is a candidate: each is confirmed in Python, within R24
         like, largs = "", []
     else:
@@ -192,6 +197,38 @@ def _candidates(
         bound = int(batch[-1][0])
 
 
+def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, str]]:
+    """A literal query without a trigram key (under 3 characters): every item row in the
+    page's order, each examined one counted against R24's bound as the history index counts
+    it (:func:`segue.retrieval.index_pages._examined`); ``~pos`` says the bound ends before
+    the row at ``pos``."""
+    _, direction = _order(ctx)
+    narrow, nargs = _filters(ctx)
+    key = searchable(ctx.req.key)  # what the LIKE of the other path tests, in Python
+    budget = ctx.budget
+    while True:
+        lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
+        batch = sql.rows(
+            f"SELECT r.pos, r.length, r.win, {_WINDOW}, r.abody, r.risky "  # noqa: S608
+            f"FROM segue_rows r{_JOIN} WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s "
+            f"AND r.pos < %s{narrow} ORDER BY r.pos {direction} LIMIT 256",
+            [lo, hi, *nargs],
+        )
+        for pos, length, win, wid, end, body, risky in batch:
+            where = window_id(int(win), wid, end)
+            if risky or (body is not None and key in str(body)):
+                yield int(pos), int(length), where
+                continue
+            if budget.rows_left == 0 or int(length) > budget.bytes_left:
+                yield ~int(pos), int(length), where
+                return
+            budget.bytes += int(length)
+            budget.rows += 1
+        if len(batch) < 256:
+            return
+        bound = int(batch[-1][0])
+
+
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
     texts: dict[str, tuple[str, bool]] = {}
     return pages.ranked(ctx, _search(ctx, sql, state, texts), texts)
@@ -207,6 +244,8 @@ def _search(
     bound = state.pos if state is not None else (_TOP if newest else sql.floor)
     entries: list[dict[str, Any]] = []
     for pos, length, wid in _candidates(ctx, sql, bound):
+        if pos < 0:  # the scan bounds are spent before the row at ~pos: go on from there
+            return pages.Page(entries, _at(ctx, ~pos), _note(entries))
         try:
             seen = _item(ctx, sql, pos, length)
         except _OutOfBudget:

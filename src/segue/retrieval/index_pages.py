@@ -237,12 +237,13 @@ def _examined(
     scan reads (a hit is counted when it is re-read), and ``~pos`` says the bound ends
     before the row at ``pos``."""
     order = "DESC" if newest else "ASC"
+    narrow, nargs = _filters(ctx)  # rows the filters leave out are not examined
     sql = (
-        f"SELECT pos, len, text, risky FROM rows WHERE kind = {KIND_ITEM} "  # noqa: S608
-        f"AND pos > ? AND pos < ? ORDER BY pos {order}"
+        f"SELECT r.pos, r.len, r.text, r.risky FROM rows r WHERE r.kind = {KIND_ITEM} "  # noqa: S608
+        f"AND r.pos > ? AND r.pos < ?{narrow} ORDER BY r.pos {order}"
     )
     budget = ctx.budget
-    for pos, length, text, risky in _rows(ix.conn, sql, [lo, hi]):
+    for pos, length, text, risky in _rows(ix.conn, sql, [lo, hi, *nargs]):
         if risky == 2 or (text is not None and find(text) is not None):
             yield int(pos)
             continue
