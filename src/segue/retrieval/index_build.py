@@ -72,7 +72,7 @@ from segue.views.project import is_hidden as hidden_for_people
 from segue.workspace import Layout
 
 #: chat bytes one call may catch up; more waits for the next call (that call scans)
-CATCH_UP_BYTES = 64 << 20
+CATCH_UP_BYTES = 2 << 20  # per call (words analysis is the cost); the rest on the next
 _BATCH = 2000
 _UNBOUNDED = 1 << 62
 #: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)

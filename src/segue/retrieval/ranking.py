@@ -14,6 +14,7 @@ differ (the scan ranks within each page it reads, R39).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 
@@ -65,6 +66,7 @@ def rank(query: str, texts: Sequence[str], machine: Sequence[bool]) -> list[int]
 # -- the index's words table ---------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _token(term: str) -> str:
     """A term as the words table stores it: 8 characters of ``[a-z2-7]`` naming it (40 bits
     of a digest), so SQLite's plain ``ascii`` tokenizer sees exactly the terms
