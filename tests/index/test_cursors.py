@@ -14,14 +14,15 @@ import pytest
 
 from segue.history.store import HistoryStore
 from segue.retrieval import SessionHistoryTool
+from segue.retrieval.backends.sqlite_index import IndexBackend
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.index_file import index_path
 from segue.workspace import Layout
 from tests.retrieval.helpers import call, encoded, manual_reset, rollover, text_row, write_history
 
 CALLS: list[dict[str, Any]] = [
-    {"action": "search", "query": "needle", "limit": 2},
-    {"action": "search", "query": "needle", "limit": 2, "order": "oldest"},
+    {"action": "search", "match": "literal", "query": "needle", "limit": 2},
+    {"action": "search", "match": "literal", "query": "needle", "limit": 2, "order": "oldest"},
     {"action": "list_windows", "limit": 1},
     {"action": "list_windows", "limit": 1, "order": "oldest"},
     {"action": "list_items", "window_id": "w:9", "limit": 2},
@@ -62,14 +63,14 @@ def _behind(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _missing(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     index_path(layout).unlink()
-    monkeypatch.setattr(SessionHistoryTool, "_rebuild_index", lambda self: None)
+    monkeypatch.setattr(IndexBackend, "after_call", lambda self: None)
 
 
 def _locked(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     # another reader's catch-up holding the file: this call cannot write (nor read) it
     conn = sqlite3.connect(index_path(layout), isolation_level=None)
     conn.execute("BEGIN EXCLUSIVE")
-    monkeypatch.setattr(SessionHistoryTool, "_rebuild_index", lambda self: None)
+    monkeypatch.setattr(IndexBackend, "after_call", lambda self: None)
     _HOLDERS.append(conn)
 
 

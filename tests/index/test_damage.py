@@ -30,8 +30,8 @@ from tests.retrieval.helpers import (
 )
 
 CALLS: list[dict[str, Any]] = [
-    {"action": "search", "query": "needle"},
-    {"action": "search", "query": "needle", "order": "oldest", "limit": 2},
+    {"action": "search", "match": "literal", "query": "needle"},
+    {"action": "search", "match": "literal", "query": "needle", "order": "oldest", "limit": 2},
     {"action": "list_windows"},
     {"action": "list_items", "window_id": "w:3"},
     {"action": "read_item", "item_id": "1"},

@@ -14,6 +14,8 @@ from segue.retrieval.index_build import rebuild
 from segue.workspace import Layout
 from tests.retrieval.helpers import encoded, entries, rollover, text_row, write_history
 
+#: a literal search (R23), the default before words search (R39)
+LITERAL: dict[str, Any] = {"action": "search", "match": "literal"}
 
 def _tool_row(seq: int, tool: str) -> bytes:
     part = Part(
@@ -52,9 +54,9 @@ def _ids(tool: SessionHistoryTool, args: dict[str, Any]) -> list[str]:
 
 
 def test_order(tool: SessionHistoryTool) -> None:
-    newest = _ids(tool, {"action": "search", "query": "needle"})
+    newest = _ids(tool, {"action": "search", "match": "literal", "query": "needle"})
     assert newest == ["7", "6", "5", "4", "2", "1", "0"]
-    assert _ids(tool, {"action": "search", "query": "needle", "order": "oldest"}) == newest[::-1]
+    assert _ids(tool, {**LITERAL, "query": "needle", "order": "oldest"}) == newest[::-1]
     assert _ids(tool, {"action": "list_windows"}) == ["w:3", "w:0"]
     assert _ids(tool, {"action": "list_windows", "order": "oldest"}) == ["w:0", "w:3"]
     assert _ids(tool, {"action": "list_items", "window_id": "w:3"}) == ["7", "6", "5", "4"]
@@ -63,22 +65,22 @@ def test_order(tool: SessionHistoryTool) -> None:
 
 
 def test_role_and_tool_name(tool: SessionHistoryTool) -> None:
-    assert _ids(tool, {"action": "search", "query": "needle", "role": "assistant"}) == [
+    assert _ids(tool, {**LITERAL, "query": "needle", "role": "assistant"}) == [
         "6",
         "2",
         "1",
     ]
-    assert _ids(tool, {"action": "search", "query": "needle", "role": "system"}) == ["7"]
-    assert _ids(tool, {"action": "search", "query": "needle", "tool_name": "bash"}) == ["2"]
-    assert _ids(tool, {"action": "search", "query": "output", "tool_name": "file_read"}) == ["6"]
-    assert _ids(tool, {"action": "search", "query": "needle", "tool_name": "nope"}) == []
+    assert _ids(tool, {**LITERAL, "query": "needle", "role": "system"}) == ["7"]
+    assert _ids(tool, {**LITERAL, "query": "needle", "tool_name": "bash"}) == ["2"]
+    assert _ids(tool, {**LITERAL, "query": "output", "tool_name": "file_read"}) == ["6"]
+    assert _ids(tool, {**LITERAL, "query": "needle", "tool_name": "nope"}) == []
     args = {"action": "list_items", "window_id": "w:0", "role": "user"}
     assert _ids(tool, args) == ["0"]
 
 
 def test_max_chars_per_item(tool: SessionHistoryTool) -> None:
-    found = entries(tool, {"action": "search", "query": "needle x", "max_chars_per_item": 20})
+    found = entries(tool, {**LITERAL, "query": "needle x", "max_chars_per_item": 20})
     assert [len(i["text"].strip("…")) for i in found] == [20]
     listed = entries(tool, {"action": "list_items", "window_id": "w:3", "max_chars_per_item": 10})
     assert all(len(i["text"].strip("…")) <= 10 for i in listed)
-    assert entries(tool, {"action": "search", "query": "needle x"})[0]["text"].count("x") == 493
+    assert entries(tool, {**LITERAL, "query": "needle x"})[0]["text"].count("x") == 493

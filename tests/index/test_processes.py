@@ -26,6 +26,9 @@ from segue.workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import entries
 
+#: a literal search (R23), the default before words search (R39)
+LITERAL: dict[str, Any] = {"action": "search", "match": "literal"}
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -113,10 +116,10 @@ def test_four_writers_and_two_readers(segue_home: Path) -> None:
     assert answered > 0 and indexed > 0, "the readers never answered from the index"
     tool = SessionHistoryTool(layout)
     want = entries(
-        SessionHistoryTool(layout, use_index=False), {"action": "search", "query": "row"}
+        SessionHistoryTool(layout, use_index=False), {**LITERAL, "query": "row"}
     )
-    assert entries(tool, {"action": "search", "query": "row"}) == want
-    entries(tool, {"action": "search", "query": "row"})
+    assert entries(tool, {"action": "search", "match": "literal", "query": "row"}) == want
+    entries(tool, {"action": "search", "match": "literal", "query": "row"})
     assert tool.index_problem is None
     _clean(layout)
 
@@ -157,12 +160,12 @@ def _answers_like_the_scan(layout: Layout) -> None:
     scan = SessionHistoryTool(layout, use_index=False)
     tool = SessionHistoryTool(layout)
     for args in (
-        {"action": "search", "query": "needle b3 7 l"},
+        {"action": "search", "match": "literal", "query": "needle b3 7 l"},
         {"action": "list_windows"},
         {"action": "read_item", "item_id": "7"},
     ):
         assert entries(tool, args) == entries(scan, args)
-    entries(tool, {"action": "search", "query": "needle a1 5 l"})
+    entries(tool, {"action": "search", "match": "literal", "query": "needle a1 5 l"})
     assert tool.index_problem is None
 
 
@@ -178,7 +181,7 @@ def test_kill_during_catch_up(segue_home: Path) -> None:
         "import sys; from pathlib import Path; from segue.workspace import Layout; "
         "from segue.retrieval.tool import SessionHistoryTool; "
         "SessionHistoryTool(Layout(Path(sys.argv[1]), 'ws')).call("
-        "{'action': 'search', 'query': 'needle'})"
+        "{'action': 'search', 'match': 'literal', 'query': 'needle'})"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(segue_home)],

@@ -30,8 +30,8 @@ from tests.retrieval.helpers import entries, stamp_receipt
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 64 << 10
 QUERIES: list[dict[str, Any]] = [
-    {"action": "search", "query": "needle a0 7 "},
-    {"action": "search", "query": "needle", "order": "oldest", "limit": 3},
+    {"action": "search", "match": "literal", "query": "needle a0 7 "},
+    {"action": "search", "match": "literal", "query": "needle", "order": "oldest", "limit": 3},
     {"action": "read_item", "item_id": "5"},
     {"action": "list_windows"},
 ]
@@ -92,7 +92,7 @@ def test_a_missing_index_is_rebuilt_a_bounded_step_per_call(
     _fill(layout, "a", 4)
     size = layout.chat.stat().st_size
     tool = SessionHistoryTool(layout)
-    args = {"action": "search", "query": "needle a3 9 "}
+    args = {"action": "search", "match": "literal", "query": "needle a3 9 "}
     first = tool.call(args)
     want = SessionHistoryTool(layout, use_index=False, build_index=False).call(args)
     assert first.pop("nextCursor") and want.pop("nextCursor")
@@ -187,7 +187,7 @@ def flush_then_wait(conn, batch):
 index_steps._flush = flush_then_wait
 tool = SessionHistoryTool(Layout(Path(sys.argv[1]), "ws"))
 for _ in range(100):
-    tool.call({"action": "search", "query": "needle"})
+    tool.call({"action": "search", "match": "literal", "query": "needle"})
     calls += 1
 print("never inside a third step", flush=True)
 """

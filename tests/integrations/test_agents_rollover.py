@@ -124,7 +124,9 @@ def test_history_result_is_bounded_and_marked(segue_home: Path) -> None:
     assert [w["windowId"] for w in listed["windows"]][-1] == "w:0"  # newest first
     assert bad["ok"] is False and bad["error"]["code"] == "invalid_argument"
     # Earlier session_history results are not items (R25).
-    search = s.engine.history({"action": "search", "query": "Historical transcript"})
+    search = s.engine.history(
+        {"action": "search", "match": "literal", "query": "Historical transcript"}
+    )
     assert search["items"] == []
 
 

@@ -21,7 +21,7 @@ from segue.pgstore.history_tool import PgSessionHistoryTool
 
 
 def one_query(tool: PgSessionHistoryTool, summary: dict[str, Any]) -> None:
-    call: dict[str, Any] = {"action": "search", "query": "row", "limit": 25}
+    call: dict[str, Any] = {"action": "search", "match": "literal", "query": "row", "limit": 25}
     last: int | None = None
     seen: set[int] = set()
     summary["queries"] += 1

@@ -219,8 +219,9 @@ def test_session_history_tool_command_uses_the_store(pg_url: str, tmp_path: Path
     home = demo_home(tmp_path)
     ok(segue(home, "-w", "demo", "history", "migrate", "--to", pg_url))
     ok(segue(home, "-w", "demo", "history", "reindex"))  # the JSONL store with its index
-    calls = (b'{"action":"list_windows"}\n{"action":"search","query":"the","limit":2}\n'
-             b'{"action":"search","query":"THE","role":"assistant","order":"oldest"}\n'
+    calls = (b'{"action":"list_windows"}\n'
+             b'{"action":"search","match":"literal","query":"the","limit":2}\n'
+             b'{"action":"search","match":"literal","query":"THE","role":"assistant","order":"oldest"}\n'
              b'{"action":"list_items","window_id":"w:0","limit":3}\n'
              b'{"action":"read_item","item_id":"3","limit_chars":40}\n')
     jsonl = ok(segue(home, "-w", "demo", "history", "tool", stdin=calls)).splitlines()

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,9 @@ from segue.pgstore.history_tool import PgSessionHistoryTool
 from tests.conftest import scaled
 from tests.history.helpers import check_batches_whole
 from tests.postgres.cluster import Cluster
+
+#: a literal search (R23), the default before words search (R39)
+LITERAL: dict[str, Any] = {"action": "search", "match": "literal"}
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
@@ -163,20 +167,20 @@ def test_dropped_connection_answers_history_changed_then_works(
     with PostgresStore(pg_url, "ws") as store:
         store.append([make_row("user", f"needle {i}", id=f"n{i}") for i in range(40)])
         tool = PgSessionHistoryTool(store)
-        first = tool.call({"action": "search", "query": "needle", "limit": 5})
+        first = tool.call({"action": "search", "match": "literal", "query": "needle", "limit": 5})
         assert first["ok"] is True
         floor = make_row("assistant", id="floor", metadata={"contextBoundaryKind": "reset"})
         store.append([floor])
         drop_connections(pg_cluster, pg_url)
         dropped = tool.call(
-            {"action": "search", "query": "needle", "limit": 5, "cursor": first["nextCursor"]}
+            {**LITERAL, "query": "needle", "limit": 5, "cursor": first["nextCursor"]}
         )
         assert dropped == {"ok": False, "error": dropped["error"]}
         assert dropped["error"]["code"] == "history_changed"
         again = tool.call(
-            {"action": "search", "query": "needle", "limit": 5, "cursor": first["nextCursor"]}
+            {**LITERAL, "query": "needle", "limit": 5, "cursor": first["nextCursor"]}
         )
         # the floor arrived with a rotation: the old cursor is stale, never rows below it
         assert again["ok"] is False and again["error"]["code"] == "stale_cursor"
-        fresh = tool.call({"action": "search", "query": "needle"})
+        fresh = tool.call({"action": "search", "match": "literal", "query": "needle"})
         assert fresh["ok"] is True and fresh["items"] == []

@@ -19,6 +19,9 @@ from segue.retrieval.tool import SessionHistoryTool
 from segue.workspace import Layout
 from tests.test_views import session_rows
 
+#: a literal search (R23), the default before words search (R39)
+LITERAL: dict[str, Any] = {"action": "search", "match": "literal"}
+
 WS = "ws"
 ROLLOVER = {
     "contextBoundaryKind": "reset",
@@ -90,10 +93,10 @@ def _unscanned(answer: dict[str, Any]) -> dict[str, Any]:
 
 CALLS: list[dict[str, Any]] = [
     {"action": "list_windows"},
-    {"action": "search", "query": "needle"},
-    {"action": "search", "query": "STRASSE"},
-    {"action": "search", "query": "ab"},
-    {"action": "search", "query": "needle", "role": "assistant", "order": "oldest"},
+    {"action": "search", "match": "literal", "query": "needle"},
+    {"action": "search", "match": "literal", "query": "STRASSE"},
+    {"action": "search", "match": "literal", "query": "ab"},
+    {**LITERAL, "query": "needle", "role": "assistant", "order": "oldest"},
     {"action": "list_items", "window_id": "w:0", "limit": 3},
     {"action": "list_items", "window_id": "w:15"},
     {"action": "read_item", "item_id": "30", "limit_chars": 50},
@@ -118,7 +121,7 @@ def test_every_page_is_the_same(pair: Pair, call: dict[str, Any]) -> None:
 
 
 def test_cursors_survive_appends_and_expire_on_rewrites(pair: Pair) -> None:
-    call = {"action": "search", "query": "needle"}
+    call = {"action": "search", "match": "literal", "query": "needle"}
     ja, pa = pair.call(call)
     assert _strip(pa) == _strip(ja) and ja["nextCursor"]
     pair.append([make_row("user", "a fresh needle", id="n1")])
@@ -138,7 +141,7 @@ def test_cursors_survive_appends_and_expire_on_rewrites(pair: Pair) -> None:
 
 
 def test_a_new_floor_hides_older_rows_on_both(pair: Pair) -> None:
-    call = {"action": "search", "query": "needle"}
+    call = {"action": "search", "match": "literal", "query": "needle"}
     ja, pa = pair.call(call)
     pair.append([make_row("assistant", id="soft", metadata={"contextBoundaryKind": "reset"})])
     jb = pair.jsonl_tool.call(dict(call, cursor=ja["nextCursor"]))

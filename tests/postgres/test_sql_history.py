@@ -26,6 +26,9 @@ from tests.postgres.test_cli import ok, segue
 from tests.postgres.test_crash import drop_connections
 from tests.postgres.test_session_history import CALLS, history
 
+#: a literal search (R23), the default before words search (R39)
+LITERAL: dict[str, Any] = {"action": "search", "match": "literal"}
+
 WS = "ws"
 
 
@@ -88,14 +91,14 @@ def test_search_goes_through_the_trigram_index(
             return real(self, sql, args)
 
         monkeypatch.setattr(sql_pages.Sql, "rows", explained)
-        answer = PgSessionHistoryTool(store).call({"action": "search", "query": "ZANZIBARquux"})
+        answer = PgSessionHistoryTool(store).call({**LITERAL, "query": "ZANZIBARquux"})
         assert [i["itemId"] for i in answer["items"]] == ["1740"]
         assert answer["nextCursor"] is None
         # only the hit's row was read back: 3,000 rows were searched by the index
         assert answer["scanned"]["rows"] == 1
         assert plans and all("segue_rows_abody_trgm" in p for p in plans), plans
         rebuild(layout)
-        want = SessionHistoryTool(layout).call({"action": "search", "query": "ZANZIBARquux"})
+        want = SessionHistoryTool(layout).call({**LITERAL, "query": "ZANZIBARquux"})
         assert answer == {**want, "nextCursor": None}
 
 
@@ -161,7 +164,7 @@ def test_a_connection_dropped_mid_page(
     with PostgresStore(pg_url, WS) as store:
         store.append([make_row("user", f"needle {i}", id=f"n{i}") for i in range(30)])
         tool = PgSessionHistoryTool(store)
-        call = {"action": "search", "query": "needle", "limit": 5}
+        call = {"action": "search", "match": "literal", "query": "needle", "limit": 5}
         first = tool.call(call)
         assert [i["itemId"] for i in first["items"]] == ["29", "28", "27", "26", "25"]
         real = sql_pages.Sql.one

@@ -132,6 +132,7 @@ def _key(args: dict[str, Any], ids: dict[str, list[str]]) -> dict[str, Any]:
     action = out["action"]
     if action == "search":
         out.setdefault("query", "say")
+        out.setdefault("match", "literal")  # R23's literal search: the same order everywhere
     elif action == "list_items":
         out["window_id"] = ids["windows"][len(out.get("query", "")) % len(ids["windows"])]
     elif action == "read_item":

@@ -24,6 +24,8 @@ from tests.retrieval.helpers import (
     write_history,
 )
 
+#: a literal search (R23), the default before words search (R39)
+LITERAL: dict[str, Any] = {"action": "search", "match": "literal"}
 
 def tool_for(home: Path, lines: list[bytes], ws: str = "act") -> SessionHistoryTool:
     layout = Layout(home, ws)
@@ -36,8 +38,8 @@ def tool_for(home: Path, lines: list[bytes], ws: str = "act") -> SessionHistoryT
     [
         ({}, "invalid_argument"),
         ({"action": "nope"}, "invalid_argument"),
-        ({"action": "search"}, "query_required"),
-        ({"action": "search", "query": ""}, "query_required"),
+        ({"action": "search", "match": "literal"}, "query_required"),
+        ({"action": "search", "match": "literal", "query": ""}, "query_required"),
         ({"action": "read_item"}, "item_id_required"),
         ({"action": "list_items"}, "invalid_argument"),
         ({"action": "list_windows", "limit": 0}, "invalid_argument"),
@@ -58,6 +60,8 @@ def test_argument_errors(segue_home: Path, args: dict[str, Any], code: str) -> N
 
 def test_schema_names_every_argument() -> None:
     assert set(TOOL_SCHEMA["properties"]) == {
+        "match",
+        "context",
         "action",
         "window_id",
         "query",
@@ -83,7 +87,7 @@ def test_projection_hides_what_r25_hides(segue_home: Path) -> None:
             toolName="session_history",
             toolCallId="a",
             state="output-available",
-            input={"action": "search"},
+            input={"action": "search", "match": "literal"},
             output="OLD-RESULT",
         ),
         Part(
@@ -134,7 +138,7 @@ def test_projection_hides_what_r25_hides(segue_home: Path) -> None:
     for hidden in ("SECRET-THOUGHT", "OLD-RESULT", "PROVIDER-META", "QUJD", "AAAA"):
         assert hidden not in text
     for hidden in ("LEAD-IN", "REJECTED"):
-        assert entries(tool, {"action": "search", "query": hidden}) == []
+        assert entries(tool, {"action": "search", "match": "literal", "query": hidden}) == []
 
 
 def test_read_item_pages_by_code_point(segue_home: Path) -> None:
@@ -166,7 +170,7 @@ def test_read_item_pages_by_code_point(segue_home: Path) -> None:
 def test_reused_sequences_are_kept_and_addressable(segue_home: Path) -> None:
     rows = [text_row("first copy", 5, rid="a"), text_row("second copy", 5, rid="b")]
     tool = tool_for(segue_home, encoded(rows))
-    assert [i["itemId"] for i in entries(tool, {"action": "search", "query": "copy"})] == ["5", "5"]
+    assert [i["itemId"] for i in entries(tool, {**LITERAL, "query": "copy"})] == ["5", "5"]
     newest = call(tool, {"action": "read_item", "item_id": "5"})["items"][0]
     assert newest["text"] == "second copy"
     older = call(tool, {"action": "read_item", "item_id": "m:a"})["items"][0]
@@ -199,7 +203,7 @@ def test_windows_and_floor(segue_home: Path) -> None:
     )
     items = entries(tool, {"action": "list_items", "window_id": "w:3"})
     assert [i["text"] for i in items] == ["after reset"]
-    hits = entries(tool, {"action": "search", "query": "AFTER"})
+    hits = entries(tool, {"action": "search", "match": "literal", "query": "AFTER"})
     assert [(h["itemId"], h["windowId"]) for h in hits] == [("4", "w:3")]
 
 
@@ -215,7 +219,7 @@ def test_cli_answers_line_by_line(segue_home: Path) -> None:
     )
     assert proc.stdin is not None and proc.stdout is not None
     seen: list[str] = []
-    args: dict[str, Any] = {"action": "search", "query": "line", "limit": 2}
+    args: dict[str, Any] = {"action": "search", "match": "literal", "query": "line", "limit": 2}
     while True:
         proc.stdin.write(json.dumps(args).encode() + b"\n")
         proc.stdin.flush()
@@ -233,7 +237,7 @@ def test_cli_answers_line_by_line(segue_home: Path) -> None:
 @pytest.mark.parametrize(
     "query",
     [
-        '"cmd":"ls -la"',  # re-rendered compact JSON; the raw line has spaces
+        "cmd: ls -la",  # a tool input as a person reads it; the raw line is JSON
         "[tool bash]",  # segue's own words around a name from the raw line
         "exit code: 2",  # letters, digits and punctuation
         "Ünïcode façade",  # non-ASCII around an ASCII letter run
@@ -245,7 +249,7 @@ def test_search_with_punctuation_finds_re_rendered_text(segue_home: Path, query:
     raw = (
         b'{"id":"t","role":"assistant","metadata":{"historySequence":0},"parts":'
         b'[{"type":"dynamic-tool","toolCallId":"c","toolName":"bash","state":"output-available",'
-        b'"input": {"cmd": "ls -la"},"output":"exit code: 2"}]}'
+        b'"input": {"cmd": "ls -la", "cwd": "/tmp"},"output":"exit code: 2"}]}'
     )
     text = encode_row(
         make_row(
@@ -258,6 +262,6 @@ def test_search_with_punctuation_finds_re_rendered_text(segue_home: Path, query:
         )
         for i in range(5)
     ]
-    result = tool_for(segue_home, [raw, text, *filler]).call({"action": "search", "query": query})
+    result = tool_for(segue_home, [raw, text, *filler]).call({**LITERAL, "query": query})
     assert result["ok"] is True, result
     assert len(result["items"]) == 1, result

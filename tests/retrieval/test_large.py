@@ -50,7 +50,8 @@ def test_target_behind_40mb_archive_is_reached_by_paging(segue_home: Path) -> No
     total = _big_history(layout)
     tool = SessionHistoryTool(layout, use_index=False)  # the bounded scan itself
     started = time.monotonic()
-    result_pages = list(pages(tool, {"action": "search", "query": "the-target"}))
+    target = {"action": "search", "match": "literal", "query": "the-target"}
+    result_pages = list(pages(tool, target))
     assert result_pages[-1]["nextCursor"] is None
     found = [i for p in result_pages for i in p["items"]]
     assert [i["itemId"] for i in found] == ["0"]
@@ -76,9 +77,9 @@ def test_line_longer_than_the_budget_is_crossed(segue_home: Path) -> None:
     lines = [*encoded([text_row("old needle", 0)]), huge, *encoded([text_row("new needle", 2)])]
     write_history(layout, lines, [])
     tool = SessionHistoryTool(layout, use_index=False)  # the bounded scan itself
-    got = entries(tool, {"action": "search", "query": "needle"})
+    got = entries(tool, {"action": "search", "match": "literal", "query": "needle"})
     assert [i["itemId"] for i in got] == ["2", "0"]
-    assert len(list(pages(tool, {"action": "search", "query": "needle"}))) >= 3
+    assert len(list(pages(tool, {"action": "search", "match": "literal", "query": "needle"}))) >= 3
 
 
 def test_oversized_line_with_reset_key_is_a_floor(segue_home: Path) -> None:
@@ -94,7 +95,7 @@ def test_oversized_line_with_reset_key_is_a_floor(segue_home: Path) -> None:
     lines = [*encoded([text_row("hidden needle", 0)]), huge, *encoded([text_row("seen needle", 2)])]
     write_history(layout, [], lines)
     tool = SessionHistoryTool(layout, use_index=False)  # the bounded scan itself
-    got = entries(tool, {"action": "search", "query": "needle"})
+    got = entries(tool, {"action": "search", "match": "literal", "query": "needle"})
     assert [i["text"] for i in got] == ["seen needle"]
     windows = entries(tool, {"action": "list_windows"})
     assert [w["kind"] for w in windows] == ["reset"]

@@ -229,18 +229,12 @@ class History:
 
     def _indexed_search(self, query: str, context: int) -> list[views.Hit] | None:
         """The whole transcript's hits from an index, or None (then the pass scans)."""
-        from segue.history.postgres import PostgresStore
+        from segue.retrieval.backends import pick_backend
 
-        if isinstance(self.store, PostgresStore):
-            from segue.history import pg_search
-
-            with self.store.read_locked():
-                return list(pg_search.search(self.store, query, context=context))
-        if isinstance(self.store, HistoryStore):
-            from segue.retrieval.index_people import search_people
-
-            return search_people(self.layout, query, context=context)
-        return None
+        found = pick_backend(self.layout, self.store, build_index=False).people_search(
+            query, context=context
+        )
+        return None if found is None else list(found)
 
     # -- the pass --------------------------------------------------------------------------------
 
@@ -319,9 +313,7 @@ class ModelHistory:
 
         self.layout = layout
         # A reader that writes nothing: the index answers when it is trusted, never rebuilt.
-        self._tool = session_history_tool(
-            layout, None if isinstance(store, HistoryStore) else store, build_index=False
-        )
+        self._tool = session_history_tool(layout, store, build_index=False)
 
     def call(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """One call with the tool's own arguments (``{"action": "search", "query": …}``)."""

@@ -173,10 +173,16 @@ def read_cmd(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @history.command("search")
 @click.argument("query")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable item objects.")
+@click.option(
+    "--words", is_flag=True,
+    help="Find items holding any of QUERY's words (stems, identifier parts), best first.",
+)
 @click.pass_context
-def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
+def search_cmd(ctx: click.Context, query: str, as_json: bool, words: bool) -> None:
     """Find items containing QUERY (literal text, case-insensitive) in the whole transcript:
     every window, also before a /clear --soft; what `segue history read` shows of each item.
+    With --words: items holding any of its words, ranked by relevance (as the agent's
+    session_history search ranks them), each snippet where the words meet.
 
     \b
     Exit status, as grep's: 0 when an item matches, 1 when none does (also when the
@@ -184,7 +190,7 @@ def search_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     """
     # Over a current index this usually ran already, without click (segue.cli.quick_search).
     try:
-        found = _print_hits(ctx, query, as_json)
+        found = _print_hits(ctx, query, as_json, words=words)
     except (WorkspaceNotFound, BrokenPipeError):
         raise
     except SegueError as exc:
@@ -200,33 +206,32 @@ def _search_error(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def _print_hits(ctx: click.Context, query: str, as_json: bool) -> int:
+def _print_hits(ctx: click.Context, query: str, as_json: bool, *, words: bool = False) -> int:
     """Print the hits; how many there were."""
     if not query:  # refused before any output, by both stores
         raise UsageError("the search query must not be empty")
     _ctx(ctx).require_workspace()
-    return print_search(_ctx(ctx).workspace_id, query, _search(ctx, query), as_json=as_json)
+    if words:
+        from segue.retrieval.people_words import words_search
+
+        # the user's own view: every line, however long
+        hits: Iterable[Hit] = list(words_search(_store(ctx).rows(max_line=None), query))
+    else:
+        hits = _search(ctx, query)
+    return print_search(_ctx(ctx).workspace_id, query, hits, as_json=as_json)
+
 
 
 def _search(ctx: click.Context, query: str) -> Iterable[Hit]:
-    from segue.history.postgres import PostgresStore
+    # Imported here: sqlite3 and the index are not needed by `segue --help`.
+    from segue.retrieval.backends import pick_backend
 
     store = _store(ctx)
-    if isinstance(store, PostgresStore):  # through its pg_trgm index, not a scan
-        from segue.history import pg_search
-
-        return pg_search.search(store, query)
-    hits = _indexed_search(ctx, query) if query else None
-    if hits is None:  # no trustworthy index (or an empty query, refused below): scan
+    backend = pick_backend(_ctx(ctx).layout, store, build_index=False)
+    hits = backend.people_search(query) if query else None
+    if hits is None:  # no index answers now (or an empty query, refused below): scan
         hits = search(store.rows(max_line=None), query)  # complete: the user's own view
     return hits
-
-
-def _indexed_search(ctx: click.Context, query: str) -> Iterable[Hit] | None:
-    # Imported here: sqlite3 and the index are not needed by `segue --help`.
-    from segue.retrieval.index_people import search_people
-
-    return search_people(_ctx(ctx).layout, query)
 
 
 class IndexNotBuilt(SegueError):

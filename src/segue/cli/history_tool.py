@@ -26,10 +26,7 @@ from segue.tools.builtin import session_history_tool
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
-    from segue.pgstore.history_tool import PgSessionHistoryTool
-    from segue.retrieval.tool import SessionHistoryTool
-
-    Tool = SessionHistoryTool | PgSessionHistoryTool
+    from segue.retrieval.tool import SessionHistoryTool as Tool
 
 
 def _answer(tool: Tool | None, agent: str | None, text: str) -> dict[str, Any]:

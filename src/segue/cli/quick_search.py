@@ -80,9 +80,10 @@ def try_search(args: list[str]) -> int | None:
         obj = resolve(home, workspace, None)
         if obj.store_url is not None:
             return None  # PostgreSQL answers through pg_trgm (the full command)
-        from segue.retrieval.index_people import search_people
+        from segue.retrieval.backends import pick_backend
 
-        hits = search_people(obj.layout, query)
+        answered = pick_backend(obj.layout, None, build_index=False).people_search(query)
+        hits = None if answered is None else list(answered)
     except (SegueError, OSError):
         return None  # the full command says what is wrong, in its words
     if hits is None:

@@ -194,7 +194,8 @@ def lookback_responses(detail: Detail) -> list[dict[str, Any]]:
         {
             "text": "That was in an earlier context window; I'll look it up.",
             "toolCalls": [{"name": SESSION_HISTORY_TOOL,
-                           "input": {"action": "search", "query": detail.query}}],
+                           "input": {"action": "search", "match": "literal",
+                                     "query": detail.query}}],
         },
         {
             "text": f"The oldest match is item {detail.item_id}, in window w:0. Reading it.",

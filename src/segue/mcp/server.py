@@ -22,7 +22,6 @@ from typing import Any
 
 from segue.errors import UsageError
 from segue.extras import install_hint
-from segue.retrieval.tool import SessionHistoryTool
 from segue.workspace import Layout
 
 SERVER_NAME = "segue"
@@ -53,7 +52,9 @@ def build_server(layout: Layout) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
-    tool = SessionHistoryTool(layout)
+    from segue.retrieval.backends import lookback_tool
+
+    tool = lookback_tool(layout)
     listed = types.Tool(
         name=tool.name,
         description=tool.description,

@@ -40,12 +40,13 @@ from segue.history.pg_rows import (
     id_bytes,
     id_str,
     like_pattern,
+    searchable,
     storable,
 )
 from segue.history.scan import MAX_LINE
 from segue.retrieval import pages
 from segue.retrieval.cursor import CursorState
-from segue.retrieval.matching import matcher
+from segue.retrieval.index_query import fts_key
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import RawLine
 
@@ -171,7 +172,14 @@ def _candidates(
     fetched a few more than the page can show at a time."""
     _, direction = _order(ctx)
     narrow, nargs = _filters(ctx)
-    pattern = like_pattern(ctx.req.key)
+    if not ctx.req.words and fts_key(ctx.req.key) is None:
+        yield from _examined(ctx, sql, bound)
+        return
+    if ctx.req.words:  # every item is a candidate: each is confirmed in Python, within R24
+        like, largs = "", []
+    else:
+        like = r" AND (r.abody LIKE %s ESCAPE '\' OR r.risky)"
+        largs = [like_pattern(ctx.req.key)]
     while True:
         lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
         # PostgreSQL plans it: the trigram index for a selective query, a walk along ``pos``
@@ -179,9 +187,8 @@ def _candidates(
         batch = sql.rows(
             f"SELECT r.pos, r.length, r.win, {_WINDOW} FROM segue_rows r{_JOIN}"  # noqa: S608
             " WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s AND r.pos < %s"
-            rf" AND (r.abody LIKE %s ESCAPE '\' OR r.risky){narrow}"
-            f" ORDER BY r.pos {direction} LIMIT %s",
-            [lo, hi, pattern, *nargs, ctx.req.limit + _SLACK],
+            f"{like}{narrow} ORDER BY r.pos {direction} LIMIT %s",
+            [lo, hi, *largs, *nargs, ctx.req.limit + _SLACK],
         )
         for pos, length, win, wid, end in batch:
             yield int(pos), int(length), window_id(int(win), wid, end)
@@ -190,12 +197,55 @@ def _candidates(
         bound = int(batch[-1][0])
 
 
+def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, str]]:
+    """A literal query without a trigram key (under 3 characters): every item row in the
+    page's order, each examined one counted against R24's bound as the history index counts
+    it (:func:`segue.retrieval.index_pages._examined`); ``~pos`` says the bound ends before
+    the row at ``pos``."""
+    _, direction = _order(ctx)
+    narrow, nargs = _filters(ctx)
+    key = searchable(ctx.req.key)  # what the LIKE of the other path tests, in Python
+    budget = ctx.budget
+    while True:
+        lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
+        batch = sql.rows(
+            f"SELECT r.pos, r.length, r.win, {_WINDOW}, r.abody, r.risky "  # noqa: S608
+            f"FROM segue_rows r{_JOIN} WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s "
+            f"AND r.pos < %s{narrow} ORDER BY r.pos {direction} LIMIT 256",
+            [lo, hi, *nargs],
+        )
+        for pos, length, win, wid, end, body, risky in batch:
+            where = window_id(int(win), wid, end)
+            if risky or (body is not None and key in str(body)):
+                yield int(pos), int(length), where
+                continue
+            if budget.rows_left == 0 or int(length) > budget.bytes_left:
+                yield ~int(pos), int(length), where
+                return
+            budget.bytes += int(length)
+            budget.rows += 1
+        if len(batch) < 256:
+            return
+        bound = int(batch[-1][0])
+
+
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
-    find = matcher(ctx.req.key)
+    texts: dict[str, tuple[str, bool]] = {}
+    return pages.ranked(ctx, _search(ctx, sql, state, texts), texts)
+
+
+def _search(
+    ctx: pages.Ctx, sql: Sql, state: CursorState | None, texts: dict[str, tuple[str, bool]]
+) -> pages.Page:
+    """A literal search (the trigram index's candidates) or a words search (every item,
+    read within R24's bounds and ranked within the page, as the scan does)."""
+    find = pages.search_finder(ctx)
     newest = ctx.req.newest_first
     bound = state.pos if state is not None else (_TOP if newest else sql.floor)
     entries: list[dict[str, Any]] = []
     for pos, length, wid in _candidates(ctx, sql, bound):
+        if pos < 0:  # the scan bounds are spent before the row at ~pos: go on from there
+            return pages.Page(entries, _at(ctx, ~pos), _note(entries))
         try:
             seen = _item(ctx, sql, pos, length)
         except _OutOfBudget:
@@ -204,6 +254,7 @@ def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
         span = find(seen.item.text)
         if span is None:  # only a risky row: its search spelling could not be exact
             continue
+        texts[seen.item.item_id] = (seen.item.text, seen.item.machine)
         entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
         if entry is None:
             return pages.Page(entries, _at(ctx, pos))

@@ -13,7 +13,9 @@ characters, whatever the state).
   handle`` with a 32-byte key drawn from ``os.urandom`` once per process and never stored or
   printed.
 
-Decoding answers, in order: ``invalid_cursor`` when the shape or base64 is wrong;
+Decoding answers, in order: ``invalid_cursor`` when the shape or base64 is wrong, or is not
+the one canonical spelling (no ``=`` padding, the URL-safe alphabet, no stray trailing bits,
+each part of its exact length);
 ``stale_cursor`` when the tag does not verify *and* the process id is not ours (a cursor from
 before a restart: it expired, nobody forged it); ``invalid_cursor`` when the tag does not
 verify under our process id (tampered); ``stale_cursor`` when the handle was evicted.
@@ -44,6 +46,8 @@ MAX_CURSOR = 256  # characters (SPEC.md §4); a longer argument is not one of ou
 #: cursors is generous, and each state is a few hundred bytes
 MAX_LIVE = 4096
 _TAG_BYTES = 16
+#: bytes of the process id, the handle and the tag
+_LENGTHS = [8, 12, _TAG_BYTES]
 _STATES: OrderedDict[str, CursorState] = OrderedDict()
 _STATES_LOCK = threading.Lock()
 
@@ -96,6 +100,14 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     # index pages (phase "ix"): the same place as a scan cursor, for a next call that cannot
     # use the index (behind, locked, damaged, rebuilt): a verified append expires neither
     scan: CursorState | None = None
+    # index words search in rank order: the ranked positions as of the first page, and the
+    # next of them to return (then the other hits newest first below ``pos``)
+    ranked: tuple[int, ...] = ()
+    rk: int = 0
+    # scan search newest first: the window (id, its boundary's start) the rows above ``kb``
+    # belong to, learned by an earlier page, so hits there need not wait for the boundary
+    kw: str | None = None
+    kb: int = 0
 
 
 def binding(action: str, key: str) -> str:
@@ -128,13 +140,16 @@ def decode(cursor: str) -> CursorState:
     parts = cursor.split(".") if len(cursor) <= MAX_CURSOR and cursor.isascii() else []
     if len(parts) != 3:
         raise CursorError("invalid_cursor", "cursor is malformed")
-    process, handle, tag = parts
+    process, handle, _ = parts
     try:
-        tag_bytes = _unb64(tag)
-        _unb64(handle)
-        _unb64(process)
+        decoded = [_unb64(part) for part in parts]
     except ValueError:
         raise CursorError("invalid_cursor", "cursor is malformed") from None
+    # One spelling per cursor (issue 21): padding, another alphabet or stray bits that decode
+    # to the same bytes are not the cursor that was issued.
+    if [len(b) for b in decoded] != _LENGTHS or [_b64(b) for b in decoded] != parts:
+        raise CursorError("invalid_cursor", "cursor is malformed")
+    tag_bytes = decoded[2]
     if not hmac.compare_digest(tag_bytes, _tag(process, handle)):
         if process != _PROCESS:
             raise CursorError(

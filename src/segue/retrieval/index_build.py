@@ -56,6 +56,7 @@ from segue.retrieval.index_file import (
     write_meta,
 )
 from segue.retrieval.project import Kind, classify
+from segue.retrieval.ranking import index_terms
 from segue.retrieval.reader import (
     Budget,
     ForwardReader,
@@ -71,7 +72,7 @@ from segue.views.project import is_hidden as hidden_for_people
 from segue.workspace import Layout
 
 #: chat bytes one call may catch up; more waits for the next call (that call scans)
-CATCH_UP_BYTES = 64 << 20
+CATCH_UP_BYTES = 2 << 20  # per call (words analysis is the cost); the rest on the next
 _BATCH = 2000
 _UNBOUNDED = 1 << 62
 #: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
@@ -84,7 +85,7 @@ _KINDS = {
 }
 _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
-    "text, vkind, vtext, hwin, risky) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "text, vkind, vtext, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 Progress = Callable[[int, int], None]
@@ -147,6 +148,7 @@ class Walker:
             vtext,
             id_bytes(self.hwin),
             risky,
+            int(item is not None and item.machine),
         )
 
 
@@ -160,6 +162,10 @@ def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
     conn.executemany(
         "INSERT INTO fts (rowid, body) VALUES (?, ?)",
         [(r[0], _body(r[12], r[14])) for r in records if r[12] is not None or r[14] is not None],
+    )
+    conn.executemany(  # items only: what the agent's words search finds
+        "INSERT INTO words (rowid, terms) VALUES (?, ?)",
+        [(r[0], index_terms(str(r[12]))) for r in records if r[3] == KIND_ITEM],
     )
 
 

@@ -68,8 +68,9 @@ CREATE TABLE rows (
     vkind INTEGER NOT NULL,    -- VIEW_*
     vtext TEXT,                -- people's text where it differs from ``text``
     hwin BLOB,                 -- people's window id (views: parseable boundaries only)
-    risky INTEGER NOT NULL     -- 1: text holds a letter re.IGNORECASE folds onto ASCII (K, ſ,
+    risky INTEGER NOT NULL,    -- 1: text holds a letter re.IGNORECASE folds onto ASCII (K, ſ,
                                -- İ, ı); 2: text held a lone surrogate (stored replaced)
+    mach INTEGER NOT NULL      -- 1: a machine-authored item (ranks below people's text)
 );
 CREATE INDEX rows_kind ON rows(kind, pos);
 CREATE INDEX rows_win ON rows(win, pos) WHERE kind = 0;
@@ -81,6 +82,8 @@ CREATE INDEX rows_risky ON rows(pos) WHERE risky > 0;
 -- positions (a third the size), so it proves only that every trigram of a key is there: a
 -- candidate, confirmed on the stored text
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='trigram', detail='none');
+-- R39's words search: each item's terms (``ranking.index_terms``), ranked with bm25()
+CREATE VIRTUAL TABLE words USING fts5(terms, content='', tokenize='ascii');
 """
 
 

@@ -25,8 +25,9 @@ can use the partial indexes (``WHERE kind = 0``) of index_file.py.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,10 +51,10 @@ from segue.retrieval.index_file import (
     storable,
     trusted_meta,
 )
-from segue.retrieval.index_query import candidates
+from segue.retrieval.index_query import candidates, fts_key
 from segue.retrieval.index_query import rows_in_chunks as _rows
-from segue.retrieval.matching import matcher
 from segue.retrieval.project import Kind, Seen, classify
+from segue.retrieval.ranking import MACHINE_WEIGHT, index_query
 from segue.retrieval.reader import MAX_LINE, RawLine, read_span
 from segue.retrieval.snapshot import Snapshot
 from segue.workspace import Layout
@@ -175,46 +176,173 @@ def _fwd(ctx: pages.Ctx, start: int, phase: str = "ofwd", **fields: Any) -> Curs
 # -- search ------------------------------------------------------------------------------
 
 
-def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
-    query = ctx.req.key
-    find = matcher(query)
-    ix.conn.create_function(
-        "segue_find", 1, lambda text: text is not None and find(text) is not None
+def _words_candidates(ix: Ix, match: str, lo: int, hi: int, *, newest: bool) -> Iterator[int]:
+    """Positions in ``(lo, hi)`` of the items holding a term of a words query, in order."""
+    order = "DESC" if newest else "ASC"
+    sql = (
+        "SELECT rowid FROM words WHERE words MATCH ? AND rowid > ? AND rowid < ? "  # noqa: S608
+        f"ORDER BY rowid {order}"
     )
+    yield from (int(r[0]) for r in _rows(ix.conn, sql, [match, lo, hi]))
+
+
+def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    if ctx.req.words and ctx.req.relevance:
+        return _search_ranked(ctx, ix, state)
+    query = ctx.req.key
+    find = pages.search_finder(ctx)
     newest = ctx.req.newest_first
     bound = state.pos if state is not None else (_TOP if newest else ix.floor)
     lo, hi = (ix.floor, bound) if newest else (bound, _TOP)
-    role, tool = ctx.req.role, ctx.req.tool_name
-    tool_key = storable(TOOL_SEP + tool + TOOL_SEP)[0] if tool is not None else None
+    if ctx.req.words:
+        match = index_query(query)
+        found = iter(()) if match is None else _words_candidates(ix, match, lo, hi, newest=newest)
+    elif fts_key(query) is None:  # no trigram to look up: every row's text, within R24
+        found = _examined(ctx, ix, find, lo, hi, newest=newest)
+    else:
+        ix.conn.create_function(
+            "segue_find", 1, lambda text: text is not None and find(text) is not None
+        )
+        found = candidates(ix.conn, query, lo, hi, newest=newest)
     entries: list[dict[str, Any]] = []
-    for pos in candidates(ix.conn, query, lo, hi, newest=newest):
-        row = ix.conn.execute(
-            "SELECT kind, len, digest, text, wid, role, tools, risky FROM rows WHERE pos = ?",
-            (pos,),
-        ).fetchone()
-        kind, length, want, text, wid, row_role, tools, risky = row
-        if kind != KIND_ITEM or (role is not None and row_role != role):
-            continue
-        if tool_key is not None and tool_key not in (tools or ""):
-            continue
-        if risky != 2 and find(text) is None:
-            continue
-        try:
-            seen = _item(ctx, pos, length, want, text)
-        except _OutOfBudget:
+    for pos in found:
+        if pos < 0:  # the scan bounds are spent before the row at ~pos: go on from there
+            length, wid = _length_wid(ix, ~pos)
+            return pages.Page(entries, _search_at(ctx, ~pos, length, wid), _note(entries))
+        got = _hit(ctx, ix, pos, find)
+        if got is _OUT:
+            length, wid = _length_wid(ix, pos)
             return pages.Page(entries, _search_at(ctx, pos, length, wid), _note(entries))
-        assert seen.item is not None
-        span = find(seen.item.text)
-        if span is None:  # only a row whose stored text had to change (``storable``)
-            bound = pos
+        if got is None:
             continue
-        entry = pages.fit_snippet(ctx, seen.item, id_str(wid), span[0], span[1])
+        entry, length, wid = got
         if entry is None:
             return pages.Page(entries, _search_at(ctx, pos, length, wid))
         entries.append(entry)
-        bound = pos
         if len(entries) >= ctx.req.limit:
             return pages.Page(entries, _search_after(ctx, pos, length, wid))
+    return pages.Page(entries, None)
+
+
+_OUT = object()  # the call's scan budget cannot re-read this row
+
+
+def _examined(
+    ctx: pages.Ctx, ix: Ix, find: Callable[[str], tuple[int, int] | None], lo: int, hi: int,
+    *, newest: bool,
+) -> Iterator[int]:
+    """Positions in ``(lo, hi)`` of the items whose stored text matches a query without a
+    trigram key (under 3 characters, or no 3 ASCII characters in a row), examining the rows
+    in order: each row examined counts against R24's 2 MiB / 500-row bound like a row the
+    scan reads (a hit is counted when it is re-read), and ``~pos`` says the bound ends
+    before the row at ``pos``."""
+    order = "DESC" if newest else "ASC"
+    narrow, nargs = _filters(ctx)  # rows the filters leave out are not examined
+    sql = (
+        f"SELECT r.pos, r.len, r.text, r.risky FROM rows r WHERE r.kind = {KIND_ITEM} "  # noqa: S608
+        f"AND r.pos > ? AND r.pos < ?{narrow} ORDER BY r.pos {order}"
+    )
+    budget = ctx.budget
+    for pos, length, text, risky in _rows(ix.conn, sql, [lo, hi, *nargs]):
+        if risky == 2 or (text is not None and find(text) is not None):
+            yield int(pos)
+            continue
+        if budget.rows_left == 0 or length > budget.bytes_left:
+            yield ~int(pos)
+            return
+        budget.bytes += int(length)
+        budget.rows += 1
+
+
+def _length_wid(ix: Ix, pos: int) -> tuple[int, bytes]:
+    got = ix.conn.execute("SELECT len, wid FROM rows WHERE pos = ?", (pos,)).fetchone()
+    return int(got[0]), got[1]
+
+
+def _hit(
+    ctx: pages.Ctx, ix: Ix, pos: int, find: Callable[[str], tuple[int, int] | None]
+) -> Any:
+    """The candidate at ``pos`` confirmed on its re-read row: ``(entry or None when it does
+    not fit, length, wid)``; None when it is no hit (or filtered out); ``_OUT`` when the
+    budget is spent."""
+    row = ix.conn.execute(
+        "SELECT kind, len, digest, text, wid, role, tools, risky FROM rows WHERE pos = ?",
+        (pos,),
+    ).fetchone()
+    if row is None:
+        return None
+    kind, length, want, text, wid, row_role, tools, risky = row
+    role, tool = ctx.req.role, ctx.req.tool_name
+    if kind != KIND_ITEM or (role is not None and row_role != role):
+        return None
+    if tool is not None and storable(TOOL_SEP + tool + TOOL_SEP)[0] not in (tools or ""):
+        return None
+    if risky != 2 and find(text) is None:
+        return None
+    try:
+        seen = _item(ctx, pos, length, want, text)
+    except _OutOfBudget:
+        return _OUT
+    assert seen.item is not None
+    span = find(seen.item.text)
+    if span is None:  # only a row whose stored text had to change (``storable``)
+        return None
+    return pages.fit_snippet(ctx, seen.item, id_str(wid), span[0], span[1]), length, wid
+
+
+#: a relevance search ranks this many of the best items first, then the rest newest first
+RANKED = 250
+
+
+def _search_ranked(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    """A words search in rank order (bm25() over the words table, machine notes weighed
+    down): the best ``RANKED`` items above the floor as of the first page, then every other
+    hit newest first. The ranked positions live in the cursor's state, so appends (which
+    move no position) neither repeat nor lose an item; what was appended after the first
+    page is not part of the query."""
+    find = pages.search_finder(ctx)
+    match = index_query(ctx.req.key)
+    if match is None:
+        return pages.Page([], None)
+    if state is None or (state.rk == 0 and not state.ranked):
+        # the first page, or a look-back that began on the scan and returns to the index:
+        # rank what is below where it stands (everything above was returned)
+        below = ctx.end if state is None else state.pos
+        narrow, nargs = _filters(ctx)
+        ranked = tuple(
+            int(r[0])
+            for r in ix.conn.execute(
+                "SELECT w.rowid FROM words w JOIN rows r ON r.pos = w.rowid "  # noqa: S608
+                f"WHERE words MATCH ? AND w.rowid > ? AND w.rowid < ? AND r.kind = {KIND_ITEM}"
+                f"{narrow} ORDER BY bm25(words) * (CASE r.mach WHEN 1 THEN ? ELSE 1.0 END), "
+                "w.rowid DESC LIMIT ?",
+                [match, ix.floor, below, *nargs, MACHINE_WEIGHT, RANKED],
+            )
+        )
+        state = ctx.state(phase="ix", pos=below, ranked=ranked, rk=0)
+    entries: list[dict[str, Any]] = []
+    ranked, rk = state.ranked, state.rk
+    # first the ranked items, then the others newest first below the first page's end
+    chosen = frozenset(ranked)
+    tail = (
+        p for p in _words_candidates(ix, match, ix.floor, state.pos, newest=True)
+        if p not in chosen
+    )
+    queue = [(i, p) for i, p in enumerate(ranked) if i >= rk]
+    for index, pos in itertools.chain(queue, ((len(ranked), p) for p in tail)):
+        at_tail = index >= len(ranked)
+        got = _hit(ctx, ix, pos, find)
+        if got is _OUT or (isinstance(got, tuple) and got[0] is None):
+            resume = ctx.state(phase="ix", pos=pos + 1 if at_tail else state.pos,
+                               ranked=ranked, rk=index)
+            return pages.Page(entries, resume, _note(entries) if got is _OUT else None)
+        if got is None:
+            continue
+        entries.append(got[0])
+        if len(entries) >= ctx.req.limit:
+            resume = ctx.state(phase="ix", pos=pos if at_tail else state.pos,
+                               ranked=ranked, rk=index + 1)
+            return pages.Page(entries, resume)
     return pages.Page(entries, None)
 
 

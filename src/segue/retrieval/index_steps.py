@@ -62,7 +62,7 @@ from segue.retrieval.snapshot import Snapshot, take
 from segue.workspace import Layout
 
 #: transcript bytes one step indexes (a single longer line is read whole, 64 KiB at a time)
-STEP_BYTES = 32 << 20
+STEP_BYTES = 1 << 20  # analysing words costs ~1 s a MiB: no call waits longer
 _STEPS = "steps"  # meta key: "1" while a side file is being built by steps
 _POS = "steps_pos"  # meta key: the global position indexed so far (a line start)
 

@@ -37,8 +37,9 @@ from segue.context.floor import mentions_reset_key
 from segue.retrieval import envelope
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.filters import row_passes
-from segue.retrieval.matching import make_prefilter, matcher
+from segue.retrieval.matching import ByteFilter, make_prefilter
 from segue.retrieval.project import Item, Kind, Seen, classify
+from segue.retrieval.ranking import finder, rank
 from segue.retrieval.reader import (
     BackState,
     BackwardReader,
@@ -237,21 +238,66 @@ def _hold(ctx: Ctx, hit: _Hit) -> dict[str, Any]:
 
 
 def _held_hit(entry: dict[str, Any]) -> _Hit:
-    return _Hit(None, None, 0, 0, None, dict(entry))
+    """A hit carried in the cursor: its window is known when a page already resolved it."""
+    window = entry.get("windowId")
+    return _Hit(None, None, 0, 0, window if isinstance(window, str) else None, dict(entry))
+
+
+def _known(ctx: Ctx, at: BackState, boundary: RawLine | None, window: str | None,
+           prior: CursorState | None) -> dict[str, Any]:
+    """The window a cursor reading newest first from ``at`` knows its next rows are in
+    (issue 26: a search far above its window's boundary must not read down to it again on
+    every page): the boundary this page met below ``at`` with nothing between, or the one
+    the cursor already knew, while ``at`` is still above it."""
+    if boundary is not None and window is not None and at.pos > boundary.start:
+        return {"kw": window, "kb": boundary.start}
+    if boundary is None and prior is not None and prior.kw is not None and at.pos > prior.kb:
+        return {"kw": prior.kw, "kb": prior.kb}
+    return {}
 
 
 def _wanted_row(ctx: Ctx, seen: Seen) -> bool:
     return row_passes(seen.row, ctx.req.role, ctx.req.tool_name)
 
 
+def search_finder(ctx: Ctx) -> Callable[[str], tuple[int, int] | None]:
+    """What a hit of this search is (either ``match``), as every backend finds it."""
+    return finder(ctx.req.key, ctx.req.match, ctx.req.max_chars)
+
+
+def search_prefilter(ctx: Ctx) -> ByteFilter | None:
+    """The scan's exact byte pre-filter (literal searches only: a stem proves nothing about
+    the bytes)."""
+    return make_prefilter(ctx.req.key) if ctx.req.match == "literal" else None
+
+
+def ranked(ctx: Ctx, page: Page, texts: dict[str, tuple[str, bool]]) -> Page:
+    """A relevance page: its entries ranked among themselves (R39: the scan ranks within
+    each page it reads). ``texts``: item id → (its whole text, machine-authored); an entry
+    held over from an earlier page is ranked by its snippet."""
+    if not ctx.req.relevance or len(page.entries) < 2:
+        return page
+    docs = [texts.get(str(e["itemId"]), (str(e["text"]), False)) for e in page.entries]
+    order = rank(ctx.req.key, [d[0] for d in docs], [d[1] for d in docs])
+    page.entries = [page.entries[i] for i in order]
+    return page
+
+
 def search(ctx: Ctx, state: CursorState | None) -> Page:
-    query = ctx.req.key
-    find = matcher(query)
-    prefilter = make_prefilter(query)
+    texts: dict[str, tuple[str, bool]] = {}
+    return ranked(ctx, _search(ctx, state, texts), texts)
+
+
+def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, bool]]) -> Page:
+    find = search_finder(ctx)
+    prefilter = search_prefilter(ctx)
     start = (
         BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
     )
     held = [_held_hit(e) for e in state.held] if state is not None else []
+    # the window the rows above ``kb`` are in, when the cursor knows it
+    known = state.kw if state is not None else None
+    known_at = state.kb if state is not None else 0
     hot = prefilter.hot if prefilter is not None else None
     reader = BackwardReader(ctx.segments(), start, ctx.budget, hot)
     resolved: list[_Hit] = []
@@ -260,8 +306,12 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     # the limit is reached; read on only to learn the pending hits' window
     resolving = len(held) >= ctx.req.limit
     last_boundary: RawLine | None = None
+    boundary_window: str | None = None
     done = False
-    for line in reader:
+    stopped = False  # the limit is reached with every hit's window known
+    if resolving and all(h.window is not None for h in held):
+        stopped = True
+    for line in ([] if stopped else reader):
         if line.quiet and not line.marker:  # what classify says of it: SKIP
             if not resolving:
                 resume = BackState(line.start)
@@ -272,9 +322,18 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
                 continue
             span = find(seen.item.text)
             if span is not None and _wanted_row(ctx, seen):
-                pending.append(_Hit(line, seen.item, span[0], span[1]))
+                hit = _Hit(line, seen.item, span[0], span[1])
+                if known is not None and line.start > known_at:
+                    hit.window = known
+                    resolved.append(hit)
+                else:
+                    pending.append(hit)
+                texts[seen.item.item_id] = (seen.item.text, seen.item.machine)
                 if len(held) + len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
+                    if not pending and all(h.window is not None for h in held):
+                        stopped = True
+                        break
             resume = BackState(line.start)
         elif seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
             for hit in (*held, *pending):
@@ -282,6 +341,7 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
             resolved.extend(pending)
             pending = []
             last_boundary = line
+            boundary_window = seen.window_id
             if resolving:
                 break
             if seen.kind is Kind.FLOOR:
@@ -291,17 +351,21 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
         elif not resolving:
             resume = BackState(line.start)
     else:
-        if reader.exhausted:
+        if stopped:
+            pass
+        elif reader.exhausted:
             if pending and last_boundary is not None:
                 pending = []  # re-read from the boundary next time, when its window is known
                 resume = BackState(last_boundary.start)
             elif last_boundary is None and (pending or held):
                 # no boundary yet: the hits wait in the cursor until their window is known
-                keep = [_hold(ctx, h) for h in (*held, *pending)]
+                keep = [{**_hold(ctx, h), "windowId": h.window}
+                        for h in (*held, *resolved, *pending)]
                 at = reader.state
                 after = state.after if state is not None else None
-                if resolving and pending and pending[-1].line is not None:
-                    after = pending[-1].line.start
+                fresh = [h for h in (*resolved, *pending) if h.line is not None]
+                if resolving and fresh and fresh[-1].line is not None:
+                    after = fresh[-1].line.start
                 return Page(
                     [],
                     ctx.state(
@@ -311,6 +375,7 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
                         skip_marker=at.skip_marker,
                         held=keep,
                         after=after,
+                        **_known(ctx, BackState(at.pos), None, None, state),
                     ),
                     NOTE_MORE,
                 )
@@ -325,17 +390,24 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     for index, hit in enumerate(hits):
         entry = _fit_hit(ctx, hit, find)
         if entry is None and hit.line is None:
-            # re-read this page's range next time, with the hits not yet returned held
-            rest = [_hold(ctx, h) for h in hits[index:] if h.line is None]
+            # the held hits not returned wait (their window now known), and the next page
+            # goes on where they were found: nothing read after them is skipped (issue 26)
+            rest = [{**_hold(ctx, h), "windowId": h.window} for h in hits[index:]
+                    if h.line is None]
+            after = state.after if state is not None else None
+            at = BackState(after) if after is not None else start
             return Page(
                 entries,
                 msgspec.structs.replace(
-                    back_state(ctx, start), held=rest, after=state.after if state else None
+                    back_state(ctx, at), held=rest, after=None,
+                    **_known(ctx, at, last_boundary, boundary_window, state),
                 ),
             )
         if entry is None:
             assert hit.line is not None
-            return Page(entries, back_state(ctx, BackState(hit.line.end)))
+            at = BackState(hit.line.end)
+            return Page(entries, msgspec.structs.replace(
+                back_state(ctx, at), **_known(ctx, at, last_boundary, boundary_window, state)))
         entries.append(entry)
     if done:
         return Page(entries, None)
@@ -345,7 +417,8 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
         resume = BackState(fresh[-1].line.start)
     elif resolving and state is not None and state.after is not None:
         resume = BackState(state.after)  # the held hits filled the page: go on after them
-    return more(entries, back_state(ctx, resume))
+    return more(entries, msgspec.structs.replace(
+        back_state(ctx, resume), **_known(ctx, resume, last_boundary, boundary_window, state)))
 
 
 def item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:

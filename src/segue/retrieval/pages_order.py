@@ -18,7 +18,6 @@ from typing import Any
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.filters import row_passes
-from segue.retrieval.matching import make_prefilter, matcher
 from segue.retrieval.pages import (
     Ctx,
     Page,
@@ -29,6 +28,8 @@ from segue.retrieval.pages import (
     locate,
     more,
     preview,
+    search_finder,
+    search_prefilter,
     window_entry,
 )
 from segue.retrieval.project import Kind, Seen, classify
@@ -72,8 +73,8 @@ def search_oldest(ctx: Ctx, state: CursorState | None) -> Page:
         fwd, window, _ = got
     else:
         fwd, window = FwdState(state.pos, state.skip, state.skip_marker), state.window or ""
-    find = matcher(ctx.req.key)
-    prefilter = make_prefilter(ctx.req.key)
+    find = search_finder(ctx)
+    prefilter = search_prefilter(ctx)
     hot = prefilter.hot if prefilter is not None else None
     reader = ForwardReader(ctx.segments(), fwd, ctx.budget, hot)
     entries: list[dict[str, Any]] = []

@@ -13,8 +13,11 @@ Every line read by a ``session_history`` page is classified into exactly one of:
 
 Projection (R25): text parts as written; reasoning and provider metadata left out; media
 (``file`` parts, media objects in tool output) becomes ``[media omitted]``; earlier
-``session_history`` calls and results are left out entirely; other tool calls show as
-``[tool NAME] <input JSON>`` and their output. Parts are joined with a newline.
+``session_history`` calls and results are left out entirely; other tool calls show as a person
+reads them, ``[tool NAME] <input>`` and their output: an input of one text field shows that
+text as typed (``[tool bash] ls -la``), one of several shows ``field: value`` lines with
+texts as written (real newlines, no JSON escapes); anything else is compact JSON. Parts are
+joined with a newline.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from segue.retrieval.envelope import char_cost
 from segue.retrieval.reader import RawLine
 
 MEDIA_OMITTED = "[media omitted]"
+#: ``muxMetadata.type`` of machine-authored rows (besides ``synthetic`` ones)
+_MACHINE_TYPES = frozenset({"context-budget-warning"})
 TOOL_NAME = "session_history"
 #: an item must be addressable by read_item, whose item_id is bounded; longer ids are not items.
 #: The bound is on serialized bytes (which also bounds code points): a cursor carries up to two
@@ -64,6 +69,8 @@ class Item:
     role: str
     timestamp: int | None
     text: str
+    #: written by segue itself (a budget warning): ranks below people's and the model's text
+    machine: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,7 +160,8 @@ def project(row: Row) -> Item | None:
     iid = item_id(row)
     if not pieces or not _id_fits(iid, MAX_ITEM_ID):
         return None
-    return Item(iid, row.id, row.role, row.timestamp, "\n".join(pieces))
+    machine = row.flag("synthetic") or row.mux_type in _MACHINE_TYPES
+    return Item(iid, row.id, row.role, row.timestamp, "\n".join(pieces), machine)
 
 
 def _part_text(part: Part) -> list[str]:
@@ -165,7 +173,7 @@ def _part_text(part: Part) -> list[str]:
         name = part.toolName or part.type.removeprefix("tool-")
         if name == TOOL_NAME:
             return []  # earlier results must not be re-fed to the model (R25)
-        out = [f"[tool {name}] {_json(part.input)}"]
+        out = [f"[tool {name}] {input_text(part.input)}"]
         if part.output is not None:
             output = _sanitize(part.output)
             out.append(output if isinstance(output, str) else _json(output))
@@ -188,6 +196,22 @@ def _sanitize(value: Any) -> Any:
     if isinstance(value, list):
         return [_sanitize(v) for v in value]
     return value
+
+
+def input_text(value: Any) -> str:
+    """A tool call's input as a person reads it (see the module docstring)."""
+    value = _sanitize(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and value:
+        if len(value) == 1:
+            return _plain(next(iter(value.values())))
+        return "\n".join(f"{key}: {_plain(v)}" for key, v in value.items())
+    return _json(value)
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else _json(value)
 
 
 def _json(value: Any) -> str:

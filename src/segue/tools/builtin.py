@@ -10,7 +10,6 @@ the file tools may write (the ``plan`` agent's profile, :mod:`segue.tools.profil
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from segue.history import HistoryStore, TranscriptStore
 from segue.memory.store import MemoryTool
@@ -24,9 +23,6 @@ from segue.tools.profile import ANYWHERE, WriteScope
 from segue.tools.search import FileSearchTool
 from segue.tools.shell import BashTool
 from segue.workspace import Layout
-
-if TYPE_CHECKING:
-    from segue.pgstore.history_tool import PgSessionHistoryTool
 
 
 def builtin_tools(
@@ -60,13 +56,10 @@ def builtin_tools(
 
 def session_history_tool(
     layout: Layout, store: TranscriptStore | None, *, build_index: bool = True
-) -> SessionHistoryTool | PgSessionHistoryTool:
-    """``session_history`` over the JSONL files, or in SQL over a PostgreSQL store.
+) -> SessionHistoryTool:
+    """``session_history`` over the backend :func:`segue.retrieval.backends.pick_backend`
+    picks for ``store`` (the JSONL files and their index, or PostgreSQL).
     ``build_index=False``: a reader that writes nothing (the index is used when trusted)."""
-    from segue.history.postgres import PostgresStore
+    from segue.retrieval.backends import lookback_tool
 
-    if isinstance(store, PostgresStore):
-        from segue.pgstore.history_tool import PgSessionHistoryTool
-
-        return PgSessionHistoryTool(store, rederive=build_index)
-    return SessionHistoryTool(layout, build_index=build_index)
+    return lookback_tool(layout, store, build_index=build_index)

@@ -1,0 +1,134 @@
+"""The history index (R35, SPEC.md §7) as a look-back backend: the scan's pages, answered from
+``history-index.sqlite`` when it is trusted.
+
+A call reads the page from the index when it is trusted (checked and caught up under the
+same lock as the scan's); otherwise that call reads the bounded scan, and after the lock is
+released one bounded step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`),
+so calls are fast again once a step completes it. Both paths answer the same. A cursor
+issued by an index page also holds its place as a scan cursor, so a next page that cannot
+use the index (behind, locked by another reader's catch-up, damaged, rebuilt) goes on with
+the scan: only what expires any cursor expires it (R26).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from segue.fsutil import describe_os_error
+from segue.retrieval import envelope, pages
+from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend, scan_page, scan_state
+from segue.retrieval.cursor import CursorState
+from segue.workspace import Layout
+
+if TYPE_CHECKING:
+    from segue.views.windows import Hit
+
+
+class IndexBackend(ScanBackend):
+    """Pages from the history index when it is trusted, from the scan otherwise."""
+
+    def __init__(
+        self, layout: Layout, *, lock_timeout: float = LOCK_TIMEOUT, build_index: bool = True
+    ) -> None:
+        """``build_index``: catch the index up and rebuild it when it is not trusted; without
+        it the index is only read, never created or written."""
+        super().__init__(layout, lock_timeout=lock_timeout)
+        self.build_index = build_index
+        self._rebuild = False
+
+    def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        # The index modules (and sqlite3) load on the first call, not with the command line.
+        from segue.retrieval.index_file import IndexBehind, IndexUnusable
+        from segue.retrieval.index_pages import IndexMismatch
+
+        self._rebuild = False
+        if state is not None and state.phase != "ix":
+            # a look-back that began on the scan: back on the index as soon as it is trusted
+            state = self._back_on_index(ctx, state)
+        indexed = state is not None and state.phase == "ix"
+        if state is None or indexed:
+            try:
+                return self._indexed(ctx, state)
+            except (IndexUnusable, IndexMismatch) as exc:
+                self.index_problem = str(exc)
+                self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
+                if self._rebuild and isinstance(exc, IndexMismatch):
+                    _distrust(self.layout)  # not used again while it is rebuilt
+                ctx.used = envelope.base_size(ctx.req.action, pages.entries_key(ctx.req.action))
+        if state is not None and indexed:
+            state = scan_state(state)
+        return scan_page(ctx, state)
+
+    def _back_on_index(self, ctx: pages.Ctx, state: CursorState) -> CursorState:
+        """A scan cursor as an index cursor where the index is trusted and the place maps
+        (a newest-first or relevance search that holds no hits and crosses no long line);
+        else the scan cursor, and a rebuild step runs after the call when the index is not
+        trusted (so a paging look-back rebuilds it too)."""
+        from segue.retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
+        from segue.retrieval.index_pages import open_for_call
+
+        write = self.build_index and not stream_in_progress(self.layout)
+        try:
+            ix = open_for_call(self.layout, ctx.snap, write=write)
+        except IndexUnusable as exc:
+            self.index_problem = str(exc)
+            self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
+            return state
+        ix.conn.close()
+        maps = (
+            ctx.req.action == "search" and ctx.req.newest_first and state.phase == "back"
+            and not state.held and state.skip is None and state.after is None
+        )
+        if not maps:
+            return state
+        return msgspec.structs.replace(state, phase="ix", scan=state, ranked=(), rk=0)
+
+    def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        import sqlite3
+
+        from segue.retrieval import index_pages
+        from segue.retrieval.index_file import IndexUnusable, stream_in_progress
+
+        write = self.build_index and not stream_in_progress(self.layout)
+        ix = index_pages.open_for_call(self.layout, ctx.snap, write=write)
+        try:
+            return index_pages.ACTIONS[ctx.req.action](ctx, ix, state)
+        except sqlite3.Error as exc:  # a page of the file is damaged
+            raise IndexUnusable(f"index unreadable: {exc}") from None
+        finally:
+            ix.conn.close()
+
+    def after_call(self) -> None:
+        # Outside the store lock, one bounded step per call (index_steps.py): the answer
+        # came from the scan, and a whole rebuild must stall neither this call nor writers.
+        if not self._rebuild:
+            return
+        self._rebuild = False
+        from segue.retrieval.index_build import NotBuilt
+        from segue.retrieval.index_steps import build_step
+
+        try:
+            if build_step(self.layout) is None:
+                self.index_problem = f"{self.index_problem}; rebuilding (one step per call)"
+        except NotBuilt as exc:
+            self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"
+        except OSError as exc:  # the side file cannot be put in place: the answer stands
+            self.index_problem = f"{self.index_problem}; not rebuilt: {describe_os_error(exc)}"
+
+    def people_search(self, query: str, *, context: int = 60) -> Iterable[Hit] | None:
+        from segue.retrieval.index_people import search_people
+
+        return search_people(self.layout, query, context=context)
+
+
+def _distrust(layout: Layout) -> None:
+    """Remove an index that disagrees with the transcript (a process that has it open keeps
+    its copy, and re-reads every row it returns)."""
+    from segue.retrieval.index_file import index_path
+
+    with contextlib.suppress(OSError):
+        index_path(layout).unlink()
