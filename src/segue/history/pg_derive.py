@@ -28,7 +28,8 @@ COLUMNS = ("kind", "length", "win", "wid", "wkind", "aid", "rid", "role", "ts", 
 #: test_derived_version.py pins a digest of what a fixed corpus becomes, so a change without
 #: a bump fails there). A constant, not a digest of the source: an upgrade that leaves the
 #: columns alone re-derives nothing, and two versions sharing a database agree.
-DERIVED_VERSION = 2  # 2: tool inputs projected as a person reads them (R39); floors exact both ways (R11)
+#: 2: tool inputs projected as a person reads them (R39); floors exact both ways (R11)
+DERIVED_VERSION = 2
 
 
 def fingerprint() -> str:
