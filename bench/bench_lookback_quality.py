@@ -28,6 +28,7 @@ held-out half; both are printed. Systems, side by side in one run:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -178,9 +179,13 @@ def page_system(docs: Sequence[Doc], **options: Any) -> Search:
 
     def search(question: str) -> list[str]:
         q = words.query_terms(question, stop_words=stop, opt=opt)
+        if options.get("chatty"):
+            q = [t for t in q if t not in _CHATTY] or q
         seq = words._sequence(question, opt)
         has = [phrase and len(seq) >= 2 and words._contains_run(s, seq) for s in sequences]
         scores = words.bm25_scores(q, doc_terms, k1=k1, b=b, phrase=has)
+        if options.get("pairs"):
+            scores = _pair_bonus(q, sequences, scores)
         scores = [s * w for s, w in zip(scores, weights, strict=True)]
         if options.get("prf"):
             scores = _feedback(q, doc_terms, scores, k1, b, weights)
@@ -188,6 +193,31 @@ def page_system(docs: Sequence[Doc], **options: Any) -> Search:
         return [docs[i].item_id for i in order[:10]]
 
     return search
+
+
+#: Words of a question about the conversation itself, not its content (stemmed).
+_CHATTY = frozenset(
+    {"first", "last", "happen", "get", "got", "give", "gave", "work", "call", "name", "tri",
+     "end", "final", "actual", "anyth", "someth", "thing"}
+)  # fmt: skip
+
+
+def _pair_bonus(
+    q: list[str], sequences: Sequence[Sequence[str]], scores: list[float]
+) -> list[float]:
+    """+1 for each pair of query terms that stand side by side in the item (in either order)."""
+    wanted = set(q)
+    out = []
+    for seq, score in zip(sequences, scores, strict=True):
+        if score <= 0:
+            out.append(score)
+            continue
+        pairs = {
+            frozenset((a, b)) for a, b in itertools.pairwise(seq)
+            if a != b and a in wanted and b in wanted
+        }  # fmt: skip
+        out.append(score + len(pairs))
+    return out
 
 
 def _feedback(q: list[str], doc_terms: Sequence[Sequence[str]], scores: list[float],
@@ -266,6 +296,10 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
         ("  + b=0.5", page_system(docs, b=0.5)),
         ("  + k1=2.0", page_system(docs, k1=2.0)),
         ("  + pseudo-relevance feedback", page_system(docs, prf=True)),
+        ("  + adjacent query-term pairs", page_system(docs, pairs=True)),
+        ("  + conversational stop words", page_system(docs, chatty=True)),
+        ("  + b=0.9 and prompts x0.5", page_system(docs, b=0.9, system_weight=0.5)),
+        ("  + pairs, b=0.9, prompts x0.5", page_system(docs, pairs=True, b=0.9, system_weight=0.5)),
     ]  # fmt: skip
     search, mode = tool_system(rows)
     out.append((f"tool, default args [{mode}]", search))
