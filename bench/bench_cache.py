@@ -52,11 +52,9 @@ LOOKBACK = 20
 MIN_CACHEABLE = 1024
 WRITE_PRICE, READ_PRICE = 1.25, 0.1
 MODEL = "anthropic:claude-sonnet-4-5"
-RULES = (
-    "Anthropic prompt caching: prefix tools→system→messages; reads the longest cached "
-    f"prefix at a breakpoint (≤{LOOKBACK}-block lookback); min {MIN_CACHEABLE} tokens; "
-    f"write {WRITE_PRICE}×, read {READ_PRICE}× base input; 5-min TTL, no expiry"
-)
+RULES = ("Anthropic prompt caching: prefix tools→system→messages; reads the longest cached "
+         f"prefix at a breakpoint (≤{LOOKBACK}-block lookback); min {MIN_CACHEABLE} tokens; "
+         f"write {WRITE_PRICE}×, read {READ_PRICE}× base input; 5-min TTL, no expiry")
 
 
 @dataclass
@@ -158,14 +156,8 @@ def session_rows(offset: int) -> list[list[Row]]:
     return before
 
 
-def bills(
-    offset: int,
-    system: str,
-    tools: tuple[dict[str, Any], ...],
-    cache: Cache,
-    bare: Cache,
-    per_turn: list[tuple[Bill, Bill]] | None = None,
-) -> tuple[Bill, Bill]:
+def bills(offset: int, system: str, tools: tuple[dict[str, Any], ...], cache: Cache,
+          bare: Cache, per_turn: list[tuple[Bill, Bill]] | None = None) -> tuple[Bill, Bill]:
     with_bp, without = Bill(), Bill()
     for rows in session_rows(offset):
         request = ProviderRequest(system, tuple(rows), tools)
@@ -210,24 +202,20 @@ def run() -> list[Result]:
     assert last is not None
     with_bp, without = last
     median = statistics.median(ratios)
-    return [
-        Result(
-            name=f"cache: uncached input, {TURNS}-turn session (anthropic)",
-            segue_seconds=float(with_bp.not_read),
-            baseline=f"same requests without cache_control ({without.not_read} tokens)",
-            baseline_seconds=float(without.not_read),
-            goal=">= 3x fewer uncached input tokens",
-            ratio_meaning="segue / baseline uncached input tokens",
-            unit="tokens",
-            note=(
-                f"{median:.1f}x fewer uncached (median of {len(ratios)} sessions, "
-                f"min {min(ratios):.1f}x, max {max(ratios):.1f}x); cost "
-                f"{statistics.median(cost_ratios):.1f}x lower (min {min(cost_ratios):.1f}x, "
-                f"max {max(cost_ratios):.1f}x); last session: {with_bp.read} read, "
-                f"{with_bp.written} written, {with_bp.uncached} base; rule: {RULES}"
-            ),
-        )
-    ]
+    return [Result(
+        name=f"cache: uncached input, {TURNS}-turn session (anthropic)",
+        segue_seconds=float(with_bp.not_read),
+        baseline=f"same requests without cache_control ({without.not_read} tokens)",
+        baseline_seconds=float(without.not_read),
+        goal=">= 3x fewer uncached input tokens",
+        ratio_meaning="segue / baseline uncached input tokens",
+        unit="tokens",
+        note=(f"{median:.1f}x fewer uncached (median of {len(ratios)} sessions, "
+              f"min {min(ratios):.1f}x, max {max(ratios):.1f}x); cost "
+              f"{statistics.median(cost_ratios):.1f}x lower (min {min(cost_ratios):.1f}x, "
+              f"max {max(cost_ratios):.1f}x); last session: {with_bp.read} read, "
+              f"{with_bp.written} written, {with_bp.uncached} base; rule: {RULES}"),
+    )]
 
 
 def main() -> None:
@@ -236,16 +224,12 @@ def main() -> None:
     per_turn: list[tuple[Bill, Bill]] = []
     bills(0, system, tools, Cache(count), Cache(count), per_turn)
     print(RULES)
-    print(
-        f"{'turn':>4} {'input':>8} {'read':>8} {'written':>8} {'base':>8} {'cost':>9} "
-        f"{'no-cache cost':>13}"
-    )
+    print(f"{'turn':>4} {'input':>8} {'read':>8} {'written':>8} {'base':>8} {'cost':>9} "
+          f"{'no-cache cost':>13}")
     for n, (with_bp, without) in enumerate(per_turn, 1):
         total = with_bp.read + with_bp.written + with_bp.uncached
-        print(
-            f"{n:>4} {total:>8} {with_bp.read:>8} {with_bp.written:>8} {with_bp.uncached:>8} "
-            f"{with_bp.cost:>9.0f} {without.cost:>13.0f}"
-        )
+        print(f"{n:>4} {total:>8} {with_bp.read:>8} {with_bp.written:>8} {with_bp.uncached:>8} "
+              f"{with_bp.cost:>9.0f} {without.cost:>13.0f}")
 
 
 if __name__ == "__main__":

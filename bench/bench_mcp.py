@@ -31,31 +31,9 @@ RUNS = 5
 FACT = "the staging database password rotates every 17 days via vault path kv/ops/zebra-4471"
 QUERY = "zebra-4471"
 WORDS = [
-    "parser",
-    "build",
-    "cache",
-    "index",
-    "migrate",
-    "deploy",
-    "retry",
-    "token",
-    "window",
-    "module",
-    "config",
-    "test",
-    "fixture",
-    "request",
-    "response",
-    "schema",
-    "handler",
-    "queue",
-    "worker",
-    "commit",
-    "branch",
-    "review",
-    "lint",
-    "format",
-    "release",
+    "parser", "build", "cache", "index", "migrate", "deploy", "retry", "token", "window",
+    "module", "config", "test", "fixture", "request", "response", "schema", "handler", "queue",
+    "worker", "commit", "branch", "review", "lint", "format", "release",
 ]
 
 
@@ -87,28 +65,14 @@ def claude_code_history(path: Path, megabytes: int) -> None:
         while size < target:
             lines = [
                 _line("user", f"u{n}", prose(40), n),
-                _line(
-                    "assistant",
-                    f"a{n}",
-                    [
-                        {"type": "text", "text": prose(30)},
-                        {
-                            "type": "tool_use",
-                            "id": f"t{n}",
-                            "name": "Bash",
-                            "input": {"command": f"grep -rn {rng.choice(WORDS)} src"},
-                        },
-                    ],
-                    n,
-                ),
-                _line(
-                    "user",
-                    f"r{n}",
-                    [
-                        {"type": "tool_result", "tool_use_id": f"t{n}", "content": prose(180)},
-                    ],
-                    n,
-                ),
+                _line("assistant", f"a{n}", [
+                    {"type": "text", "text": prose(30)},
+                    {"type": "tool_use", "id": f"t{n}", "name": "Bash",
+                     "input": {"command": f"grep -rn {rng.choice(WORDS)} src"}},
+                ], n),
+                _line("user", f"r{n}", [
+                    {"type": "tool_result", "tool_use_id": f"t{n}", "content": prose(180)},
+                ], n),
             ]
             block = "\n".join(lines) + "\n"
             out.write(block)
@@ -155,10 +119,8 @@ def run() -> list[Result]:
     try:
         import mcp  # noqa: F401
     except ImportError:
-        print(
-            "bench_mcp: skipped, the mcp extra is not installed (pip install 'segue[mcp]')",
-            file=sys.stderr,
-        )
+        print("bench_mcp: skipped, the mcp extra is not installed (pip install 'segue[mcp]')",
+              file=sys.stderr)
         return []
     import anyio
 
@@ -180,16 +142,8 @@ def run() -> list[Result]:
         native_tool = SessionHistoryTool(layout)
         params = StdioServerParameters(
             command=sys.executable,
-            args=[
-                "-m",
-                "segue.cli.main",
-                "--home",
-                str(layout.home),
-                "mcp",
-                "serve",
-                "-w",
-                "bench",
-            ],
+            args=["-m", "segue.cli.main", "--home", str(layout.home), "mcp", "serve",
+                  "-w", "bench"],
             env={"PYTHONPATH": str(Path(segue.__file__).resolve().parents[1])},
         )
         mcp_times: list[float] = []
@@ -229,7 +183,5 @@ def run() -> list[Result]:
 
 if __name__ == "__main__":
     for result in run():
-        print(
-            f"{result.name}: {result.segue_seconds * 1e3:.1f} ms vs "
-            f"{result.baseline_seconds * 1e3:.1f} ms = {result.ratio:.2f}×  ({result.note})"
-        )
+        print(f"{result.name}: {result.segue_seconds * 1e3:.1f} ms vs "
+              f"{result.baseline_seconds * 1e3:.1f} ms = {result.ratio:.2f}×  ({result.note})")

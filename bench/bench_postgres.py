@@ -60,9 +60,9 @@ def _server() -> str | None:
     return cluster.new_database()
 
 
-def _median_pair(
-    a: Callable[[], object], b: Callable[[], object], runs: int
-) -> tuple[float, float, str]:
+def _median_pair(a: Callable[[], object], b: Callable[[], object], runs: int) -> tuple[
+    float, float, str
+]:
     ta: list[float] = []
     tb: list[float] = []
     for _ in range(runs):
@@ -129,29 +129,16 @@ def _four_writers(url: str, root: Path) -> Result:
     batches = 400 if SCALE == "large" else 100
     t_pg: list[float] = []
     t_disk: list[float] = []
-
     def pg_cmd(ws: str, run: int) -> Callable[[int], list[str]]:
         return lambda i: [
-            sys.executable,
-            "-m",
-            "tests.postgres.pg_writer",
-            url,
-            ws,
-            f"t{i}",
-            str(batches),
+            sys.executable, "-m", "tests.postgres.pg_writer", url, ws, f"t{i}", str(batches),
             str(root / f"ack-{run}-{i}"),
         ]
 
     def disk_cmd(home: Path) -> Callable[[int], list[str]]:
         return lambda i: [
-            sys.executable,
-            "-m",
-            "tests.history.writer",
-            str(home),
-            "bench",
-            f"t{i}",
-            str(batches),
-            "0",
+            sys.executable, "-m", "tests.history.writer", str(home), "bench", f"t{i}",
+            str(batches), "0",
         ]
 
     for run in range(5):
@@ -212,16 +199,14 @@ def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
             lambda: list(search(HistoryStore(layout).rows(), "zanzibarquux")),
             runs=5,
         )
-        results.append(
-            Result(
-                name=f"postgres: history search @ {size // MB} MB",
-                segue_seconds=t_pg,
-                baseline="JSONL scan of the whole transcript",
-                baseline_seconds=t_disk,
-                goal="<= 0.01x at 1 GB (pg_trgm index)",
-                note=note,
-            )
-        )
+        results.append(Result(
+            name=f"postgres: history search @ {size // MB} MB",
+            segue_seconds=t_pg,
+            baseline="JSONL scan of the whole transcript",
+            baseline_seconds=t_disk,
+            goal="<= 0.01x at 1 GB (pg_trgm index)",
+            note=note,
+        ))
         tool = PgSessionHistoryTool(pg)
         rebuild(layout)
         disk_tool = SessionHistoryTool(layout)
@@ -235,20 +220,17 @@ def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
             if not (got["ok"] and want["ok"] and same):
                 raise RuntimeError(f"session_history answers differ for {query!r}")
             t_pg, t_disk, note = _median_pair(
-                functools.partial(tool.call, call),
-                functools.partial(disk_tool.call, call),
+                functools.partial(tool.call, call), functools.partial(disk_tool.call, call),
                 runs=RUNS,
             )
-            results.append(
-                Result(
-                    name=f"postgres: session_history search, {what} @ {size // MB} MB",
-                    segue_seconds=t_pg,
-                    baseline="JSONL session_history with its history index",
-                    baseline_seconds=t_disk,
-                    goal="~1x (both answer from a trigram index; PostgreSQL over a socket)",
-                    note=f"{len(got['items'])} items; {note}",
-                )
-            )
+            results.append(Result(
+                name=f"postgres: session_history search, {what} @ {size // MB} MB",
+                segue_seconds=t_pg,
+                baseline="JSONL session_history with its history index",
+                baseline_seconds=t_disk,
+                goal="~1x (both answer from a trigram index; PostgreSQL over a socket)",
+                note=f"{len(got['items'])} items; {note}",
+            ))
     return results
 
 
