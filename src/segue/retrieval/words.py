@@ -41,6 +41,7 @@ __all__ = [
     "BM25_K1",
     "PHRASE_BONUS",
     "STOP_WORDS",
+    "Options",
     "PageScorer",
     "best_passage",
     "bm25_scores",
@@ -55,7 +56,10 @@ BM25_B = 0.75
 #: page rarely above ~10 per query term, this lifts every phrase hit above the items without it.
 PHRASE_BONUS = 1000.0
 
-#: English function words and question words, dropped from queries (never from documents).
+#: English function words and question words, dropped from queries (never from documents), and
+#: words a question uses about the conversation rather than its content ("what happened the
+#: first time", "what was it called"): measured in bench/bench_lookback_quality.py, dropping
+#: them lifted hit@1 and hit@3 on the tuning questions with hit@10 unchanged.
 STOP_WORDS: frozenset[str] = frozenset(
     """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -64,7 +68,9 @@ STOP_WORDS: frozenset[str] = frozenset(
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
-    let lets us also did didn doesn don isn wasn weren""".split()  # noqa: SIM905 (a word list reads best as words)
+    let lets us also did didn doesn don isn wasn weren
+    first last happen happened happens get got gets give gave given call called name named
+    try tried finally actually anything something thing things""".split()  # noqa: SIM905 (a word list reads best as words)
 )
 
 # A token: word characters joined by . / \ : - (never starting or ending with a joiner).
@@ -100,9 +106,9 @@ def _pieces(run: str, humps: bool) -> list[str]:
     return _LETTERS_DIGITS.findall(run)
 
 
-def _part(piece: str) -> str:
+def _part(piece: str, stemming: bool = True) -> str:
     folded = _fold(piece)
-    return stem(folded) if folded.isascii() else folded
+    return stem(folded) if stemming and folded.isascii() else folded
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,20 +120,34 @@ class _Token:
     raw_parts: tuple[str, ...] = field(default=())  # folded, unstemmed (for stop words)
 
 
-def _analyse_token(raw: str, start: int, humps: bool = True) -> _Token:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Switches for measuring each idea of the analysis (bench/bench_lookback_quality.py)."""
+
+    stemming: bool = True
+    #: identifiers split at humps and letter/digit changes, and their wholes kept as terms
+    identifiers: bool = True
+
+
+DEFAULT = Options()
+
+
+def _analyse_token(raw: str, start: int, humps: bool = True, opt: Options = DEFAULT) -> _Token:
     end = start + len(raw)
     if len(raw) > _MAX_SPLIT:
         whole = _fold(raw)
         return _Token(start, end, (whole,), (), (whole,))
-    pieces = [piece for run in _RUN.findall(raw) for piece in _pieces(run, humps)]
+    humps = humps and opt.identifiers
+    runs = _RUN.findall(raw)
+    pieces = [p for run in runs for p in _pieces(run, humps)] if opt.identifiers else runs
     raw_parts = tuple(_fold(p) for p in pieces)
-    parts = tuple(_part(p) for p in pieces)
+    parts = tuple(_part(p, opt.stemming) for p in pieces)
     wholes: list[str] = []
-    if len(pieces) > 1 or (pieces and pieces[0] != raw):
+    if opt.identifiers and (len(pieces) > 1 or (pieces and pieces[0] != raw)):
         folded = _fold(raw)
         # A hump-split word (camelCase) is one word to a reader: stemmed like one, so the query
         # "camelcase" meets it; a compound with joiners is kept as written.
-        wholes.append(folded if _JOINERS.search(raw) else _part(raw))
+        wholes.append(folded if _JOINERS.search(raw) else _part(raw, opt.stemming))
         if "/" in raw or "\\" in raw:
             for segment in re.split(r"[/\\]", folded):
                 if _JOINERS.search(segment) and segment not in wholes:
@@ -135,7 +155,7 @@ def _analyse_token(raw: str, start: int, humps: bool = True) -> _Token:
     return _Token(start, end, parts, tuple(w for w in wholes if w), raw_parts)
 
 
-def _tokens(text: str) -> Iterator[_Token]:
+def _tokens(text: str, opt: Options = DEFAULT) -> Iterator[_Token]:
     for match in _TOKEN.finditer(text):
         raw = match.group()
         if not raw.isascii():
@@ -144,19 +164,19 @@ def _tokens(text: str) -> Iterator[_Token]:
                 # NFKC made separators (¼ → 1⁄4): analyse what it made, at this token's place.
                 for sub in _TOKEN.finditer(normal):
                     # Case humps made by NFKC (𝔘 → U) are not the writer's: no camelCase split.
-                    token = _analyse_token(sub.group(), 0, humps=False)
+                    token = _analyse_token(sub.group(), 0, humps=False, opt=opt)
                     yield _Token(match.start(), match.end(), token.parts, token.wholes,
                                  token.raw_parts)  # fmt: skip
                 continue
-        yield _analyse_token(raw, match.start())
+        yield _analyse_token(raw, match.start(), opt=opt)
 
 
-def _sequence(text: str) -> list[str]:
+def _sequence(text: str, opt: Options = DEFAULT) -> list[str]:
     """The text's words in order (parts only), for the exact-phrase test."""
-    return [part for token in _tokens(text) for part in token.parts]
+    return [part for token in _tokens(text, opt) for part in token.parts]
 
 
-def terms(text: str) -> list[str]:
+def terms(text: str, opt: Options = DEFAULT) -> list[str]:
     """The terms a document is found by: every token's parts, then the compounds' wholes.
 
     The parts come first and in text order (so a phrase is a run of them); the wholes follow.
@@ -164,13 +184,13 @@ def terms(text: str) -> list[str]:
     """
     parts: list[str] = []
     wholes: list[str] = []
-    for token in _tokens(text):
+    for token in _tokens(text, opt):
         parts.extend(token.parts)
         wholes.extend(token.wholes)
     return [t for t in parts + wholes if t]
 
 
-def query_terms(query: str, *, stop_words: bool = True) -> list[str]:
+def query_terms(query: str, *, stop_words: bool = True, opt: Options = DEFAULT) -> list[str]:
     """A query's distinct terms, in first-seen order, analysed as :func:`terms` does.
 
     With ``stop_words`` (the default) English function and question words are dropped, unless
@@ -178,7 +198,7 @@ def query_terms(query: str, *, stop_words: bool = True) -> list[str]:
     """
     kept: list[str] = []
     every: list[str] = []
-    for token in _tokens(query):
+    for token in _tokens(query, opt):
         for raw, part in zip(token.raw_parts, token.parts, strict=False):
             every.append(part)
             if not (stop_words and raw in STOP_WORDS):
