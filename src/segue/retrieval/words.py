@@ -33,6 +33,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from segue.retrieval.stem import stem
 
@@ -133,10 +134,25 @@ DEFAULT = Options()
 
 
 def _analyse_token(raw: str, start: int, humps: bool = True, opt: Options = DEFAULT) -> _Token:
-    end = start + len(raw)
+    parts, wholes, raw_parts = _analysis(raw, humps, opt)
+    return _Token(start, start + len(raw), parts, wholes, raw_parts)
+
+
+_Analysis = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+#: :func:`terms`' own cache of ASCII tokens under the default options (a dict lookup costs less
+#: than the lru_cache's hashing of its arguments); emptied when full, so its size is bounded
+_KNOWN: dict[str, _Analysis] = {}
+_KNOWN_MAX = 1 << 17
+
+
+# A token's analysis depends on its text alone, and an agent's transcript repeats its tokens
+# (identifiers, paths, words) over and over: cached, rebuilding an index analyses each once.
+@lru_cache(maxsize=1 << 17)
+def _analysis(raw: str, humps: bool, opt: Options) -> _Analysis:
+    """(parts, wholes, raw parts) of one token: see :class:`_Token`."""
     if len(raw) > _MAX_SPLIT:
         whole = _fold(raw)
-        return _Token(start, end, (whole,), (), (whole,))
+        return (whole,), (), (whole,)
     humps = humps and opt.identifiers
     runs = _RUN.findall(raw)
     pieces = [p for run in runs for p in _pieces(run, humps)] if opt.identifiers else runs
@@ -152,7 +168,7 @@ def _analyse_token(raw: str, start: int, humps: bool = True, opt: Options = DEFA
             for segment in re.split(r"[/\\]", folded):
                 if _JOINERS.search(segment) and segment not in wholes:
                     wholes.append(segment)
-    return _Token(start, end, parts, tuple(w for w in wholes if w), raw_parts)
+    return parts, tuple(w for w in wholes if w), raw_parts
 
 
 def _tokens(text: str, opt: Options = DEFAULT) -> Iterator[_Token]:
@@ -184,9 +200,20 @@ def terms(text: str, opt: Options = DEFAULT) -> list[str]:
     """
     parts: list[str] = []
     wholes: list[str] = []
-    for token in _tokens(text, opt):
-        parts.extend(token.parts)
-        wholes.extend(token.wholes)
+    if text.isascii() and opt is DEFAULT:  # the common case: no NFKC; a plain dict cache
+        known = _KNOWN
+        for raw in _TOKEN.findall(text):
+            found = known.get(raw)
+            if found is None:
+                if len(known) >= _KNOWN_MAX:
+                    known.clear()
+                found = known[raw] = _analysis(raw, True, opt)
+            parts.extend(found[0])
+            wholes.extend(found[1])
+    else:
+        for token in _tokens(text, opt):
+            parts.extend(token.parts)
+            wholes.extend(token.wholes)
     return [t for t in parts + wholes if t]
 
 
