@@ -114,6 +114,14 @@ def _mcp_servers(key: str, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+def _names(key: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and v and "=" not in v for v in value
+    ):
+        raise SettingsError(f"{key} must be a list of environment variable names", key=key)
+    return list(value)
+
+
 def _percent(key: str, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100:
         raise SettingsError(f"{key} must be an integer percent from 1 to 100, not {value!r}",
@@ -182,6 +190,9 @@ KEYS: dict[str, KeySpec] = {
     "mcp.toolSearchPercent": KeySpec(
         _percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
         "deferred behind tool_search"),
+    "shell.passEnv": KeySpec(
+        _names, None, "secret-looking environment variables bash may see anyway (unset: "
+        "API keys, tokens and passwords are removed from commands' environment)"),
     "approval": KeySpec(
         _approval, None, "approval mode for tools that change the machine: ask (unset: ask in "
         "chat, deny in run), auto-edit, full or deny"),
