@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from segue.context.budget import DEFAULT_THRESHOLD
 from segue.errors import FileError, LockTimeout, SettingsError, UsageError
-from segue.fsutil import atomic_write, check_regular, file_error, read_regular
+from segue.fsutil import atomic_write, check_regular, file_error, keep_private, read_regular
 
 # The validators' modules (plugins, approval modes, model strings, encodings, the lock) are
 # imported where they are used: every command reads the settings, few need all of them.
@@ -432,7 +432,7 @@ def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Setti
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         check_regular(lock_path, "lock")
-        with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
+        with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS, mode=0o600):
             updated = change(load_settings(path))
             save_settings(path, updated)
             return updated
@@ -449,6 +449,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     check_regular(path, "replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        keep_private(path.parent)  # R38: the home is 0700 (settings.json itself is 0600)
         atomic_write(path, data)
     except OSError as exc:  # a full disk, a read-only home: the machine, not the settings
         raise file_error(exc, path, "write") from None
