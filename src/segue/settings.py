@@ -186,7 +186,7 @@ KEYS: dict[str, KeySpec] = {
         "workspace, sandboxed}]"),
     "mcp.servers": KeySpec(
         _mcp_servers, None, "MCP servers whose tools agents get as mcp__<server>__<tool>: "
-        "{name: {command, args, env, cwd, timeout} | {url, timeout}}"),
+        "{name: {command, args, env, cwd, timeout, trusted} | {url, timeout, trusted}}"),
     "mcp.toolSearchPercent": KeySpec(
         _percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
         "deferred behind tool_search"),
