@@ -28,7 +28,8 @@ SYNTAX = ["; touch X", "&& touch X", "|| touch X", "| sh", "& touch X", "$(touch
 TABLE = [
     ("find .", "-exec touch X {} +"), ("find .", "-execdir touch X ;"), ("find .", "-delete"),
     ("find .", "-fprint X"), ("find .", "-ok touch X ;"), ("sed -n", "'1e touch X'"),
-    ("sed -n", "s/a/b/e"), ("sed -n", "'w X'"), ("sed -n", "-e 's/a/b/w X'"), ("sed -n", "-i"), ("sed -n", "--in-place"),
+    ("sed -n", "s/a/b/e"), ("sed -n", "'w X'"), ("sed -n", "-e 's/a/b/w X'"), ("sed -n", "-i"),
+    ("sed -n", "--in-place"),
     ("perl", "-e exec"), ("perl", "-ne print"), ("python3", "-c pass"), ("node", "-e 1"),
     ("node", "--eval=1"), ("tar -tf", "--checkpoint-action=exec=touch"),
     ("tar -tf", "--to-command=sh"), ("tar -tf", "-I sh"), ("git diff", "--output=/tmp/X"),
@@ -50,7 +51,7 @@ def _rules(command: str, program: str) -> list[str]:
         f"bash:{re.escape(program)}( .*)?",
         r"bash:[\s\S]*",
         "bash:.*",
-        f"bash:{re.escape(program.split()[0])}" + r"( [^;&|`$<>()\\\n\r]*)?",
+        f"bash:{re.escape(program.split(maxsplit=1)[0])}" + r"( [^;&|`$<>()\\\n\r]*)?",
     ]
 
 
