@@ -253,8 +253,9 @@ def _git_risk(name: str, args: list[str]) -> str | None:
     for arg in rest:
         if arg == "--":
             break
+        bundle = re.match(r"-([A-Za-z]+)", arg) if not arg.startswith("--") else None
         if _GIT_RISKY_OPTIONS.fullmatch(arg) or (
-            short and re.fullmatch(r"-[A-Za-z].*", arg) and arg[1] in short
+            short and bundle is not None and any(ch in short for ch in bundle.group(1))
         ):
             return f"`{arg.split('=', 1)[0]}` makes `git {sub}` run a program or write a file"
     return None

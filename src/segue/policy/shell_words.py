@@ -104,7 +104,7 @@ def _argv(command: Any) -> list[str]:
             raise _NotSimple("it sets a variable for the program (NAME=value before it)")
         elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             raise _NotSimple("it redirects input or output")
-        elif kind == "word" and child.text == b"{}":
+        elif child.text == b"{}":
             argv.append("{}")  # a lone {} is no brace expansion (find's placeholder)
         else:
             argv.append(_word(child))
@@ -119,10 +119,8 @@ def _word(node: Any) -> str:
     text: str = node.text.decode("utf-8", "surrogatepass")
     if kind == "word":
         return _unquoted(text)
-    if kind == "number":
-        if not text.isdigit():
-            raise _NotSimple(f"the word {text!r} is rewritten by the shell")
-        return text
+    if kind == "number":  # an argument that looks like a number is a literal word
+        return _unquoted(text)
     if kind == "raw_string":  # '…': everything inside is literal
         return text[1:-1]
     if kind == "string":  # "…": literal only when nothing inside expands
