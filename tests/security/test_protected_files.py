@@ -74,3 +74,19 @@ def test_full_writes_a_protected_file_and_says_so(tmp_path: Path) -> None:
     assert out[0]["ok"] is True
     assert "protected" in out[0]["approvalNotice"] and ".envrc" in out[0]["approvalNotice"]
     assert (work / ".envrc").read_text() == "export A=1\n"
+
+
+def test_the_file_tools_cannot_assemble_a_bare_repository(tmp_path: Path) -> None:
+    """A directory with HEAD, config, objects and refs is a git directory to git, which would
+    run its config's core.fsmonitor / diff.external: one marker may be written, no second."""
+    out = run(tmp_path, [
+        call("file_write", {"path": "config", "content": FSMONITOR}),
+        call("file_write", {"path": "HEAD", "content": "ref: refs/heads/main\n"}),
+        call("file_write", {"path": "refs/heads/main", "content": "0" * 40}),
+        call("file_write", {"path": "objects/info/x", "content": ""}),
+        call("file_write", {"path": "src/config", "content": "ordinary"}),
+        call("file_write", {"path": "app/config/routes.rb", "content": "ordinary"}),
+    ], approve="auto-edit").outputs
+    assert [o.get("ok", False) for o in out] == [True, False, False, False, True, True]
+    assert {o["error"]["code"] for o in out[1:4]} == {"protected_path"}
+    assert not (tmp_path / "work" / "HEAD").exists()

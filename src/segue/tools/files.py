@@ -34,7 +34,7 @@ from segue.tools.bounds import SNIFF_BYTES, looks_binary, number_lines
 from segue.tools.editing import apply_edit
 from segue.tools.paths import Workspace
 from segue.tools.profile import ANYWHERE, WriteScope
-from segue.tools.protected import protected_reason
+from segue.tools.protected import bare_repository_reason, protected_reason
 
 READ_MAX_LINES = 2000
 READ_MAX_BYTES = 64 * 1024
@@ -177,7 +177,8 @@ class _FileTool:
             real = self.workspace.resolve(args.get("path"))
         except ToolRefusal:
             return None  # the tool refuses this path on its own
-        return protected_reason(self.workspace.relative(real))
+        rel = self.workspace.relative(real)
+        return protected_reason(rel) or bare_repository_reason(self.workspace.root, rel)
 
     def _writable(self, args: Mapping[str, Any]) -> tuple[Path, str]:
         real = self.workspace.resolve(args.get("path"))

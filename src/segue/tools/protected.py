@@ -11,11 +11,15 @@ The path checked is the *real* path (symlinks resolved) relative to the workspac
 link named ``notes.txt`` that points at ``.git/config`` is caught. Components are compared
 case-folded, because on a case-insensitive file system ``.GIT/CONFIG`` is ``.git/config``.
 The plan agent's ``.segue/plans/*.md`` files are plain notes nothing runs, and stay writable.
+
+A directory holding ``HEAD``, ``config``, ``objects`` and ``refs`` is a bare repository to git,
+which then reads that ``config``: :func:`bare_repository_reason` refuses a write of one of those
+names where another already is, so the file tools cannot assemble one.
 """
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 #: Directories (at any depth) whose every file is protected, and why.
 PROTECTED_DIRS: dict[str, str] = {
@@ -44,6 +48,38 @@ PROTECTED_TREES: dict[tuple[str, ...], str] = {
 }
 #: Exceptions: writable although under a protected directory.
 WRITABLE_TREES: tuple[tuple[str, ...], ...] = ((".segue", "plans"),)
+
+
+#: What makes a directory a git directory of its own (a bare repository): git finds it when a
+#: command runs there, and reads its ``config`` (``core.fsmonitor``, ``diff.external``…).
+GIT_DIR_MARKERS = ("HEAD", "config", "objects", "refs")
+
+
+_GIT_DIR_FILES = ("HEAD", "config")
+_GIT_DIR_DIRS = ("objects", "refs")
+
+
+def _is_marker(path: Path) -> bool:
+    return path.is_file() if path.name in _GIT_DIR_FILES else path.is_dir()
+
+
+def bare_repository_reason(root: Path, rel: str) -> str | None:
+    """Why writing ``rel`` (under ``root``) would help make a directory look like a bare git
+    repository, or None: a write of one marker where another marker already is."""
+    parts = PurePosixPath(rel).parts
+    for index, part in enumerate(parts):
+        is_file = index == len(parts) - 1
+        if part not in (_GIT_DIR_FILES if is_file else _GIT_DIR_DIRS):
+            continue  # a ``config/`` directory or a file named ``refs`` is no marker
+        holder = root.joinpath(*parts[:index])
+        others = [m for m in GIT_DIR_MARKERS if m != part and _is_marker(holder / m)]
+        if others:
+            where = PurePosixPath(*parts[:index]).as_posix() if index else "the workspace"
+            return (
+                f"{rel} would make {where} look like a git repository's own directory (it "
+                f"already holds {', '.join(others)}): git would run what its config names"
+            )
+    return None
 
 
 def protected_reason(rel: str) -> str | None:
