@@ -1,4 +1,5 @@
-"""R38's decision, pure: modes, anchored last-match-wins rules, and the suggested pattern."""
+"""R38's decision, pure: modes, anchored last-match-wins rules, and the suggested pattern
+(the narrowest: exactly the call shown)."""
 
 from __future__ import annotations
 
@@ -66,16 +67,11 @@ def test_bad_input_is_a_usage_error() -> None:
 
 
 @given(st.sampled_from(["git status", "npm test", "ls", "pytest -q"]),
-       st.text(alphabet="abc -_./=", max_size=20),
-       st.sampled_from([";", "&&", "|", "`", "$(", ">", "\n"]),
-       st.text(max_size=10))
-def test_an_always_rule_covers_plain_arguments_but_never_a_chained_command(
-    base: str, plain: str, meta: str, tail: str
-) -> None:
+       st.text(alphabet="abc -_./=", min_size=1, max_size=20))
+def test_always_remembers_exactly_the_call_shown(base: str, more: str) -> None:
     rule = approval_rule(suggested_pattern("bash", {"command": base}))
     assert rule.matches(f"bash:{base}")
-    assert rule.matches(f"bash:{base} {plain}")
-    assert not rule.matches(f"bash:{base} {plain}{meta}{tail}")
+    assert not rule.matches(f"bash:{base} {more}")  # the narrowest rule: nothing beyond it
 
 
 def test_the_gate_asks_only_for_tools_that_do_not_say_they_are_read_only(tmp_path: Path) -> None:
@@ -102,7 +98,7 @@ def test_the_gate_asks_only_for_tools_that_do_not_say_they_are_read_only(tmp_pat
     assert run("lookup") == {"ok": True} and asked == []
     assert run("mcp__srv__deploy") == {"ok": True}
     assert [r.subject for r in asked] == ['mcp__srv__deploy:{"env":"prod"}']
-    assert [r.pattern for r in rules.rules()] == [r"mcp__srv__deploy:.*"]
+    assert [r.pattern for r in rules.rules()] == [r'mcp__srv__deploy:\{"env":"prod"\}']
     assert run("mcp__srv__deploy") == {"ok": True} and len(asked) == 1  # remembered
     # Without an approver nobody can be asked: denied, with a result that says so.
     denied = ToolRegistry([unknown]).run(

@@ -9,6 +9,13 @@ followed (segue never writes through a link), a FIFO never blocks the open, and 
 FIFO, socket or device is refused with a :class:`FileError` naming the path instead of being
 read forever or replaced. OS failures become one-line messages naming the path
 (:func:`describe_os_error`): "no space left on device at PATH", "permission denied".
+
+Private by default (SPEC.md R38): transcripts hold everything the user and the model said.
+Every file these helpers create or replace is mode 0600 whatever the umask (an export
+included), a file opened for writing that is wider loses its group and other bits, and
+:func:`keep_private` tightens segue's directories to 0700 and the files in a session
+directory to 0600 on each write; :func:`wide_modes` lists what is still wider (``segue
+history verify`` reports it).
 """
 
 from __future__ import annotations
@@ -122,7 +129,7 @@ def open_regular(
     path: os.PathLike[str] | str,
     flags: int = os.O_RDONLY,
     *,
-    mode: int = 0o644,
+    mode: int = 0o600,
     max_size: int | None = None,
     action: str | None = None,
 ) -> int | None:
@@ -148,10 +155,68 @@ def open_regular(
         raise file_error(exc, path, verb) from None
     try:
         _check_open(fd, path, verb, max_size)
+        if writing:
+            _tighten_fd(fd)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+#: Group and other permission bits: none of segue's files or directories carries them.
+_WIDE = 0o077
+
+
+def _tighten_fd(fd: int) -> None:
+    st = os.fstat(fd)
+    if st.st_mode & _WIDE or stat.S_IMODE(st.st_mode) & 0o600 != 0o600:
+        with contextlib.suppress(OSError):  # another user's file: not ours to change
+            os.fchmod(fd, (stat.S_IMODE(st.st_mode) & 0o700) | 0o600)
+
+
+def keep_private(*directories: Path, files_in: Path | None = None) -> None:
+    """Tighten each of ``directories`` to 0700 and every regular file directly in
+    ``files_in`` to 0600 (group and other bits removed), leaving links, another user's
+    entries and Xum's ``partial.json`` alone. Never raises: it narrows, it decides nothing."""
+    for directory in directories:
+        with contextlib.suppress(OSError):
+            st = os.lstat(directory)
+            if stat.S_ISDIR(st.st_mode) and st.st_mode & _WIDE and st.st_uid == os.getuid():
+                os.chmod(directory, stat.S_IMODE(st.st_mode) & 0o700)
+    if files_in is None:
+        return
+    with contextlib.suppress(OSError), os.scandir(files_in) as entries:
+        for entry in entries:
+            if entry.name == "partial.json":
+                continue  # Xum's stream in progress: never touched by segue
+            with contextlib.suppress(OSError):
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and st.st_mode & _WIDE and st.st_uid == os.getuid():
+                    os.chmod(entry.path, stat.S_IMODE(st.st_mode) & 0o700 | 0o600)
+
+
+def wide_modes(*directories: Path, files_in: Path | None = None) -> list[str]:
+    """What :func:`keep_private` would tighten, one line each (for ``history verify``)."""
+    found: list[str] = []
+    for directory in directories:
+        with contextlib.suppress(OSError):
+            st = os.lstat(directory)
+            if stat.S_ISDIR(st.st_mode) and st.st_mode & _WIDE:
+                found.append(
+                    f"{directory} is mode {stat.S_IMODE(st.st_mode):04o}: other users may "
+                    "list it; segue tightens it to 0700 on its next write"
+                )
+    if files_in is not None:
+        with contextlib.suppress(OSError), os.scandir(files_in) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                with contextlib.suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and st.st_mode & _WIDE:
+                        found.append(
+                            f"{entry.path} is mode {stat.S_IMODE(st.st_mode):04o}: other "
+                            "users may read it; segue tightens it to 0600 on its next write"
+                        )
+    return found
 
 
 def open_regular_file(
@@ -225,7 +290,7 @@ def atomic_output(path: Path) -> Iterator[_Output]:
     try:
         try:
             yield _Output(fd, path)
-            os.fchmod(fd, 0o644)
+            os.fchmod(fd, 0o600)
             os.fsync(fd)
         except OSError as exc:
             raise file_error(exc, path, "write") from None
@@ -274,10 +339,11 @@ def atomic_write(
     if temp_name is None:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         tmp = Path(name)
-        os.fchmod(fd, 0o644)
+        os.fchmod(fd, 0o600)
     else:
         tmp = path.with_name(temp_name)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        os.fchmod(fd, 0o600)
     try:
         try:
             write_all(fd, data)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from segue.context.budget import DEFAULT_THRESHOLD
 from segue.errors import FileError, LockTimeout, SettingsError, UsageError
-from segue.fsutil import atomic_write, check_regular, file_error, read_regular
+from segue.fsutil import atomic_write, check_regular, file_error, keep_private, read_regular
 
 # The validators' modules (plugins, approval modes, model strings, encodings, the lock) are
 # imported where they are used: every command reads the settings, few need all of them.
@@ -114,6 +114,14 @@ def _mcp_servers(key: str, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+def _names(key: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and v and "=" not in v for v in value
+    ):
+        raise SettingsError(f"{key} must be a list of environment variable names", key=key)
+    return list(value)
+
+
 def _percent(key: str, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100:
         raise SettingsError(f"{key} must be an integer percent from 1 to 100, not {value!r}",
@@ -184,13 +192,16 @@ KEYS: dict[str, KeySpec] = {
         "workspace, sandboxed}]"),
     "mcp.servers": KeySpec(
         _mcp_servers, None, "MCP servers whose tools agents get as mcp__<server>__<tool>: "
-        "{name: {command, args, env, cwd, timeout} | {url, timeout}}"),
+        "{name: {command, args, env, cwd, timeout, trusted} | {url, timeout, trusted}}"),
     "mcp.toolSearchPercent": KeySpec(
         _percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
         "deferred behind tool_search"),
     "anthropic.cacheTtl": KeySpec(
         lambda key, value: _choice(key, value, ("5m", "1h")), "5m",
         "Anthropic prompt-cache lifetime: 5m (writes 1.25x) or 1h (writes 2x; outlasts pauses)"),
+    "shell.passEnv": KeySpec(
+        _names, None, "secret-looking environment variables bash may see anyway (unset: "
+        "API keys, tokens and passwords are removed from commands' environment)"),
     "approval": KeySpec(
         _approval, None, "approval mode for tools that change the machine: ask (unset: ask in "
         "chat, deny in run), auto-edit, full or deny"),
@@ -470,7 +481,7 @@ def update_settings(path: Path, change: Callable[[Settings], Settings]) -> Setti
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         check_regular(lock_path, "lock")
-        with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS):
+        with FileLock(lock_path, timeout=LOCK_TIMEOUT_SECONDS, mode=0o600):
             updated = change(load_settings(path, report_unknown=False))
             save_settings(path, updated)
             return updated
@@ -487,6 +498,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     check_regular(path, "replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        keep_private(path.parent)  # R38: the home is 0700 (settings.json itself is 0600)
         atomic_write(path, data)
     except OSError as exc:  # a full disk, a read-only home: the machine, not the settings
         raise file_error(exc, path, "write") from None

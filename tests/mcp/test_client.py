@@ -32,7 +32,8 @@ def _setup(tmp: Path, responses: list[dict[str, Any]], *, fillers: int = 0,
     home = tmp / "home"
     home.mkdir(exist_ok=True)
     settings: dict[str, Any] = {
-        "mcp": {"servers": servers if servers is not None else {"toy": _spec(markers, fillers)}}
+        "mcp": {"servers": servers if servers is not None
+                else {"toy": _spec(markers, fillers, trusted=True)}}
     }
     if percent is not None:
         settings["mcp"]["toolSearchPercent"] = percent
@@ -81,16 +82,37 @@ def test_tools_are_advertised_and_run_and_the_server_stops_with_the_session(
         os.kill(pid, 0)
 
 
-def test_read_only_only_when_the_server_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize("trusted", [None, False, True])
+def test_read_only_only_when_a_trusted_server_says_so(tmp_path: Path, trusted: bool | None) -> None:
+    """R38: ``readOnlyHint`` is believed only from a server the user marked ``trusted``."""
     (tmp_path / "m").mkdir()
-    spec = parse_servers("mcp.servers", {"toy": _spec(tmp_path / "m")})
+    extra = {} if trusted is None else {"trusted": trusted}
+    spec = parse_servers("mcp.servers", {"toy": _spec(tmp_path / "m", **extra)})
     source = McpTools(spec, workdir=tmp_path)
     try:
         tools = {t.name: t for t in source.load()}
     finally:
         source.close()
-    assert getattr(tools["mcp__toy__echo"], "read_only", False) is True
+    assert getattr(tools["mcp__toy__echo"], "read_only", False) is (trusted is True)
     assert getattr(tools["mcp__toy__write_note"], "read_only", False) is False
+
+
+def test_an_untrusted_servers_read_only_hint_still_asks(tmp_path: Path) -> None:
+    """``echo`` says readOnlyHint, but its server is not marked trusted: ``segue run`` (which
+    cannot ask) denies it durably, and the server never sees the call."""
+    markers = tmp_path / "markers"
+    env = _setup(tmp_path, [_call("mcp__toy__echo", {"text": "hi"}), DONE],
+                 servers={"toy": _spec(markers)})
+    out = run_segue(env["home"], tmp_path, "run", "-m", env["model"], "say hi")
+    assert out.returncode == 0, out.stderr
+    (denied,) = _outputs(env["home"])
+    assert denied["error"]["code"] == "approval_denied"
+    assert "echo: hi" not in json.dumps(_outputs(env["home"]))
+    # The same call from the same server, once trusted, runs without asking.
+    env = _setup(tmp_path / "again", [_call("mcp__toy__echo", {"text": "hi"}), DONE],
+                 servers={"toy": _spec(markers, trusted=True)})
+    out = run_segue(env["home"], tmp_path, "run", "-m", env["model"], "say hi")
+    assert _outputs(env["home"]) == [{"ok": True, "content": "echo: hi"}]
 
 
 def test_tool_policy_narrows_mcp_tools(tmp_path: Path) -> None:
@@ -206,6 +228,7 @@ def test_a_call_past_its_timeout_answers_mcp_timeout(tmp_path: Path) -> None:
         {"s": {"url": "ftp://h"}},
         {"s": {"command": "x", "timeout": 0}},
         {"s": {"command": "x", "surprise": 1}},
+        {"s": {"command": "x", "trusted": "yes"}},
     ],
 )
 def test_bad_server_settings_are_refused(bad: Any) -> None:
@@ -261,7 +284,7 @@ def test_a_url_server_over_streamable_http(tmp_path: Path) -> None:
         assert server.stdout is not None
         port = int(server.stdout.readline())  # the server is listening once it prints
         env = _setup(tmp_path, [_call("mcp__web__echo", {"text": "over http"}), DONE],
-                     servers={"web": {"url": f"http://127.0.0.1:{port}/mcp"}})
+                     servers={"web": {"url": f"http://127.0.0.1:{port}/mcp", "trusted": True}})
         out = run_segue(env["home"], tmp_path, "run", "-m", env["model"], "go")
         assert out.returncode == 0, out.stderr
         assert _outputs(env["home"]) == [{"ok": True, "content": "echo: over http"}]

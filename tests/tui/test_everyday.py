@@ -97,7 +97,7 @@ def test_text_typed_during_a_turn_is_kept_and_runs_next(tmp_path: Path) -> None:
 
 
 def test_the_approval_dialog_shows_the_command_and_always_remembers_it(tmp_path: Path) -> None:
-    c = chat(tmp_path, [_bash("ls -a"), {"text": "ONE"}, _bash("ls -l"), {"text": "TWO"},
+    c = chat(tmp_path, [_bash("ls -a"), {"text": "ONE"}, _bash("ls -a"), {"text": "TWO"},
                         _bash("rm -rf build"), {"text": "THREE"}])
     work = tmp_path / "work"
     (work / "build").mkdir()

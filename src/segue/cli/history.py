@@ -24,7 +24,7 @@ from segue.cli.search_view import print_search
 from segue.cli.search_view import write as _write
 from segue.cli.search_view import write_json as _json
 from segue.errors import FileError, SegueError, UsageError, WorkspaceNotFound
-from segue.fsutil import atomic_output, describe_os_error, read_regular
+from segue.fsutil import atomic_output, describe_os_error, read_regular, wide_modes
 from segue.views.export import FORMATS, ExportFormat, export, format_timestamp
 from segue.views.windows import (
     check_window_id,
@@ -319,7 +319,9 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     lines are kept byte-exact and listed as warnings.
     """
     report = _existing(ctx).verify()
-    warnings = [*report.warnings, *_index_warnings(ctx)]
+    layout = _ctx(ctx).layout
+    warnings = [*report.warnings, *_index_warnings(ctx), *wide_modes(
+        layout.home, layout.session_dir.parent, layout.session_dir, files_in=layout.session_dir)]
     if as_json:
         _json({"ok": report.ok, "problems": list(report.problems), "warnings": warnings})
     else:

@@ -66,7 +66,7 @@ def rewrite_line(
     after = hashlib.sha256()
     st = os.stat(path)
     with open(path, "rb") as src:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
             _copy(src, fd, 0, line.offset, before, after)
             old = src.read(line.length)

@@ -37,6 +37,7 @@ from segue.fsutil import (
     describe_os_error,
     file_error,
     fsync_dir,
+    keep_private,
     open_regular,
     open_regular_file,
     write_all,
@@ -152,6 +153,10 @@ class HistoryStore:
                 raise file_error(exc, d, "create the session directory") from None
             if self.durable:
                 fsync_dir(d.parent)
+        # R38: the home and the session directory 0700, their files 0600, on every write.
+        # Before the receipt is checked: tightening a wider file changes its ctime, which the
+        # receipt then sees as an untracked change (cursors expire once), never as damage.
+        keep_private(self.layout.home, d.parent, d, files_in=d)
         receipt = read_receipt(self.layout)
         report = recover_locked(self.layout, durable=self.durable, receipt=receipt)
         if report.receipt_verified:

@@ -14,7 +14,9 @@ session runs an asyncio loop on which every configured server lives. A server:
 
 Each tool is ``mcp__<server>__<tool>``, advertised with the server's own description and
 input schema, marked deferrable (R20: its schema may wait behind ``tool_search``), and
-``read_only`` only when the server's annotations say ``readOnlyHint: true`` (R38).
+``read_only`` only when the server's annotations say ``readOnlyHint: true`` *and* the user
+marked the server ``trusted`` in settings (R38: a hint from a program is not the user's word;
+an untrusted server's tools all ask for approval).
 """
 
 from __future__ import annotations
@@ -189,8 +191,10 @@ class McpTool:
         self.description: str = listed.description or fallback
         self._schema: dict[str, Any] = dict(listed.input_schema or {"type": "object"})
         hints = listed.annotations
-        #: R38: read-only only when the server says so.
-        self.read_only: bool = hints is not None and hints.read_only_hint is True
+        #: R38: read-only only when a server the user trusts says so.
+        self.read_only: bool = (
+            server.spec.trusted and hints is not None and hints.read_only_hint is True
+        )
 
     @property
     def schema(self) -> Mapping[str, Any]:

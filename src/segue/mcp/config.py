@@ -9,7 +9,10 @@
 
 A server is a command (``command`` with optional ``args``, ``env`` and ``cwd``: started as a
 subprocess speaking stdio) or a ``url`` (streamable HTTP); ``timeout`` (seconds, default
-:data:`DEFAULT_TIMEOUT`) bounds one call. Names are ``[A-Za-z0-9-]{1,40}``, because a tool
+:data:`DEFAULT_TIMEOUT`) bounds one call. ``trusted: true`` is the user's word that the
+server's ``readOnlyHint`` may be believed (R38); without it every tool of the server asks for
+approval, whatever its annotations say, because a hint from a program is not the user's word.
+Names are ``[A-Za-z0-9-]{1,40}``, because a tool
 is advertised as ``mcp__<server>__<tool>`` and ``__`` must stay the separator.
 """
 
@@ -23,7 +26,7 @@ from segue.errors import SettingsError
 
 DEFAULT_TIMEOUT = 120.0
 NAME = re.compile(r"[A-Za-z0-9-]{1,40}")
-_KEYS = {"command", "args", "env", "cwd", "url", "timeout"}
+_KEYS = {"command", "args", "env", "cwd", "url", "timeout", "trusted"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,8 @@ class ServerSpec:
     cwd: str | None = None
     url: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    #: R38: the user believes this server's readOnlyHint (default: no server is believed).
+    trusted: bool = False
 
 
 def parse_servers(key: str, value: Any) -> tuple[ServerSpec, ...]:
@@ -75,8 +80,11 @@ def parse_servers(key: str, value: Any) -> tuple[ServerSpec, ...]:
         timeout = spec.get("timeout", DEFAULT_TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise bad(f"server {name!r}: 'timeout' must be a positive number of seconds")
+        trusted = spec.get("trusted", False)
+        if not isinstance(trusted, bool):
+            raise bad(f"server {name!r}: 'trusted' must be true or false")
         specs.append(
-            ServerSpec(name, command, tuple(args), dict(env), cwd, url, float(timeout))
+            ServerSpec(name, command, tuple(args), dict(env), cwd, url, float(timeout), trusted)
         )
     return tuple(specs)
 

@@ -11,6 +11,9 @@ model reads) and as ``structuredContent`` (what a program reads). A tool error o
 (``"ok": false``) is an MCP tool error (``isError``), never a protocol error, so a bad
 argument never takes the server down.
 
+Every request with an id gets an answer, valid or not: lines the SDK would drop are answered
+with a JSON-RPC error by :mod:`segue.mcp.screen` before it sees them.
+
 The ``mcp`` SDK is an optional extra (``segue[mcp]``) and imported only here, when the
 command runs.
 """
@@ -102,13 +105,64 @@ def build_server(layout: Layout) -> Any:
 def serve(layout: Layout) -> None:
     """Serve on this process's stdin/stdout until the client closes the connection."""
     require_sdk()
+    import io
+    import sys
+
     import anyio
+    import mcp_types as types
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    from segue.mcp.screen import FORWARD, Reply, screen
 
     server = build_server(layout)
+    replies_in, replies_out = anyio.create_memory_object_stream[Reply](64)
+
+    def validates(line: str) -> bool:
+        try:
+            types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except Exception:  # noqa: BLE001 - any refusal of the SDK's model is "does not validate"
+            return False
+        return True
+
+    class Screened:
+        """stdin's lines, minus those answered here (they go to ``replies_in``)."""
+
+        def __init__(self) -> None:
+            self._lines = anyio.wrap_file(
+                io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+            )
+
+        def __aiter__(self) -> Screened:
+            return self
+
+        async def __anext__(self) -> str:
+            while True:
+                line = await self._lines.readline()
+                if not line:
+                    raise StopAsyncIteration
+                verdict = screen(line, validates)
+                if verdict == FORWARD:
+                    return line
+                if isinstance(verdict, Reply):
+                    await replies_in.send(verdict)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        stdin: Any = Screened()
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+
+            async def answer() -> None:
+                async for reply in replies_out:
+                    error = types.JSONRPCError(
+                        jsonrpc="2.0",
+                        id=reply.id,
+                        error=types.ErrorData(code=reply.code, message=reply.message),
+                    )
+                    await write_stream.send(SessionMessage(error))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(answer)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
 
     anyio.run(main)

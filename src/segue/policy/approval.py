@@ -16,27 +16,31 @@ Modes:
 
 A remembered ``deny`` rule holds in every mode, ``full`` included: it is something the user
 said about one pattern, so it outranks a blanket mode. A read-only tool never asks.
+
+A remembered ``allow`` rule covers what the user saw and nothing the command can do beyond it.
+For ``bash`` that means a rule never approves a command with shell syntax (read by a real
+parser, :mod:`segue.policy.shell_words`) nor one the table of
+:mod:`segue.policy.command_risk` flags (``find -exec``, ``sed`` ``e``/``w``, ``git -c``,
+``--output``…), whatever its pattern says: such a call is decided by the mode alone (it asks
+in ``ask`` and ``auto-edit``), while a matching ``deny`` rule still denies it. "Always"
+remembers the narrowest rule that covers the call shown: exactly that call.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from segue.errors import UsageError
+from segue.policy.command_risk import hazard
+from segue.policy.shell_words import simple_command
 
 #: Tools that edit files inside the workspace (``auto-edit`` lets them run).
 EDIT_TOOLS = frozenset({"file_write", "file_edit"})
-
-#: Shell characters that chain, substitute or redirect: a remembered ``bash`` rule that
-#: segue suggests never matches a command holding one, so "always allow ``git status``"
-#: cannot be stretched into ``git status; rm -rf ~``.
-_NO_SHELL_META = r"[^;&|`$<>()\\\n\r]"
 
 
 class Mode(StrEnum):
@@ -130,6 +134,23 @@ def subject(tool_name: str, args: Mapping[str, Any]) -> str:
     return f"{tool_name}:{text}"
 
 
+def bash_hazard(command: str) -> str | None:
+    """Why a remembered rule may not approve ``command`` (shell syntax, or an argument of the
+    table that runs another program or writes elsewhere), or None when one may."""
+    words = simple_command(command)
+    if words.argv is None:
+        return f"it uses shell syntax: {words.why}"
+    return hazard(words.argv)
+
+
+def beyond_rules(tool_name: str, args: Mapping[str, Any]) -> str | None:
+    """Why no remembered ``allow`` rule may approve this call, or None (see the docstring)."""
+    if tool_name == "bash":
+        command = args.get("command")
+        return bash_hazard(command) if isinstance(command, str) else "it has no command text"
+    return None
+
+
 @dataclass(frozen=True)
 class Decision:
     verdict: Verdict
@@ -151,46 +172,34 @@ def decide(
         return Decision(
             Verdict.DENY, "the approval mode is deny: nothing that changes the machine runs"
         )
-    matched = last_match(rules, subject(tool_name, args))
-    if matched is not None:
+    rules = tuple(rules)
+    said = subject(tool_name, args)
+    matched = last_match(rules, said)
+    beyond = beyond_rules(tool_name, args) if matched is not None else None
+    if matched is not None and beyond is None:
         return Decision(matched.action, f"remembered rule {matched.pattern!r}")
+    if matched is not None:
+        # An allow rule cannot speak for this call; a deny rule the user wrote still can.
+        denied = last_match((r for r in rules if r.action is Verdict.DENY), said)
+        if denied is not None:
+            return Decision(Verdict.DENY, f"remembered rule {denied.pattern!r}")
     if mode is Mode.FULL:
         return Decision(Verdict.ALLOW, "approval mode full")
     if mode is Mode.AUTO_EDIT and tool_name in EDIT_TOOLS:
         return Decision(Verdict.ALLOW, "approval mode auto-edit allows file edits")
+    if beyond is not None:
+        return Decision(
+            Verdict.ASK,
+            f"remembered rule {matched.pattern!r} does not cover this call: {beyond}"
+            if matched is not None else f"approval mode {mode.value}",
+        )
     return Decision(Verdict.ASK, f"approval mode {mode.value}")
 
 
 def suggested_pattern(tool_name: str, args: Mapping[str, Any]) -> str:
-    """The rule "always for this pattern" remembers.
-
-    * ``bash``: the command's program and, when it has one, its subcommand (``git status``,
-      ``npm test``, ``ls``), followed by arguments without shell metacharacters;
-    * a file edit: the tool on that exact path;
-    * any other tool: the tool with any input.
-    """
-    if tool_name == "bash" and isinstance(args.get("command"), str):
-        return "bash:" + _command_prefix(args["command"]) + f"( {_NO_SHELL_META}*)?"
-    if tool_name in EDIT_TOOLS and isinstance(args.get("path"), str):
-        return f"{re.escape(tool_name)}:{re.escape(args['path'])}"
-    return f"{re.escape(tool_name)}:.*"
-
-
-def _command_prefix(command: str) -> str:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    head: list[str] = []
-    if words and re.fullmatch(r"[A-Za-z0-9_./+-]+", words[0]):
-        head.append(words[0])
-        # A subcommand is a plain word (``status``, ``test``), not an option or a path.
-        if len(words) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", words[1]):
-            head.append(words[1])
-    if not head:
-        # Nothing plain to generalize from: remember exactly this command.
-        return _escape(command.strip())
-    return _escape(" ".join(head))
+    """The rule "always" remembers: the narrowest one that covers the call shown, which is
+    that exact call (its subject, escaped). A broader rule is the user's to write."""
+    return _escape(subject(tool_name, args))
 
 
 def _escape(text: str) -> str:

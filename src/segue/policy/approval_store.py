@@ -1,6 +1,6 @@
 """Remembered approvals of one workspace: ``SEGUE_HOME/approvals/<workspaceId>.json``.
 
-The file is ``{"version": 1, "rules": [{"regex_match": "bash:git status.*", "action":
+The file is ``{"version": 1, "rules": [{"regex_match": "bash:git status( --short)?", "action":
 "allow"}, ...], "mode": "auto-edit"}`` (``mode`` optional: the workspace's own approval mode).
 Rules are ordered oldest first, so a rule added later wins where both match (R38 with R12's
 last-match-wins). It may be edited by hand; answering "always" in the chat appends to it.
@@ -79,7 +79,7 @@ class ApprovalFile:
     def add(self, new: ApprovalRule) -> None:
         """Append ``new`` (it wins over every earlier rule it overlaps)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock", timeout=10):
+        with FileLock(str(self.path) + ".lock", timeout=10, mode=0o600):
             data = self._read() or {}
             rules = [r for r in self.rules() if r != new] + [new]
             # Whatever else the file holds (its mode, keys a newer segue wrote) is kept.

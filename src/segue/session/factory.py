@@ -91,7 +91,8 @@ def open_session(
     record_workdir(layout, workdir)
     # ``store_url``: a PostgreSQL store (SPEC.md §8) instead of the home's JSONL files.
     store = open_store(layout, store_url, durable=durable)
-    tools = builtin_tools(layout, workdir, write_scope=profile.write_scope, store=store)
+    tools = builtin_tools(layout, workdir, write_scope=profile.write_scope, store=store,
+                          pass_env=tuple(settings.get("shell.passEnv") or ()))
     tools.defer_percent = int(settings.get("mcp.toolSearchPercent"))
     servers = settings.get("mcp.servers")
     if servers:

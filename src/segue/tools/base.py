@@ -34,10 +34,19 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any]) -> Any: ...
 
 
-#: Approval (R38): given the tool and its input, None to go ahead or the result to record
-#: instead of running it (see :mod:`segue.tools.gate`). A tool says it only reads with a
-#: ``read_only = True`` attribute; without one it is taken to change the machine.
-Approve = Callable[["Tool", Mapping[str, Any]], "dict[str, Any] | None"]
+@dataclass(frozen=True)
+class Proceed:
+    """Approval's "go ahead, and tell the model this": the call runs and its result carries
+    ``notice`` as ``approvalNotice`` (a protected file written in ``full`` mode)."""
+
+    notice: str
+
+
+#: Approval (R38): given the tool and its input, None (or :class:`Proceed`) to go ahead, or
+#: the result to record instead of running it (see :mod:`segue.tools.gate`). A tool says it
+#: only reads with a ``read_only = True`` attribute; without one it is taken to change the
+#: machine.
+Approve = Callable[["Tool", Mapping[str, Any]], "dict[str, Any] | Proceed | None"]
 
 
 @runtime_checkable
@@ -194,8 +203,13 @@ class ToolRegistry:
             return tool_error("tool_not_allowed", f"tool {name!r} is not allowed for this agent")
         if not isinstance(args, Mapping):
             return tool_error("invalid_argument", "tool input must be a JSON object")
-        if approve is not None and (denied := approve(tool, args)) is not None:
-            return denied
+        verdict = approve(tool, args) if approve is not None else None
+        if isinstance(verdict, dict):
+            return verdict
         if cancelled is not None and isinstance(tool, Cancellable):
-            return tool.run_cancellable(args, cancelled)
-        return tool.run(args)
+            result = tool.run_cancellable(args, cancelled)
+        else:
+            result = tool.run(args)
+        if isinstance(verdict, Proceed) and isinstance(result, dict):
+            result = {**result, "approvalNotice": verdict.notice}
+        return result

@@ -4,7 +4,8 @@
 
 The file and shell tools are pinned to ``workdir`` (the workspace directory); writes and
 edits are recorded in the workspace's edited-file carryover. ``write_scope`` narrows where
-the file tools may write (the ``plan`` agent's profile, :mod:`segue.tools.profile`).
+the file tools may write (the ``plan`` agent's profile, :mod:`segue.tools.profile`);
+``pass_env`` the secret-looking variables ``bash`` may see (:mod:`segue.tools.secrets`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def builtin_tools(
     *,
     write_scope: WriteScope = ANYWHERE,
     store: TranscriptStore | None = None,
+    pass_env: tuple[str, ...] = (),
 ) -> ToolRegistry:
     workspace = Workspace.at(workdir, private=(layout.home,))
     # The carryover anchors each edit to the transcript's next sequence number, read under
@@ -46,7 +48,7 @@ def builtin_tools(
             FileWriteTool(workspace, track=track, scope=write_scope),
             FileEditTool(workspace, track=track, scope=write_scope),
             FileSearchTool(workspace),
-            BashTool(workspace),
+            BashTool(workspace, pass_env=pass_env),
             MemoryTool(layout),
             session_history_tool(layout, store),
             NewContextTool(),

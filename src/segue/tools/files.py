@@ -12,6 +12,8 @@ Invariants:
   to ``track`` (the edited-file carryover). A refused or failed write tracks nothing.
 * Writes outside the agent's :class:`segue.tools.profile.WriteScope` are refused
   (``write_not_allowed``).
+* :meth:`_FileTool.protected` names the files later commands would run
+  (:mod:`segue.tools.protected`); the approval gate refuses them outside ``full`` mode.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from segue.tools.bounds import SNIFF_BYTES, looks_binary, number_lines
 from segue.tools.editing import apply_edit
 from segue.tools.paths import Workspace
 from segue.tools.profile import ANYWHERE, WriteScope
+from segue.tools.protected import bare_repository_reason, protected_reason
 
 READ_MAX_LINES = 2000
 READ_MAX_BYTES = 64 * 1024
@@ -166,6 +169,16 @@ class _FileTool:
 
     def _run(self, args: Mapping[str, Any]) -> Any:
         raise NotImplementedError
+
+    def protected(self, args: Mapping[str, Any]) -> str | None:
+        """Why this call would write a file that makes later commands run code (R38), or
+        None; the approval gate refuses such a call unless the mode is ``full``."""
+        try:
+            real = self.workspace.resolve(args.get("path"))
+        except ToolRefusal:
+            return None  # the tool refuses this path on its own
+        rel = self.workspace.relative(real)
+        return protected_reason(rel) or bare_repository_reason(self.workspace.root, rel)
 
     def _writable(self, args: Mapping[str, Any]) -> tuple[Path, str]:
         real = self.workspace.resolve(args.get("path"))

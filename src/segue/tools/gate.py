@@ -7,6 +7,11 @@ would make), and the person behind an :data:`Approver`.
 
 Invariants:
 
+* A file tool call on a protected file (``.git/config``, hooks, ``.envrc``… see
+  :mod:`segue.tools.protected`) is refused in every mode but ``full``, whatever the person
+  or a remembered rule answers; in ``full`` it runs and its result says what was written.
+* "Always" on a call no remembered rule may approve (shell syntax, ``find -exec``…) runs it
+  this once and remembers nothing: the rule could never match.
 * A tool is read-only only when it says so (``read_only = True`` on the tool object); a tool
   that does not say is taken to change the machine.
 * A call that is not approved is not run, and its result says why, so the model reads a
@@ -28,14 +33,17 @@ from segue.policy.approval import (
     Mode,
     Verdict,
     approval_rule,
+    beyond_rules,
     decide,
     subject,
     suggested_pattern,
 )
 from segue.policy.approval_store import ApprovalFile
-from segue.tools.base import Tool, ToolRefusal, tool_error
+from segue.tools.base import Proceed, Tool, ToolRefusal, tool_error
 
 DENIED = "approval_denied"
+#: A file tool call on a file that makes later commands run code (segue.tools.protected).
+PROTECTED = "protected_path"
 
 
 class Answer(StrEnum):
@@ -108,19 +116,30 @@ class ApprovalGate:
         self.approver = approver
         self.unattended = unattended
 
-    def check(self, tool: Tool, args: Mapping[str, Any]) -> dict[str, Any] | None:
-        """None when the call may run; otherwise the tool result that says it was denied."""
+    def check(self, tool: Tool, args: Mapping[str, Any]) -> dict[str, Any] | Proceed | None:
+        """None (or :class:`Proceed`) when the call may run; otherwise the tool result that
+        says it was denied."""
         read_only = is_read_only(tool)
         remembered = self.rules.rules() if self.rules is not None and not read_only else ()
         decision = decide(self.mode, tool.name, args, read_only=read_only, rules=remembered)
-        if decision.verdict is Verdict.ALLOW:
-            return None
         if decision.verdict is Verdict.DENY:
             return _denied(f"{tool.name} was not run: {decision.reason}")
+        guarded = None if read_only else _protected(tool, args)
+        if guarded is not None:
+            if self.mode is Mode.FULL:
+                return Proceed(f"approval mode full: wrote a protected file ({guarded})")
+            return tool_error(
+                PROTECTED,
+                f"{tool.name} was not run: {guarded}. File tools never write it (only the "
+                "approval mode full does); ask the user to make this change",
+            )
+        if decision.verdict is Verdict.ALLOW:
+            return None
         if self.approver is None:
             # Under auto-edit the mode is on already: naming it as the way out would mislead.
-            why = AUTO_EDIT_UNATTENDED if self.mode is Mode.AUTO_EDIT else self.unattended
-            return _denied(f"{tool.name} was not run: {why}")
+            way_out = AUTO_EDIT_UNATTENDED if self.mode is Mode.AUTO_EDIT else self.unattended
+            why = f" ({decision.reason})" if "does not cover" in decision.reason else ""
+            return _denied(f"{tool.name} was not run: {way_out}{why}")
         request = ApprovalRequest(
             tool=tool.name,
             input=args,
@@ -129,7 +148,11 @@ class ApprovalGate:
             pattern=suggested_pattern(tool.name, args),
         )
         answer = self.approver(request)
-        if answer is Answer.ALWAYS and self.rules is not None:
+        if (
+            answer is Answer.ALWAYS
+            and self.rules is not None
+            and beyond_rules(tool.name, args) is None
+        ):
             self.rules.add(approval_rule(request.pattern, "allow"))
         if answer in (Answer.YES, Answer.ALWAYS):
             return None
@@ -137,6 +160,14 @@ class ApprovalGate:
             f"the user declined this {tool.name} call; it was not run. Do not retry it "
             "unchanged: ask the user or take another way"
         )
+
+
+def _protected(tool: Tool, args: Mapping[str, Any]) -> str | None:
+    check = getattr(tool, "protected", None)
+    if not callable(check):
+        return None
+    reason = check(args)
+    return reason if isinstance(reason, str) else None
 
 
 def _denied(message: str) -> dict[str, Any]:

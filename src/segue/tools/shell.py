@@ -14,6 +14,8 @@ Invariants:
 * When the shell exits, output is read until end of file, but at most ``DRAIN_SECONDS``
   longer: a background job (``server &``) that still holds the pipe keeps running, and its
   later output is not waited for.
+* The command's environment is the user's without the provider API keys and other secrets
+  (:mod:`segue.tools.secrets`), except the names the user passes through (``shell.passEnv``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Literal
 from segue.tools.base import tool_error
 from segue.tools.bounds import HeadTail
 from segue.tools.paths import Workspace
+from segue.tools.secrets import command_environment
 
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
@@ -70,8 +73,10 @@ class BashTool:
         "additionalProperties": False,
     }
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, *, pass_env: tuple[str, ...] = ()) -> None:
+        """``pass_env``: secret-looking variables the user lets commands see anyway."""
         self.workspace = workspace
+        self.pass_env = pass_env
         self._cancelled: Callable[[], bool] | None = None
 
     def run(self, args: Mapping[str, Any]) -> Any:
@@ -92,6 +97,7 @@ class BashTool:
             cwd=str(self.workspace.root),
             timeout=float(timeout),
             cancelled=self._cancelled,
+            pass_env=self.pass_env,
         )
 
     def run_cancellable(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> Any:
@@ -106,7 +112,12 @@ class BashTool:
 
 
 def run_command(
-    command: str, *, cwd: str, timeout: float, cancelled: Callable[[], bool] | None = None
+    command: str,
+    *,
+    cwd: str,
+    timeout: float,
+    cancelled: Callable[[], bool] | None = None,
+    pass_env: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     started = time.monotonic()
     deadline = started + timeout
@@ -118,7 +129,7 @@ def run_command(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env={**os.environ, **_ENV},
+        env={**command_environment(os.environ, pass_env), **_ENV},
     )
     output = HeadTail(OUTPUT_HALF, OUTPUT_HALF)
     timed_out = False
