@@ -40,7 +40,6 @@ from segue.demo.trajectory import load_packaged, packaged_names, trajectory_rows
 from segue.errors import DemoFailed, UsageError
 from segue.events import EventSink, ignore
 from segue.history import HistoryStore
-from segue.memory.store import MemoryTool
 from segue.messages import Part, Row, make_row
 from segue.policy import SESSION_HISTORY_TOOL, resolve_agent
 from segue.providers.scripted import ScriptedProvider
@@ -49,6 +48,7 @@ from segue.session import Session, SessionConfig, TurnResult
 from segue.tokens import count_request, count_row, count_text
 from segue.tools.base import ToolRegistry
 from segue.tools.gate import ALLOW_ALL
+from segue.tools.memory import MemoryTool
 from segue.views.windows import WindowSummary, window_summaries
 from segue.workspace import Layout
 

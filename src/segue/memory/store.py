@@ -1,4 +1,5 @@
-"""Memory files on disk: SEGUE_HOME/memories/workspace/<workspaceId>/*.md, and the memory tool.
+"""Memory files on disk: SEGUE_HOME/memories/workspace/<workspaceId>/*.md (the model's tool
+over them is :mod:`segue.tools.memory`).
 
 The model addresses files as ``/memories/workspace/<name>.md``; names are plain file names
 (no directories, no dot files), so a path can never leave the workspace's memory folder.
@@ -8,13 +9,9 @@ Writes are atomic (temp file, fsync, rename). The notes file is capped at 8 KiB 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from segue.fsutil import atomic_write
-from segue.memory.hot import NOTES_BYTES, NOTES_NAME, Memory
-from segue.tools.base import tool_error
+from segue.memory.hot import Memory
 from segue.workspace import Layout
 
 PREFIX = "/memories/workspace/"
@@ -39,71 +36,12 @@ def load_memories(layout: Layout) -> list[Memory]:
     return out
 
 
-class MemoryTool:
-    """``memory``: view, write or append a workspace memory file."""
-
-    name = "memory"
-    #: R38 lists what changes the machine (bash, file_write, file_edit, tools marked so); the
-    #: memory tool only reads and writes segue's own memory files under SEGUE_HOME, and the
-    #: notes a rollover relies on (R14) must not wait for an approval `segue run` cannot give.
-    read_only = True
-    description = (
-        "Read and write workspace memory files under /memories/workspace/. Use "
-        f"{PREFIX}{NOTES_NAME} (at most 8 KiB) for notes that must survive a context window "
-        "rollover. Commands: view (path, or omit path to list files), write (path, content), "
-        "append (path, content)."
-    )
-
-    def __init__(self, layout: Layout) -> None:
-        self._layout = layout
-
-    @property
-    def schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "enum": ["view", "write", "append"]},
-                "path": {"type": "string"},
-                "content": {"type": "string"},
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        }
-
-    def _resolve(self, path: object) -> Path | None:
-        if not isinstance(path, str) or not path.startswith(PREFIX):
-            return None
-        name = path[len(PREFIX) :]
-        if not _NAME_RE.fullmatch(name):
-            return None
-        return memory_dir(self._layout) / name
-
-    def run(self, args: Mapping[str, Any]) -> Any:
-        command = args.get("command")
-        if command == "view" and args.get("path") is None:
-            return {"ok": True, "files": [PREFIX + m.name for m in load_memories(self._layout)]}
-        target = self._resolve(args.get("path"))
-        if target is None:
-            return tool_error(
-                "invalid_argument", f"path must look like {PREFIX}<name>.md (letters, digits, ._-)"
-            )
-        if command == "view":
-            if not target.is_file():
-                return tool_error("not_found", f"{args.get('path')} does not exist")
-            text = target.read_bytes()[:FILE_BYTES].decode("utf-8", "replace")
-            return {"ok": True, "content": text}
-        content = args.get("content")
-        if command not in ("write", "append") or not isinstance(content, str):
-            return tool_error("invalid_argument", "write/append need a string 'content'")
-        old = target.read_bytes() if command == "append" and target.is_file() else b""
-        data = old + content.encode("utf-8", "surrogatepass")
-        limit = NOTES_BYTES if target.name == NOTES_NAME else FILE_BYTES
-        if len(data) > limit:
-            return tool_error("too_large", f"{target.name} may hold at most {limit} bytes")
-        if target.is_file() and target.read_bytes() == data:
-            # Unchanged: leave the file (and its modification time) alone.
-            return {"ok": True, "path": PREFIX + target.name, "bytes": len(data),
-                    "unchanged": True}
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, data)
-        return {"ok": True, "path": PREFIX + target.name, "bytes": len(data)}
+def resolve(layout: Layout, path: object) -> Path | None:
+    """The file a model's ``/memories/workspace/<name>.md`` names, or None when it names none
+    (a plain file name only: a path can never leave the workspace's memory folder)."""
+    if not isinstance(path, str) or not path.startswith(PREFIX):
+        return None
+    name = path[len(PREFIX) :]
+    if not _NAME_RE.fullmatch(name):
+        return None
+    return memory_dir(layout) / name

@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from segue.history import HistoryStore, TranscriptStore
-from segue.memory.store import MemoryTool
 from segue.retrieval.tool import SessionHistoryTool
 from segue.tools.base import ToolRegistry
 from segue.tools.carryover_file import CarryoverFile
 from segue.tools.files import FileEditTool, FileReadTool, FileWriteTool
+from segue.tools.memory import MemoryTool
 from segue.tools.new_context import NewContextTool
 from segue.tools.paths import Workspace
 from segue.tools.profile import ANYWHERE, WriteScope
