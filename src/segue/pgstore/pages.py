@@ -44,7 +44,7 @@ from segue.history.pg_rows import (
     storable,
 )
 from segue.history.scan import MAX_LINE
-from segue.retrieval import pages
+from segue.retrieval import pages, pages_read
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.index_query import fts_key
 from segue.retrieval.project import Kind, Seen, classify
@@ -383,7 +383,7 @@ def read_item(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page
         if got is None:
             raise pages.PageFailure("history_changed", "the item's row changed; read it again")
         seen = _item(ctx, sql, state.pos, int(got[0]), check=False)
-        return pages.page_text(
+        return pages_read.page_text(
             ctx, state.pos, state.pos, seen, window=state.window, offset=state.offset
         )
     wanted = ctx.req.key
@@ -417,7 +417,7 @@ def read_item(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page
             "invalid_argument", f"item {wanted!r} is larger than one call may read"
         ) from None
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    return pages.page_text(
+    return pages_read.page_text(
         ctx, newest, newest, seen, window=window_id(win, wid, end), offset=offset
     )
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.context.floor import mentions_reset_key
-from segue.retrieval import pages
+from segue.retrieval import pages, pages_read
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.index_build import catch_up
 from segue.retrieval.index_file import (
@@ -535,7 +535,7 @@ def read_item(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     except _OutOfBudget:  # only when a line is larger than a call's whole budget
         raise IndexUnusable("the item is larger than one call may read") from None
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    return pages.page_text(ctx, pos, pos + length, seen, window=id_str(wid), offset=offset)
+    return pages_read.page_text(ctx, pos, pos + length, seen, window=id_str(wid), offset=offset)
 
 
 ACTIONS = {

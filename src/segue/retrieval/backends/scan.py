@@ -21,7 +21,7 @@ import msgspec
 from segue.errors import FileError, LockTimeout
 from segue.fsutil import describe_os_error
 from segue.history.store import HistoryStore
-from segue.retrieval import pages, pages_order
+from segue.retrieval import pages, pages_order, pages_read
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
 from segue.retrieval.reader import HistoryMoved
@@ -43,8 +43,8 @@ PAGES: dict[tuple[str, bool], PageFn] = {
     ("list_items", False): pages.list_items,
     ("search", True): pages.search,
     ("search", False): pages_order.search_oldest,
-    ("read_item", True): pages.read_item,
-    ("read_item", False): pages.read_item,
+    ("read_item", True): pages_read.read_item,
+    ("read_item", False): pages_read.read_item,
 }
 
 
