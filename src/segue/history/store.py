@@ -22,6 +22,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import sys
@@ -154,9 +155,16 @@ class HistoryStore:
             if self.durable:
                 fsync_dir(d.parent)
         # R38: the home and the session directory 0700, their files 0600, on every write.
-        # Before the receipt is checked: tightening a wider file changes its ctime, which the
-        # receipt then sees as an untracked change (cursors expire once), never as damage.
+        # Tightening a wider file changes its ctime and nothing else: a receipt that vouched
+        # for the files before is published again in its epoch with their new stamps, so a
+        # mode change is never an untracked change (no cursor expires for it).
+        before = read_receipt(self.layout)
+        vouched = receipt_matches(before, self.layout)
         keep_private(self.layout.home, d.parent, d, files_in=d)
+        if vouched and before is not None and not receipt_matches(before, self.layout):
+            chat, archive = current_stamps(self.layout)
+            with contextlib.suppress(ReceiptError):  # then cursors expire once: no damage
+                self._publish(dataclasses.replace(before, chat=chat, archive=archive))
         receipt = read_receipt(self.layout)
         report = recover_locked(self.layout, durable=self.durable, receipt=receipt)
         if report.receipt_verified:
