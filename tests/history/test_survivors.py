@@ -128,7 +128,8 @@ def test_the_backward_reader_sees_a_reset_key_across_its_chunk_edges(
     write_history(layout, [], [old, line, new])
     tool = SessionHistoryTool(layout, use_index=False, build_index=False)
     seen = []
-    for page in pages(tool, {"action": "search", "query": "Q", "order": "newest"}):
+    call = {"action": "search", "query": "Q", "match": "literal", "order": "newest"}
+    for page in pages(tool, call):
         assert page["ok"], page
         seen += [item["text"] for item in page["items"]]
     assert seen == ["NEWQ after"]

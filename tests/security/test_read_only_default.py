@@ -40,7 +40,12 @@ def test_a_tool_without_read_only_asks() -> None:
 
 def test_function_tools_default_to_changing_the_machine() -> None:
     ran: list[int] = []
-    tool = FunctionTool("f", "", {"type": "object"}, lambda a: ran.append(1) or {"ok": True})
+
+    def change(_args: object) -> dict[str, bool]:
+        ran.append(1)
+        return {"ok": True}
+
+    tool = FunctionTool("f", "", {"type": "object"}, change)
     assert tool.read_only is False
     assert _run(tool)["error"]["code"] == "approval_denied" and ran == []
 
