@@ -252,7 +252,10 @@ def tool_system(rows: Sequence[Any]) -> tuple[Search, str]:
 
     home = Path(tempfile.mkdtemp(prefix="segue-bench-quality-"))
     layout = Layout(home, "quality")
-    HistoryStore(layout, durable=False).append(list(rows))
+    stored = HistoryStore(layout, durable=False).append(list(rows))
+    # The store numbers the rows (item ids become their sequences); the questions' evidence
+    # names them by row id (``m:<id>``, SPEC.md §1), as the other systems see them.
+    id_of = {str(row.sequence): f"m:{row.id}" for row in stored}
     tool = SessionHistoryTool(layout)
     mode = (
         "words" if "match" in TOOL_SCHEMA.get("properties", {}) else "literal (no words search yet)"
@@ -260,7 +263,9 @@ def tool_system(rows: Sequence[Any]) -> tuple[Search, str]:
 
     def search(question: str) -> list[str]:
         result = tool.call({"action": "search", "query": question})
-        return [item["itemId"] for item in result.get("items", [])] if result.get("ok") else []
+        if not result.get("ok"):
+            return []
+        return [id_of.get(item["itemId"], item["itemId"]) for item in result.get("items", [])]
 
     return search, mode
 
