@@ -226,9 +226,11 @@ def claim_side_file(layout: Layout, *, untrusted: str) -> tuple[int, Snapshot, P
         raise NotBuilt(untrusted)
     path = build_path(layout)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # R38: every file segue makes
     except OSError as exc:
         raise NotBuilt(f"cannot write {path}: {exc.strerror}") from None
+    with contextlib.suppress(OSError):  # a side file left by an older segue, made 0644
+        os.fchmod(fd, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
