@@ -108,9 +108,14 @@ def test_only_the_source_clear_is_a_floor_new_sessions_are_windows(tmp_path: Pat
     assert out.exit_code == 0, out.output
     windows = _tool(home, {"action": "list_windows"})["windows"]
     assert sorted(w["kind"] for w in windows) == ["reset", "rollover"]  # the clear, session two
-    assert _tool(home, {"action": "search", "query": "secret"})["items"] == []  # below the clear
-    assert len(_tool(home, {"action": "search", "query": "still session one"})["items"]) == 1
-    assert len(_tool(home, {"action": "search", "query": "second session"})["items"]) == 1
+    def literal(query: str) -> list[dict[str, object]]:
+        items = _tool(home, {"action": "search", "match": "literal", "query": query})["items"]
+        assert isinstance(items, list)
+        return items
+
+    assert literal("secret") == []  # below the clear
+    assert len(literal("still session one")) == 1
+    assert len(literal("second session")) == 1
 
 
 def test_a_call_without_result_stays_unanswered_and_huge_output_is_cut(tmp_path: Path) -> None:

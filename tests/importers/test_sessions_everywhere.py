@@ -55,7 +55,7 @@ def _raw(home: Path) -> list[dict[str, Any]]:
 
 def _found(home: Path, phrase: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = _tool(
-        home, {"action": "search", "query": phrase})["items"]
+        home, {"action": "search", "match": "literal", "query": phrase})["items"]
     return items
 
 

@@ -80,9 +80,11 @@ def try_search(args: list[str]) -> int | None:
         obj = resolve(home, workspace, None)
         if obj.store_url is not None:
             return None  # PostgreSQL answers through pg_trgm (the full command)
-        from segue.retrieval.backends import pick_backend
+        # What pick_backend's index backend answers a person's search with, called without
+        # building that backend: the fast path loads no page machinery (the whole point).
+        from segue.retrieval.index_people import search_people
 
-        answered = pick_backend(obj.layout, None, build_index=False).people_search(query)
+        answered = search_people(obj.layout, query, context=60)
         hits = None if answered is None else list(answered)
     except (SegueError, OSError):
         return None  # the full command says what is wrong, in its words
