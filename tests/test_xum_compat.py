@@ -99,7 +99,7 @@ def test_hidden_snapshot_row_never_comes_back_from_search(tmp_path: Path) -> Non
     (read,) = tool(tmp_path, {"action": "read_item", "item_id": "1"})
     assert SECRET not in json.dumps(read)
     # what is visible is found, with a window id
-    (hit,) = tool(tmp_path, {"action": "search", "query": "entry point lives"})
+    (hit,) = tool(tmp_path, {"action": "search", "match": "literal", "query": "entry point lives"})
     assert [i["windowId"] for i in hit["items"]] == ["w:0"]
 
 
