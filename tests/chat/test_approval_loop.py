@@ -43,3 +43,19 @@ def test_a_pasted_block_starting_with_a_path_is_a_message() -> None:
     assert cmd.parse(pasted) == cmd.Message(pasted)
     assert cmd.parse("/usr/lib/x.py") == cmd.Unknown("/usr/lib/x.py")  # one line: a typo
     assert cmd.parse("/approve full") == cmd.Approve("full")
+
+
+def test_always_for_a_call_no_rule_can_cover_says_so_and_remembers_nothing(
+        tmp_path: Path) -> None:
+    """A command with shell syntax: "always" runs it once, and the chat says nothing was
+    remembered (a rule that cannot match it would be a false promise)."""
+    call = {"text": "", "toolCalls": [
+        {"name": "bash", "input": {"command": "echo hi > out.txt; echo done"}}]}
+    c = chat(tmp_path, [call, {"text": "ran"}])
+    status, _keys = c.run(["do it", "a", "/approve"], interactive=True)
+    assert status == 0
+    assert (tmp_path / "work" / "out.txt").read_text() == "hi\n"  # it ran once
+    assert "a runs it once too: no rule is remembered for it" in c.text
+    assert "ran once; nothing remembered" in c.text
+    assert "remembered for this workspace" not in c.text
+    assert "allow bash:" not in c.text  # /approve lists no such rule

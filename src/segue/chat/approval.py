@@ -62,7 +62,19 @@ def preview_lines(request: ApprovalRequest) -> list[Shown]:
 
 
 def choices(request: ApprovalRequest) -> str:
+    if request.not_rememberable is not None:
+        return (
+            "y runs it once · n does not (the model is told) · a runs it once too: no rule "
+            f"is remembered for it ({request.not_rememberable})"
+        )
     return (
         "y runs it once · n does not (the model is told) · a always allows "
         f"{request.pattern} in this workspace"
     )
+
+
+def remembered(request: ApprovalRequest) -> str:
+    """What the chat says after "always"."""
+    if request.not_rememberable is not None:
+        return f"ran once; nothing remembered ({request.not_rememberable})"
+    return f"remembered for this workspace: allow {request.pattern}"

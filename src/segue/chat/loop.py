@@ -28,7 +28,14 @@ from typing import Any, Protocol, TypeVar
 import click
 
 from segue.chat import commands as cmd
-from segue.chat.approval import APPROVAL_PROMPT, choices, headline, parse_answer, preview_lines
+from segue.chat.approval import (
+    APPROVAL_PROMPT,
+    choices,
+    headline,
+    parse_answer,
+    preview_lines,
+    remembered,
+)
 from segue.chat.interrupt import QuitNow, interrupts_raise
 from segue.chat.meter import meter_text, reported_usage
 from segue.chat.wrap import WordWrap
@@ -281,8 +288,8 @@ class ChatLoop:
             self.say(f"no remembered rules{where}")
             return
         self.say(f"remembered rules{where} (the last match wins):")
-        for remembered in rules:
-            self.say(f"  {remembered.action.value:<5} {remembered.pattern}")
+        for rule in rules:
+            self.say(f"  {rule.action.value:<5} {rule.pattern}")
 
     def approve(self, request: ApprovalRequest) -> Answer:
         """Show the exact call and read y / n / a. Ctrl-C (or end of input) at the question
@@ -300,7 +307,7 @@ class ChatLoop:
             typed = ""
         answer = parse_answer(typed)
         if answer is Answer.ALWAYS:
-            self.say(f"remembered for this workspace: allow {request.pattern}")
+            self.say(remembered(request))
         elif answer is Answer.NO:
             self.say("not run; the model is told it was declined")
         return answer

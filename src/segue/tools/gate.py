@@ -63,6 +63,8 @@ class ApprovalRequest:
     preview: str
     #: The pattern "always" remembers for this workspace (R12 semantics, see policy.approval).
     pattern: str
+    #: Why no rule can be remembered for this call (then "always" runs it once), or None.
+    not_rememberable: str | None = None
 
 
 Approver = Callable[[ApprovalRequest], Answer]
@@ -146,13 +148,10 @@ class ApprovalGate:
             subject=subject(tool.name, args),
             preview=preview(tool, args),
             pattern=suggested_pattern(tool.name, args),
+            not_rememberable=beyond_rules(tool.name, args),
         )
         answer = self.approver(request)
-        if (
-            answer is Answer.ALWAYS
-            and self.rules is not None
-            and beyond_rules(tool.name, args) is None
-        ):
+        if answer is Answer.ALWAYS and self.rules is not None and request.not_rememberable is None:
             self.rules.add(approval_rule(request.pattern, "allow"))
         if answer in (Answer.YES, Answer.ALWAYS):
             return None

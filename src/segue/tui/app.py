@@ -37,6 +37,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from segue.chat import ChatLoop
+from segue.chat.approval import remembered
 from segue.chat.loop import SessionSource
 from segue.events import AssistantText, Event, EventSink, StepUsage, ToolFinished, ToolStarted
 from segue.session import Session
@@ -241,7 +242,7 @@ class ChatApp(App[int]):
         self._to_app(self._ask_approval, request)
         answer = self._approvals.get()
         if answer is Answer.ALWAYS:
-            self._write(f"[segue] remembered for this workspace: allow {request.pattern}\n")
+            self._write(f"[segue] {remembered(request)}\n")
         elif answer is Answer.NO:
             self._write("[segue] not run; the model is told it was declined\n")
         return answer
