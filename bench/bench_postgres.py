@@ -103,7 +103,7 @@ def _batch(rows: list[Row], i: int) -> list[Row]:
 
 
 def _append_latency(url: str, root: Path, rows: list[Row]) -> Result:
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
     disk = HistoryStore(Layout(root / "lat", "bench"))
     counter = itertools.count()
@@ -184,9 +184,9 @@ def _history(size: int, rows: list[Row]) -> Iterator[bytes]:
 
 
 def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
-    from segue.history import pg_search
-    from segue.history.postgres import PostgresStore
-    from segue.pgstore.history_tool import PgSessionHistoryTool
+    from segue.postgres import search as pg_search
+    from segue.postgres.history_tool import PgSessionHistoryTool
+    from segue.postgres.store import PostgresStore
     from segue.retrieval.index_build import rebuild
     from segue.retrieval.tool import SessionHistoryTool
     from segue.views.windows import search
@@ -199,7 +199,7 @@ def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
         for data in _history(size, rows):
             f.write(data)
     HistoryStore(layout).recover()
-    from segue.history.migrate import jsonl_to_postgres
+    from segue.postgres.migrate import jsonl_to_postgres
 
     jsonl_to_postgres(layout, url)
     results: list[Result] = []
@@ -276,7 +276,7 @@ def _writer_main(argv: list[str]) -> int:
     OUT_FILE."""
     import msgspec
 
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
     url, workspace, tag, batches, go, out = argv
     rows = _rows()
@@ -341,7 +341,7 @@ def _fleet_run(
 def _check_fleet(url: str, workspaces: list[str], batches: int) -> None:
     """Every writer's batches whole and in its order, sequences strictly increasing per
     workspace, nothing else there."""
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
     writers_of: dict[str, list[int]] = {}
     for i, ws in enumerate(workspaces):
@@ -456,7 +456,7 @@ def _follow_delays(args: list[str], append: Callable[[int], object], n: int) -> 
 
 
 def _follow(url: str, root: Path) -> Result:
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
     n = 21
     ws = "follow-" + uuid.uuid4().hex[:8]

@@ -35,7 +35,7 @@ HEAVY = (
     "segue.policy",
     "segue.importers",
     "segue.integrations",
-    "segue.pgstore",
+    "segue.postgres",
     "tiktoken",
     "textual",
     "httpx",

@@ -15,7 +15,7 @@ from segue.messages import decode_row, make_row
 from tests.postgres.cluster import cluster
 
 if TYPE_CHECKING:
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
 #: Rows in the shape a Xum session file holds (SPEC.md §3), with fields segue does not model
 #: (providerMetadata, thinkingLevel) that must survive the import.
@@ -41,7 +41,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     if request.param == "disk":
         return lambda: HistoryStore(Layout(tmp_path, "ws"), durable=False)
     if request.param == "postgres":
-        from segue.history.postgres import PostgresStore
+        from segue.postgres.store import PostgresStore
 
         url = cluster().new_database()
         opened: list[PostgresStore] = []

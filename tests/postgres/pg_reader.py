@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from segue.history.postgres import PostgresStore
-from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.store import PostgresStore
 
 
 def one_query(tool: PgSessionHistoryTool, summary: dict[str, Any]) -> None:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from segue.errors import StoreError
-from segue.history import postgres
-from segue.history.postgres import PostgresStore
+from segue.postgres import store as postgres
+from segue.postgres.store import PostgresStore
 from tests.history.writer import batch_rows
 
 

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import segue
-from segue.history.postgres import PostgresStore
 from segue.messages import make_row
+from segue.postgres.store import PostgresStore
 
 
 def _connections(url: str) -> int:

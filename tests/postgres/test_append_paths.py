@@ -10,8 +10,8 @@ import psycopg
 import pytest
 
 from segue.errors import StoreError
-from segue.history.postgres import PostgresStore
 from segue.messages import Row, make_row
+from segue.postgres.store import PostgresStore
 
 WS = "turns"
 

@@ -21,11 +21,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from segue.history import pg_search
-from segue.history.pg_schema import connect, ensure_schema
-from segue.history.postgres import PostgresStore
 from segue.messages import make_row
-from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.postgres import search as pg_search
+from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.schema import connect, ensure_schema
+from segue.postgres.store import PostgresStore
 
 WS = "citus-ws"
 OTHER = "citus-other"

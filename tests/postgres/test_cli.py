@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from segue.history.pg_schema import SCHEMA_VERSION
+from segue.postgres.schema import SCHEMA_VERSION
 from tests.postgres.cluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,8 +134,8 @@ def test_pg_trgm_missing_is_one_clear_line(pg_url: str, tmp_path: Path) -> None:
     assert (tool.returncode, tool.stderr.decode(), tool.stdout) == (1, message, b"")
     # the model's own tool (a session, `mcp serve`) answers with the same words, as a tool
     # error: a turn goes on
-    from segue.history.postgres import PostgresStore
-    from segue.pgstore.history_tool import PgSessionHistoryTool
+    from segue.postgres.history_tool import PgSessionHistoryTool
+    from segue.postgres.store import PostgresStore
 
     store = PostgresStore(url, "x")
     try:

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from segue.errors import StoreError
-from segue.history.postgres import PostgresStore
 from segue.messages import make_row
-from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.store import PostgresStore
 from tests.conftest import scaled
 from tests.history.helpers import check_batches_whole
 from tests.postgres.cluster import Cluster

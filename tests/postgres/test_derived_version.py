@@ -1,4 +1,4 @@
-"""The version of the PostgreSQL store's agent columns (``pg_derive.DERIVED_VERSION``): stored
+"""The version of the PostgreSQL store's agent columns (``derive.DERIVED_VERSION``): stored
 columns are derived again exactly when the version they name differs, so a release that
 leaves them alone re-derives nothing and one that changes them must bump the version.
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 
-from segue.history.pg_derive import DERIVED_VERSION, fingerprint, values
-from segue.history.pg_rows import agent_of
+from segue.postgres.derive import DERIVED_VERSION, fingerprint, values
+from segue.postgres.rows import agent_of
 from tests.index.test_schema_version import ARCHIVE, CHAT
 
 #: digest of the corpus's agent columns, per version
@@ -31,7 +31,7 @@ def test_the_agent_columns_match_the_pinned_version() -> None:
     digest = _digest()
     assert PINNED.get(DERIVED_VERSION) == digest, (
         f"what lines become in the agent's columns changed (digest {digest}): bump "
-        f"DERIVED_VERSION in segue/history/pg_derive.py and pin that digest under it here"
+        f"DERIVED_VERSION in segue/postgres/derive.py and pin that digest under it here"
     )
 
 

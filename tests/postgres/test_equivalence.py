@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue.errors import StoreError
-from segue.history import pg_search
-from segue.history.migrate import jsonl_to_postgres, postgres_to_jsonl
-from segue.history.postgres import PostgresStore
 from segue.history.scan import StoredLine
 from segue.history.store import HistoryStore
 from segue.messages import Row, encode_row, make_row
+from segue.postgres import search as pg_search
+from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
+from segue.postgres.store import PostgresStore
 from segue.views.windows import search
 from segue.workspace import Layout
 from tests.conftest import scaled

@@ -12,9 +12,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from segue.history.migrate import jsonl_to_postgres, postgres_to_jsonl
-from segue.history.postgres import PostgresStore
-from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
+from segue.postgres.store import PostgresStore
 from segue.workspace import Layout
 from tests.history.test_floor_writers import AFTER, LINES, SECRET, _check
 from tests.retrieval.helpers import entries, write_history

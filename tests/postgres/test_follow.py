@@ -10,9 +10,9 @@ from pathlib import Path
 
 import psycopg
 
-from segue.history.postgres import PostgresStore, notify_channel
-from segue.history.watch import ListenWatch
 from segue.messages import decode_row
+from segue.postgres.store import PostgresStore, notify_channel
+from segue.postgres.watch import ListenWatch
 from tests.cli.follow_proc import Follower, batch_file, lines, ok, reset_row, row, segue
 
 WS = "pg-fleet"

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from segue.history.postgres import PostgresStore
 from segue.history.store import HistoryStore
 from segue.messages import Row, make_row
-from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.store import PostgresStore
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.tool import SessionHistoryTool
 from segue.workspace import Layout

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from segue.history.pg_derive import fingerprint
-from segue.history.postgres import PostgresStore
 from segue.history.store import HistoryStore
 from segue.messages import Row, make_row
-from segue.pgstore import pages as sql_pages
-from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.postgres import pages as sql_pages
+from segue.postgres.derive import fingerprint
+from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.store import PostgresStore
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.tool import SessionHistoryTool
 from segue.workspace import Layout

@@ -16,10 +16,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.history.postgres import PostgresStore
 from segue.history.store import HistoryStore
+from segue.postgres.backend import PostgresBackend
+from segue.postgres.store import PostgresStore
 from segue.retrieval.backends import lookback_tool, pick_backend
-from segue.retrieval.backends.postgres import PostgresBackend
 from segue.retrieval.backends.scan import ScanBackend
 from segue.retrieval.backends.sqlite_index import IndexBackend
 from segue.retrieval.index_build import rebuild

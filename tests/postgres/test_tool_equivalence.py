@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue.context.rollover import quarantined
-from segue.history.postgres import PostgresStore
 from segue.history.store import HistoryStore
 from segue.messages import Part, encode_row, make_row
-from segue.pgstore.history_tool import PgSessionHistoryTool
+from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.store import PostgresStore
 from segue.retrieval.cursor import MAX_CURSOR
 from segue.retrieval.envelope import MAX_RESULT, serialize
 from segue.retrieval.index_build import rebuild

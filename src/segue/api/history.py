@@ -35,7 +35,6 @@ from segue.api.where import resolve_layout
 from segue.context.boundaries import is_reset_row
 from segue.context.floor import is_floor_line
 from segue.errors import SegueError, UsageError
-from segue.history.factory import open_store
 from segue.history.protocol import TranscriptStore
 from segue.history.scan import StoredLine
 from segue.history.store import HistoryStore
@@ -44,6 +43,7 @@ from segue.retrieval.project import floor_window_id
 from segue.retrieval.reader import MAX_LINE as TOOL_MAX_LINE
 from segue.session.core import Session
 from segue.settings import load_settings, settings_path
+from segue.stores import open_store
 from segue.views import windows as views
 from segue.workspace import Layout
 

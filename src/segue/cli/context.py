@@ -40,7 +40,7 @@ class CliContext:
         return value if isinstance(value, str) else None
 
     def store(self, *, durable: bool = True) -> TranscriptStore:
-        from segue.history.factory import open_store
+        from segue.stores import open_store
 
         return open_store(self.layout, self.store_url, durable=durable)
 
@@ -52,7 +52,7 @@ class CliContext:
             from segue.workspaces import workspace_exists
 
             return workspace_exists(self.layout)
-        from segue.history.postgres import PostgresStore
+        from segue.postgres.store import PostgresStore
 
         store = PostgresStore(url, self.workspace_id)
         try:
@@ -102,7 +102,7 @@ def resolve(home: Path | None, workspace_id: str | None, store_option: str | Non
     wid = workspace_id if workspace_id is not None else default_workspace_id(Path.cwd())
     validate_workspace_id(wid)
     if store_option is not None:
-        from segue.history.factory import check_store_url
+        from segue.stores import check_store_url
 
         check_store_url(store_option)
     return CliContext(

@@ -145,7 +145,7 @@ def follow(
 def _locked(store: TranscriptStore, read: Callable[[], T]) -> T:
     """A JSONL read under the shared lock (no half-written batch is ever seen); PostgreSQL
     reads one committed snapshot without any lock."""
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
     if isinstance(store, PostgresStore):
         return read()

@@ -12,7 +12,7 @@ from segue.workspace import Layout, validate_workspace_id
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
-    from segue.history.migrate import MigrateReport
+    from segue.postgres.migrate import MigrateReport
 
 
 def _is_url(text: str) -> bool:
@@ -32,9 +32,9 @@ def init_cmd(url: str) -> None:
     them to this version (idempotent; done on first use otherwise)."""
     if not _is_url(url):
         raise UsageError(f"expected a postgresql:// URL, not {url!r}")
-    from segue.history.pg_derive import stale
-    from segue.history.pg_schema import connect, ensure_schema, redact
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.derive import stale
+    from segue.postgres.schema import connect, ensure_schema, redact
+    from segue.postgres.store import PostgresStore
 
     conn = connect(url)
     try:
@@ -70,7 +70,7 @@ def migrate_cmd(obj: CliContext, target: str, workspace_id: str | None) -> None:
     home directory's JSONL files. The target workspace must be empty; the source is left as
     it is.
     """
-    from segue.history.migrate import jsonl_to_postgres, postgres_to_jsonl
+    from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
 
     wid = validate_workspace_id(workspace_id) if workspace_id is not None else obj.workspace_id
     source_url = obj.store_url

@@ -5,7 +5,8 @@ says what changed (the caller reads the store again, which is the only truth). W
 for nothing is allowed, sleeping through a change is not — except that every waiter also
 wakes at its timeout, so a lost wake-up delays a reader by at most that much.
 
-* PostgreSQL: ``LISTEN`` on the workspace's channel (:func:`channel`), on a connection of
+* PostgreSQL: ``LISTEN`` on the workspace's channel (:mod:`segue.postgres.watch`, the store's own
+  ``watch()``), on a connection of
   the watch's own; every append sends ``NOTIFY`` in its own transaction, so the wake-up
   arrives when the batch commits and never before.
 * JSONL: inotify on the session directory (through ``ctypes``: Linux's libc, no
@@ -58,19 +59,13 @@ class Watch(Protocol):
     def close(self) -> None: ...
 
 
-def channel(workspace_id: str) -> str:
-    """The ``LISTEN``/``NOTIFY`` channel of a workspace (:func:`postgres.notify_channel`)."""
-    from segue.history.postgres import notify_channel
-
-    return notify_channel(workspace_id)
-
-
 def watch(store: TranscriptStore) -> Watch:
-    """The best watch for ``store``: LISTEN on PostgreSQL, inotify (else polling) on JSONL."""
-    from segue.history.postgres import PostgresStore
-
-    if isinstance(store, PostgresStore):
-        return ListenWatch(store.url, store.workspace_id)
+    """The best watch for ``store``: the store's own when it has one (PostgreSQL's
+    ``LISTEN``), else inotify (else polling) on the JSONL files."""
+    own = getattr(store, "watch", None)
+    if callable(own):
+        made: Watch = own()
+        return made
     from segue.history.store import HistoryStore
 
     if not isinstance(store, HistoryStore):
@@ -79,33 +74,6 @@ def watch(store: TranscriptStore) -> Watch:
     files = (layout.chat, layout.archive, layout.receipt)
     inotify = InotifyWatch.open(layout.session_dir)
     return inotify if inotify is not None else PollWatch(files)
-
-
-class ListenWatch:
-    """``LISTEN`` on a workspace's channel over an autocommit connection of its own."""
-
-    def __init__(self, url: str, workspace_id: str) -> None:
-        from segue.history.pg_schema import connect, translated
-
-        self.url = url
-        self._conn = connect(url)
-        with translated("cannot watch the transcript", url):
-            self._conn.execute(f"LISTEN {channel(workspace_id)}")
-
-    def wait(self, timeout: float) -> bool:
-        from segue.history.pg_schema import translated
-
-        with translated("cannot watch the transcript", self.url):
-            woke = False
-            for _ in self._conn.notifies(timeout=timeout, stop_after=1):
-                woke = True
-            # drain what else arrived meanwhile: one read of the store answers them all
-            for _ in self._conn.notifies(timeout=0):
-                pass
-            return woke
-
-    def close(self) -> None:
-        self._conn.close()
 
 
 class PollWatch:
@@ -233,4 +201,4 @@ def _ignored(data: bytes) -> bool:
     return False
 
 
-__all__ = ["POLL_SECONDS", "InotifyWatch", "ListenWatch", "PollWatch", "Watch", "channel", "watch"]
+__all__ = ["POLL_SECONDS", "InotifyWatch", "PollWatch", "Watch", "watch"]

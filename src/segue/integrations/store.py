@@ -4,9 +4,9 @@ JSONL files — exactly as ``segue`` and :func:`segue.open_session` choose it.""
 
 from __future__ import annotations
 
-from segue.history.factory import open_store
 from segue.history.protocol import TranscriptStore
 from segue.settings import load_settings, settings_path
+from segue.stores import open_store
 from segue.workspace import Layout
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from segue.errors import UsageError
 from segue.events import EventSink, Notice, ignore
-from segue.history.factory import open_store
 from segue.history.inflight import refuse_if_streaming
 from segue.plugins.loading import registry_from_specs
 from segue.policy import DEFAULT_AGENT, resolve_agent
@@ -22,6 +21,7 @@ from segue.policy.approval_store import ApprovalFile
 from segue.providers.registry import create_provider
 from segue.session.core import Session, SessionConfig
 from segue.settings import Settings, effective_threshold, load_settings, settings_path
+from segue.stores import open_store
 from segue.tools.builtin import builtin_tools
 from segue.tools.gate import UNATTENDED, ApprovalGate, Approver
 from segue.tools.profile import tool_profile

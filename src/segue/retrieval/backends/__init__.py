@@ -10,7 +10,8 @@ Every look-back goes through here — the model's ``session_history`` tool
   reference every other backend must agree with;
 * :mod:`~segue.retrieval.backends.sqlite_index` — the history index (R35, SPEC.md §7): the
   same pages from ``history-index.sqlite`` when it is trusted, the scan's otherwise;
-* :mod:`~segue.retrieval.backends.postgres` — the PostgreSQL store (SPEC.md §8), in SQL.
+* :mod:`segue.postgres.backend` — the PostgreSQL store (SPEC.md §8), in SQL: the store
+  offers it (``lookback_backend()``), so this package never imports the SQL code.
 
 What is the same for all of them — arguments, cursors, the envelope and its 16 KiB bound,
 the stale-cursor and new-floor checks of a continuation (R26) — is written once, in
@@ -90,12 +91,10 @@ def pick_backend(
     ``use_index``: answer from the history index when it is trusted; ``build_index``: catch
     it up and rebuild it when it is not (for PostgreSQL: derive rows again when another
     version derived them); without it nothing is written."""
-    from segue.history.postgres import PostgresStore
-
-    if isinstance(store, PostgresStore):
-        from segue.retrieval.backends.postgres import PostgresBackend
-
-        return PostgresBackend(store, rederive=build_index)
+    own = getattr(store, "lookback_backend", None)
+    if callable(own):  # a store that answers look-back itself (PostgreSQL, in SQL)
+        backend: Backend = own(rederive=build_index)
+        return backend
     from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend
 
     timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout

@@ -1,11 +1,11 @@
 """``session_history`` over the PostgreSQL store: the one tool
 (:class:`segue.retrieval.tool.SessionHistoryTool`) over
-:class:`segue.retrieval.backends.postgres.PostgresBackend`, where the SQL side lives."""
+:class:`segue.postgres.backend.PostgresBackend`, where the SQL side lives."""
 
 from __future__ import annotations
 
-from segue.history.postgres import PostgresStore
-from segue.retrieval.backends.postgres import PostgresBackend, snapshot_of
+from segue.postgres.backend import PostgresBackend, snapshot_of
+from segue.postgres.store import PostgresStore
 from segue.retrieval.tool import MAX_SCAN_BYTES, MAX_SCAN_ROWS, SessionHistoryTool
 
 

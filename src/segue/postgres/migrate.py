@@ -128,8 +128,8 @@ def _report(workspace: str, d: Digest, next_sequence: int) -> MigrateReport:
 
 
 def jsonl_to_postgres(layout: Layout, url: str) -> MigrateReport:
-    from segue.history.pg_schema import redact
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.schema import redact
+    from segue.postgres.store import PostgresStore
 
     source = HistoryStore(layout)
     with PostgresStore(url, layout.workspace_id) as target, source.locked():
@@ -146,7 +146,7 @@ def jsonl_to_postgres(layout: Layout, url: str) -> MigrateReport:
 
 
 def postgres_to_jsonl(url: str, layout: Layout) -> MigrateReport:
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
     target = HistoryStore(layout)
     p = paths(layout)

@@ -24,6 +24,6 @@ def open_store(layout: Layout, url: str | None, *, durable: bool = True) -> Tran
     """The store of ``layout``'s workspace: JSONL when ``url`` is None."""
     if url is None:
         return HistoryStore(layout, durable=durable)
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
     return PostgresStore(check_store_url(url), layout.workspace_id)

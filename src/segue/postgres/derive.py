@@ -1,4 +1,4 @@
-"""The agent's columns of the PostgreSQL store (``pg_rows.Agent``) for rows already stored:
+"""The agent's columns of the PostgreSQL store (``rows.Agent``) for rows already stored:
 the schema migration that adds them fills them in, and a workspace whose columns were
 derived by another version of the projection code is derived again (I/O).
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from segue.history.pg_rows import KIND_BOUNDARY, KIND_FLOOR, ROOT_POS, Agent, agent_of
+from segue.postgres.rows import KIND_BOUNDARY, KIND_FLOOR, ROOT_POS, Agent, agent_of
 
 if TYPE_CHECKING:
     import psycopg

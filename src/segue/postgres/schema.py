@@ -15,11 +15,11 @@ Schema (version :data:`SCHEMA_VERSION`):
   so invalid UTF-8 and unparseable lines survive), byte offset ``off`` in the history as the
   JSONL files would hold it, its sequence, whether it mentions the reset key, its window id
   and its displayed text for people's search, indexed with ``pg_trgm`` (GIN).
-* version 2 adds what ``session_history`` answers from (``pg_rows.Agent``): each line's kind
+* version 2 adds what ``session_history`` answers from (``rows.Agent``): each line's kind
   (item, boundary, floor candidate, other), its window, ids, role, tool names and projected
   text (R25) with its own ``pg_trgm`` index, and per workspace the agent's open window and
   the fingerprint of the code that derived the columns. The migration fills them in for
-  the rows already stored (``pg_derive.backfill``).
+  the rows already stored (``derive.backfill``).
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -45,7 +45,7 @@ Step = str | Callable[["psycopg.Connection[Any]"], None]
 
 
 def _backfill(conn: psycopg.Connection[Any]) -> None:
-    from segue.history.pg_derive import backfill
+    from segue.postgres.derive import backfill
 
     backfill(conn)
 

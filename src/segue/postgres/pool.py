@@ -6,7 +6,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from segue.errors import UsageError
-from segue.history.pg_schema import ensure_schema
+from segue.postgres.schema import ensure_schema
 
 if TYPE_CHECKING:
     import psycopg

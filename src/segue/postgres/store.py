@@ -12,9 +12,9 @@ Invariants (the JSONL store's, kept with the database's own tools):
 * Each line keeps its exact bytes; readers get the very ``StoredLine`` values the JSONL store
   would give for the same lines: the same source (rows before ``chat_pos`` are the archive),
   byte offsets, lengths, parsed rows and reset markers.
-* Each line is stored with what readers derive from it (``pg_rows``: people's window and
+* Each line is stored with what readers derive from it (``rows``: people's window and
   text, the agent's kind, window, ids and projected text), computed in the transaction that
-  stores it; a quarantine derives its row again (``pg_derive``).
+  stores it; a quarantine derives its row again (``derive``).
 * The epoch (R26/R29): a verified append keeps it; a rotation, quarantine or hard clear sets
   a new one, exactly where the JSONL store publishes a new receipt epoch.
 * ``locked()`` holds the same key with ``pg_advisory_xact_lock`` in a transaction of its
@@ -44,7 +44,12 @@ from segue.context.boundaries import is_boundary
 from segue.context.floor import is_floor_bytes
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
-from segue.history.pg_append import (
+from segue.history.quarantine import quarantined
+from segue.history.receipt import new_epoch
+from segue.history.reports import RecoveryReport, VerifyReport
+from segue.history.scan import Source, StoredLine, parse_line
+from segue.messages import Row, encode_row
+from segue.postgres.append import (
     GUARDED,
     PIPELINE_ROWS,
     UPDATE,
@@ -54,23 +59,21 @@ from segue.history.pg_append import (
     state_of,
     state_values,
 )
-from segue.history.pg_append import copy_rows as _copy
-from segue.history.pg_derive import fingerprint, rederive, rederive_row
-from segue.history.pg_pool import shared_pool
-from segue.history.pg_rows import ROOT_POS, like_pattern, prepare, searchable
-from segue.history.pg_schema import connect, ensure_schema, redact, translated
-from segue.history.pg_snapshot import PgLine, PgSnapshot, chat_off
-from segue.history.quarantine import quarantined
-from segue.history.receipt import new_epoch
-from segue.history.reports import RecoveryReport, VerifyReport
-from segue.history.scan import Source, StoredLine, parse_line
-from segue.messages import Row, encode_row
+from segue.postgres.append import copy_rows as _copy
+from segue.postgres.derive import fingerprint, rederive, rederive_row
+from segue.postgres.pool import shared_pool
+from segue.postgres.rows import ROOT_POS, like_pattern, prepare, searchable
+from segue.postgres.schema import connect, ensure_schema, redact, translated
+from segue.postgres.snapshot import PgLine, PgSnapshot, chat_off
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import psycopg
     from psycopg_pool import ConnectionPool
+
+    from segue.history.watch import Watch
+    from segue.retrieval.backends import Backend
 
 _FETCH = 256
 _STATE = (
@@ -152,6 +155,19 @@ class PostgresStore:
                 conn.close()
         self._conn = None
         self._readers = []
+
+    def watch(self) -> Watch:
+        """What ``history follow`` waits on: ``LISTEN`` on this workspace's channel."""
+        from segue.postgres.watch import ListenWatch
+
+        return ListenWatch(self.url, self.workspace_id)
+
+    def lookback_backend(self, *, rederive: bool = True) -> Backend:
+        """``session_history`` over this store, answered in SQL (``rederive``: derive rows
+        again that another version of segue derived; without it nothing is written)."""
+        from segue.postgres.backend import PostgresBackend
+
+        return PostgresBackend(self, rederive=rederive)
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -449,7 +465,7 @@ class PostgresStore:
 
     def rederive(self) -> None:
         """Derive the agent's columns of the whole workspace again with this code (their
-        fingerprint differed: pg_derive). Not a change of the history: the epoch stays."""
+        fingerprint differed: derive). Not a change of the history: the epoch stays."""
         with self._mutation("cannot derive the transcript's columns") as (conn, state):
             if state.derived != fingerprint():
                 rederive(conn, self.workspace_id)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from segue.context.boundaries import item_id
 from segue.errors import UsageError
-from segue.history.postgres import PostgresStore
+from segue.postgres.store import PostgresStore
 from segue.views.project import display
 from segue.views.windows import Hit, Item, snippet
 

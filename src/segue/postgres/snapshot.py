@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.floor import settled_marker
-from segue.history.pg_append import WorkspaceState
-from segue.history.pg_schema import translated
 from segue.history.scan import MAX_LINE, Source, StoredLine, parse_line
+from segue.postgres.append import WorkspaceState
+from segue.postgres.schema import translated
 
 if TYPE_CHECKING:
     import psycopg
 
-    from segue.history.postgres import PostgresStore
+    from segue.postgres.store import PostgresStore
 
 _FETCH = 256
 _SELECT = "SELECT pos, off, raw, marker, window_id FROM segue_rows WHERE workspace = %s AND "

@@ -1,14 +1,14 @@
 """``session_history`` pages answered in SQL from the PostgreSQL store (R23-R27, R35, R36).
 
 Runs inside one REPEATABLE READ snapshot (history_tool.py), over the agent's columns every
-row was stored with (``pg_rows.Agent``: the scan's own classification of each line). The
+row was stored with (``rows.Agent``: the scan's own classification of each line). The
 pages are those of the JSONL store's history index (``retrieval.index_pages``), step for
 step, so both stores answer alike:
 
 * the floor is the newest floor candidate in the snapshot (:func:`floor_pos`); only rows
   after it are considered (a window starting *at* the floor is visible);
 * ``search`` matches in SQL, on the projected text as
-  :func:`~segue.history.pg_rows.searchable` spells it, which has a ``pg_trgm`` GIN index:
+  :func:`~segue.postgres.rows.searchable` spells it, which has a ``pg_trgm`` GIN index:
   ``LIKE`` on that spelling is exactly the literal, case-insensitive match of R23, except on
   rows whose text held a lone surrogate (``risky``), which are always candidates and are
   matched on their bytes. PostgreSQL takes the trigram index for a selective query; a query
@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.context.floor import mentions_reset_key
-from segue.history.pg_rows import (
+from segue.history.scan import MAX_LINE
+from segue.postgres.rows import (
     KIND_FLOOR,
     ROOT_POS,
     TOOL_SEP,
@@ -43,7 +44,6 @@ from segue.history.pg_rows import (
     searchable,
     storable,
 )
-from segue.history.scan import MAX_LINE
 from segue.retrieval import pages, pages_read
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.index_query import fts_key

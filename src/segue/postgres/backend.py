@@ -6,12 +6,12 @@ one instant whatever other machines append meanwhile. A cursor stays valid while
 workspace's epoch does: a verified append keeps it, every rewrite (rotation, quarantine,
 hard clear, a migrated-in copy) sets a new one, and the cursor then expires
 (``stale_cursor``) as it does on disk (R26, R29). The pages come from
-:mod:`segue.pgstore.pages`, shaped and bounded by the scan's own code.
+:mod:`segue.postgres.pages`, shaped and bounded by the scan's own code.
 
 A lost connection or a server restart during the page answers ``history_changed`` (call
 again): the transaction saw nothing, so nothing from below a floor can leak. Rows whose
 agent columns were derived by another version of segue are derived again first
-(:mod:`segue.history.pg_derive`), or, for a reader that must not write, the call says so.
+(:mod:`segue.postgres.derive`), or, for a reader that must not write, the call says so.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from segue.errors import LockTimeout, StoreError
-from segue.history.pg_derive import fingerprint
-from segue.history.pg_schema import redact
-from segue.history.postgres import PgSnapshot, PostgresStore, WorkspaceState
-from segue.pgstore import pages as sql_pages
+from segue.postgres import pages as sql_pages
+from segue.postgres.derive import fingerprint
+from segue.postgres.schema import redact
+from segue.postgres.store import PgSnapshot, PostgresStore, WorkspaceState
 from segue.retrieval import pages
 from segue.retrieval.cursor import CursorState
 from segue.retrieval.cursor import snapshot_of as cursor_snapshot
@@ -101,7 +101,7 @@ class PostgresBackend:
 
     @contextmanager
     def _derived(self) -> Iterator[PgSnapshot]:
-        """A snapshot whose rows' agent columns this code derived (see pg_derive)."""
+        """A snapshot whose rows' agent columns this code derived (see derive)."""
         for attempt in range(2):
             with self.store.snapshot() as snap:
                 if snap.state.derived == fingerprint() or snap.state.next_pos == 0:
@@ -124,7 +124,7 @@ class PostgresBackend:
         return None
 
     def people_search(self, query: str, *, context: int = 60) -> Iterable[Hit] | None:
-        from segue.history import pg_search
+        from segue.postgres import search as pg_search
 
         with self.store.read_locked():
             return list(pg_search.search(self.store, query, context=context))

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import is_boundary
-from segue.history.pg_derive import COLUMNS, fingerprint, values
-from segue.history.pg_rows import ROOT_POS, Prepared, prepare
 from segue.history.receipt import new_epoch
 from segue.history.scan import MAX_LINE, parse_line
+from segue.postgres.derive import COLUMNS, fingerprint, values
+from segue.postgres.rows import ROOT_POS, Prepared, prepare
 
 if TYPE_CHECKING:
     import psycopg
@@ -33,8 +33,8 @@ class WorkspaceState:
     next_off: int
     chat_pos: int
     window_id: str
-    win: int = ROOT_POS  # the agent's window open at the end (pg_rows.Agent)
-    derived: str = ""  # fingerprint of the code the agent's columns come from (pg_derive)
+    win: int = ROOT_POS  # the agent's window open at the end (rows.Agent)
+    derived: str = ""  # fingerprint of the code the agent's columns come from (derive)
 
 
 #: the workspace row's columns, in the order of :func:`state_values`
