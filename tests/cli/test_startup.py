@@ -97,11 +97,13 @@ def test_history_windows_reads_without_providers_or_the_index(segue_home: Path) 
         f"assert main(['--home', {str(segue_home)!r}, '-w', 'w', 'history', 'windows']) == 0"
     )
     modules = loaded_after(code)
-    # what checking those two settings needs
+    # what checking those two settings needs: their subsystems' key declarations and parsers
     checked = {
         "segue.providers",
+        "segue.providers.keys",
         "segue.providers.model_ref",
         "segue.plugins",
+        "segue.plugins.keys",
         "segue.plugins.config",
     }
     assert heavy_in([m for m in modules if m not in checked], HEAVY) == []
