@@ -12,8 +12,8 @@ from pathlib import Path
 from textual.app import App
 from textual.pilot import Pilot
 
+from segue.render.lines import Line
 from segue.tui.app import ChatApp
-from segue.tui.lines import Line
 from segue.tui.widgets import PromptArea
 from tests.chat.helpers import Chat
 
