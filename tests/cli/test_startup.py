@@ -38,7 +38,8 @@ HEAVY = (
     "segue.pgstore",
     "tiktoken",
     "textual",
-    "httpx",
+    "httpx",  # what the SDKs loaded before their 2026 releases
+    "httpx2",  # what they load now (test_the_heavy_list_names_the_sdks_http_client)
     "openai",
     "anthropic",
     "psycopg",
@@ -62,6 +63,17 @@ def loaded_after(code: str) -> list[str]:
 
 def heavy_in(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy)]
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_the_heavy_list_names_the_sdks_http_client(sdk: str) -> None:
+    """The pins below are only as good as HEAVY: the HTTP client an SDK really loads (the
+    installed one, whatever it is called) must be on it."""
+    pytest.importorskip(sdk)
+    loaded = {m.split(".")[0] for m in loaded_after(f"import {sdk}")}
+    clients = {m for m in loaded if m.startswith("httpx")}
+    assert clients, f"{sdk} loads no httpx-like client: which HTTP library does it use now?"
+    assert clients <= set(HEAVY)
 
 
 def test_import_segue_loads_nothing_but_its_version() -> None:
