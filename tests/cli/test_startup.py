@@ -17,6 +17,7 @@ from segue.cli.lazy import LazyGroup
 from segue.cli.main import COMMANDS, cli
 from segue.history.store import HistoryStore
 from segue.workspace import Layout
+from tests.needs import require_module
 from tests.test_views import session_rows
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "segue"
@@ -69,7 +70,7 @@ def heavy_in(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
 def test_the_heavy_list_names_the_sdks_http_client(sdk: str) -> None:
     """The pins below are only as good as HEAVY: the HTTP client an SDK really loads (the
     installed one, whatever it is called) must be on it."""
-    pytest.importorskip(sdk)
+    require_module(sdk)
     loaded = {m.split(".")[0] for m in loaded_after(f"import {sdk}")}
     clients = {m for m in loaded if m.startswith("httpx")}
     assert clients, f"{sdk} loads no httpx-like client: which HTTP library does it use now?"
