@@ -57,7 +57,7 @@ from segue.providers.request import (
     ToolResult,
     to_messages,
 )
-from segue.providers.retry import RetryPolicy, run_with_retries
+from segue.providers.retry import RetryPolicy
 from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
 from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
 
@@ -309,19 +309,6 @@ class OpenAIResponsesProvider(SdkProvider):
             # As extra body: SDK releases older than the parameter still send it.
             params["extra_body"] = {"prompt_cache_key": key}
         return params
-
-    def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
-        params = self.params(request)  # translated once: every retry sends the same body
-        streamed = False
-
-        def emit(event: TextDelta | ToolCallEvent) -> None:
-            nonlocal streamed
-            streamed = True
-            if on_event is not None:
-                on_event(event)
-
-        return run_with_retries(lambda: self._attempt(params, emit), self.retry,
-                                streamed=lambda: streamed)
 
     def _attempt(self, params: dict[str, Any], emit: EventSink) -> StepResult:
         import openai
