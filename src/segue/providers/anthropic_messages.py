@@ -66,7 +66,13 @@ from segue.providers.request import (
     to_messages,
 )
 from segue.providers.retry import RetryPolicy
-from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
+from segue.providers.sdk_base import (
+    SdkProvider,
+    dropped,
+    missing_sdk,
+    stream_error,
+    transport_errors,
+)
 from segue.providers.wire import (
     complete_tool_pairs,
     data_url,
@@ -413,14 +419,11 @@ class AnthropicProvider(SdkProvider):
             raise classify(ApiFailure("Anthropic", str(exc), connection=True),
                            key_env=ANTHROPIC_KEY_ENV) from None
         except anthropic.APIError as exc:
-            error_type, code, message = error_fields(exc.body)
-            raise classify(ApiFailure("Anthropic", message or exc.message, None, error_type,
-                                      code, in_stream=True), key_env=ANTHROPIC_KEY_ENV) from None
+            raise stream_error("Anthropic", exc, key_env=ANTHROPIC_KEY_ENV) from None
         except transport_errors() as exc:
             # The SDK does not wrap read errors while streaming: a dropped connection
             # arrives as the HTTP client's own exception.
-            raise classify(ApiFailure("Anthropic", f"{type(exc).__name__}: {exc}",
-                                      connection=True), key_env=ANTHROPIC_KEY_ENV) from None
+            raise dropped("Anthropic", exc, key_env=ANTHROPIC_KEY_ENV) from None
         return assembler.result()
 
 

@@ -66,7 +66,12 @@ from segue.providers.request import (
     to_messages,
 )
 from segue.providers.retry import RetryPolicy
-from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
+from segue.providers.sdk_base import (
+    SdkProvider,
+    dropped,
+    missing_sdk,
+    transport_errors,
+)
 from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
 
 if TYPE_CHECKING:
@@ -362,8 +367,7 @@ class OpenAIChatProvider(SdkProvider):
         except openai.APIError as exc:  # an error event inside a 200 stream
             raise self._failure(exc, None, {}, in_stream=True) from None
         except transport_errors() as exc:  # the connection dropped while reading
-            raise classify(ApiFailure(self.label, f"{type(exc).__name__}: {exc}",
-                                      connection=True), key_env=self.key_env) from None
+            raise dropped(self.label, exc, key_env=self.key_env) from None
         return assembler.result()
 
     def _failure(self, exc: Any, status: int | None, headers: Mapping[str, str], *,

@@ -8,9 +8,10 @@ import importlib
 from abc import ABC, abstractmethod
 from typing import Any
 
-from segue.errors import MissingSetup
+from segue.errors import MissingSetup, ProviderError
 from segue.extras import install_hint
 from segue.providers.base import EventSink, StepResult, TextDelta, ToolCallEvent
+from segue.providers.failures import ApiFailure, classify, error_fields
 from segue.providers.request import ProviderRequest
 from segue.providers.retry import RetryPolicy, run_with_retries
 
@@ -34,6 +35,19 @@ def transport_errors() -> tuple[type[BaseException], ...]:
         if isinstance(error, type) and issubclass(error, BaseException):
             found.append(error)
     return tuple(found)
+
+
+def stream_error(label: str, exc: Any, *, key_env: str | None) -> ProviderError:
+    """An error event inside a 200 stream (the SDK's ``APIError`` with the event's body)."""
+    error_type, code, message = error_fields(exc.body)
+    return classify(ApiFailure(label, message or exc.message, None, error_type, code,
+                               in_stream=True), key_env=key_env)
+
+
+def dropped(label: str, exc: BaseException, *, key_env: str | None) -> ProviderError:
+    """A connection that dropped while the stream was read (one of :func:`transport_errors`)."""
+    return classify(ApiFailure(label, f"{type(exc).__name__}: {exc}", connection=True),
+                    key_env=key_env)
 
 
 class SdkProvider(ABC):
