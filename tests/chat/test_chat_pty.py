@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +54,6 @@ def home(tmp_path: Path) -> Path:
     done = _segue(home, "settings", "set", "experiments.tokenBudget", "true", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return home
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.close()
 
 
 def _chat(tmp: Path, home: Path, script: Path, env: dict[str, str],
