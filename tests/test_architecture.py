@@ -66,8 +66,14 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
 
 def _imported(path: Path) -> set[str]:
     """The ``segue...`` modules ``path`` imports at run time (anywhere in the file)."""
-    module = _module_name(path)
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return _imports_in(path.read_text(encoding="utf-8"), _module_name(path),
+                       package=path.name == "__init__.py")
+
+
+def _imports_in(source: str, module: str, *, package: bool = False) -> set[str]:
+    """The ``segue...`` modules that ``source``, the text of ``module`` (a package's
+    ``__init__`` when ``package``), imports at run time."""
+    tree = ast.parse(source)
     hidden = _type_checking_lines(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -77,15 +83,15 @@ def _imported(path: Path) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                package = module.split(".")
-                keep = len(package) - node.level + (path.name == "__init__.py")
-                base = ".".join(package[:keep])
+                parts = module.split(".")
+                keep = len(parts) - node.level + package
+                base = ".".join(parts[:keep])
                 target = f"{base}.{node.module}" if node.module else base
             else:
                 target = node.module or ""
             found.add(target)
-            if target == "segue":  # ``from segue import x``: the subpackage x, or a root name
-                found.update(f"segue.{alias.name}" for alias in node.names)
+            if target == "segue" or not node.module:  # ``from segue import x``, ``from . import x``
+                found.update(f"{target}.{alias.name}" for alias in node.names)
     return {name for name in found if name == "segue" or name.startswith("segue.")}
 
 
@@ -217,16 +223,23 @@ def test_the_checker_sees_what_it_must() -> None:
     edge is found (checked on source written here, not on the tree as it happens to be)."""
     import textwrap
 
-    tree = ast.parse(textwrap.dedent("""
+    source = textwrap.dedent("""
         from typing import TYPE_CHECKING
+        import segue.errors
+        from . import wrap
+        from ..views import export
+        from segue import tokens
         if TYPE_CHECKING:
             from segue.cli.main import cli
         def later():
             from segue.session import Session
-    """))
-    assert _type_checking_lines(tree) and not any(
-        isinstance(n, ast.ImportFrom) and n.module == "segue.session"
-        and n.lineno in _type_checking_lines(tree) for n in ast.walk(tree))
+    """)
+    found = _imports_in(source, "segue.chat.loop")
+    assert {"segue.errors", "segue.chat.wrap", "segue.views", "segue.tokens",
+            "segue.session"} <= found
+    assert not any(name.startswith("segue.cli") for name in found)
+    assert _imports_in("from .lines import Line\n", "segue.render", package=True) == {
+        "segue.render.lines"}
     assert _imported(SRC / "chat" / "loop.py") >= {"segue.session", "segue.render.terminal"}
     assert "segue.settings" in _imported(SRC / "session" / "factory.py")
     assert _circles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
