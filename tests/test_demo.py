@@ -16,7 +16,6 @@ import msgspec
 import pytest
 
 from segue.cli.main import main
-from segue.cli.render import ROLLOVER_DIVIDER
 from segue.context.boundaries import is_strict_rollover, item_id, split_windows
 from segue.demo.detail import choose_detail
 from segue.demo.plan import CLOSING_TEXT, CONTINUE_PROMPT, RecordedCall, plan_turns
@@ -27,6 +26,7 @@ from segue.demo.trajectory import packaged_names
 from segue.errors import DemoFailed
 from segue.history import HistoryStore
 from segue.messages import Part, Row, make_row
+from segue.render.lines import ROLLOVER_DIVIDER
 from segue.views.project import display
 from segue.workspace import Layout
 

@@ -231,3 +231,22 @@ def test_concurrent_updates_from_processes_lose_nothing(tmp_path: Path) -> None:
     assert [p.wait() for p in procs] == [0, 0]
     values = load_settings(path).values
     assert len(values) == 2 * count
+
+
+def test_the_catalogue_holds_what_each_subsystem_declares() -> None:
+    """The providers and the plugins declare their own keys; the settings file knows every one
+    of them (defaults, validation) without a copy of its own."""
+    from segue import settings as settings_module
+    from segue.plugins import keys as plugin_keys
+    from segue.providers import keys as provider_keys
+
+    declared = {**provider_keys.KEYS, **plugin_keys.KEYS}
+    assert {"model", "fallbackModel", "openai-compatible.baseUrl", "plugins"} <= set(declared)
+    for key, spec in declared.items():
+        assert settings_module.KEYS[key] is spec
+    assert set(provider_keys.FAMILIES) <= set(settings_module.MODEL_KEYS)
+    assert Settings().get("anthropic.cacheTtl") == "5m"
+    with pytest.raises(SettingsError, match="fallbackModel"):
+        Settings().with_value("fallbackModel", "nonsense")
+    with pytest.raises(SettingsError, match="plugins"):
+        from_obj({"plugins": [42]})

@@ -18,10 +18,16 @@ Invariants:
   directory) and a read-modify-write holds a lock file beside it, so two concurrent
   ``segue settings set`` never lose each other's change.
 * Thresholds are integers 0-100 in steps of 5 (R2); 100 turns automatic handling off.
+
+The catalogue of keys is assembled here from what each subsystem declares
+(:mod:`segue.providers.keys`, :mod:`segue.plugins.keys`, with the types of
+:mod:`segue.keyspec`) and the engine's own keys below. Nothing under this module imports it:
+the providers take the values (:class:`segue.providers.registry.SettingsView`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -33,31 +39,24 @@ from typing import TYPE_CHECKING, Any
 from segue.context.budget import DEFAULT_THRESHOLD
 from segue.errors import FileError, LockTimeout, SettingsError, UsageError
 from segue.fsutil import atomic_write, check_regular, file_error, keep_private, read_regular
+from segue.keyspec import FamilySpec, KeySpec, Validator, bool_value, choice, minutes, percent
 
-# The validators' modules (plugins, approval modes, model strings, encodings, the lock) are
-# imported where they are used: every command reads the settings, few need all of them.
+# The providers and the plugins declare their own keys (``segue.providers.keys``,
+# ``segue.plugins.keys``); they are assembled here when first asked for. The validators'
+# modules (approval modes, MCP servers, model strings, encodings, the lock) are imported
+# where they are used: every command reads the settings, few need all of them.
 if TYPE_CHECKING:
     from segue.plugins.config import PluginSpec
 
 THRESHOLD_OFF = 100
 THRESHOLD_PREFIX = "threshold."
-#: ``contextWindow.<provider:model>``: the model's context limit in tokens, overriding the
-#: table in :mod:`segue.providers.limits` (required for models the table does not know).
+#: Declared by the providers (:mod:`segue.providers.keys`), repeated for the callers of this
+#: module; a test keeps them equal.
 CONTEXT_WINDOW_PREFIX = "contextWindow."
-#: ``encoding.<provider:model>``: the bundled encoding to count a model with that no known
-#: family covers (a local fine-tune behind an OpenAI-compatible server).
 ENCODING_PREFIX = "encoding."
 LOCK_TIMEOUT_SECONDS = 10.0
 #: A settings file is a few hundred bytes; anything past this is not one (or /dev/zero).
 MAX_SETTINGS_BYTES = 1 << 20
-
-Validator = Callable[[str, Any], Any]
-
-
-def _bool(key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise SettingsError(f"{key} must be true or false, not {value!r}", key=key)
-    return value
 
 
 def _threshold(key: str, value: Any) -> int:
@@ -75,43 +74,10 @@ def _threshold(key: str, value: Any) -> int:
     return value
 
 
-def _minutes(key: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise SettingsError(f"{key} must be a whole number of minutes >= 1, not {value!r}",
-                            key=key)
-    return value
-
-
-def _tokens(key: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1024:
-        raise SettingsError(f"{key} must be a number of tokens >= 1024, not {value!r}", key=key)
-    return value
-
-
-def _url(key: str, value: Any) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"https?://\S+", value):
-        raise SettingsError(f"{key} must be an http:// or https:// URL, not {value!r}", key=key)
-    return value
-
-
 def _store_url(key: str, value: Any) -> str:
     if not isinstance(value, str) or not re.fullmatch(r"postgres(ql)?://\S*", value):
         raise SettingsError(f"{key} must be a postgresql:// URL, not {value!r}", key=key)
     return value
-
-
-def _plugins(key: str, value: Any) -> list[Any]:
-    from segue.plugins.config import parse_plugins
-
-    parse_plugins(key, value)  # SettingsError when malformed; the file keeps the raw list
-    return list(value)
-
-
-def _mcp_servers(key: str, value: Any) -> dict[str, Any]:
-    from segue.mcp.config import parse_servers
-
-    parse_servers(key, value)  # SettingsError when malformed; the file keeps the raw object
-    return dict(value)
 
 
 def _names(key: str, value: Any) -> list[str]:
@@ -122,129 +88,108 @@ def _names(key: str, value: Any) -> list[str]:
     return list(value)
 
 
-def _percent(key: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100:
-        raise SettingsError(f"{key} must be an integer percent from 1 to 100, not {value!r}",
-                            key=key)
-    return value
+def _mcp_servers(key: str, value: Any) -> dict[str, Any]:
+    from segue.mcp.config import parse_servers
 
-
-@dataclass(frozen=True)
-class KeySpec:
-    validate: Validator
-    default: Any
-    help: str
-
-
-def _encoding(key: str, value: Any) -> str:
-    from segue.tokens.encodings import ENCODING_NAMES
-
-    if value not in ENCODING_NAMES:
-        raise SettingsError(f"{key} must be one of {', '.join(ENCODING_NAMES)}", key=key)
-    return str(value)
-
-
-def _model(key: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise SettingsError(f"{key} must be a model string provider:name", key=key)
-    from segue.providers.model_ref import parse_model
-
-    try:
-        parse_model(value)
-    except UsageError as exc:
-        raise SettingsError(f"{key}: {exc.message}", key=key) from None
-    return value
-
-
-def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise SettingsError(f"{key} must be one of {', '.join(choices)}, not {value!r}", key=key)
-    return str(value)
+    parse_servers(key, value)  # SettingsError when malformed; the file keeps the raw object
+    return dict(value)
 
 
 def _approval(key: str, value: Any) -> str:
     from segue.policy.approval import MODES
 
-    if value not in MODES:
-        raise SettingsError(f"{key} must be one of {', '.join(MODES)}, not {value!r}", key=key)
-    return str(value)
+    return choice(key, value, MODES)
 
 
-#: Every settable key except the per-model thresholds (``threshold.<provider:model>``).
-KEYS: dict[str, KeySpec] = {
-    "model": KeySpec(_model, None, "default model (provider:name) for run and chat"),
+#: The keys of the engine itself: the context budget, the store, the MCP servers, the shell
+#: tool's environment, the approval mode.
+_CORE: dict[str, KeySpec] = {
     "experiments.tokenBudget": KeySpec(
-        _bool, False, "roll over to fresh context windows instead of compacting"),
+        bool_value, False, "roll over to fresh context windows instead of compacting"),
     "threshold.default": KeySpec(
         _threshold, DEFAULT_THRESHOLD, "context threshold (%) for models without their own"),
     "idleCompactionMinutes": KeySpec(
-        _minutes, None, "compact a session idle this long (unset: never)"),
+        minutes, None, "compact a session idle this long (unset: never)"),
     "approximateCounting": KeySpec(
-        _bool, False, "count usage approximately (the size guards stay exact)"),
-    "openai-compatible.baseUrl": KeySpec(
-        _url, None, "base URL of the OpenAI-compatible server"),
-    "fallbackModel": KeySpec(
-        _model, None, "model (provider:name) tried when the chosen one fails"),
+        bool_value, False, "count usage approximately (the size guards stay exact)"),
     "store.url": KeySpec(
         _store_url, None, "PostgreSQL store for every workspace (unset: JSONL files)"),
-    "plugins": KeySpec(
-        _plugins, None, "plugins to load on first use: [\"module:setup\" | {entry, name, "
-        "workspace, sandboxed}]"),
+    "shell.passEnv": KeySpec(
+        _names, None, "secret-looking environment variables bash may see anyway (unset: "
+        "API keys, tokens and passwords are removed from commands' environment)"),
     "mcp.servers": KeySpec(
         _mcp_servers, None, "MCP servers whose tools agents get as mcp__<server>__<tool>: "
         "{name: {command, args, env, cwd, timeout, trusted} | {url, timeout, trusted}}"),
     "mcp.toolSearchPercent": KeySpec(
-        _percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
+        percent, 10, "share of the window (%) tool schemas may take before MCP schemas are "
         "deferred behind tool_search"),
-    "anthropic.cacheTtl": KeySpec(
-        lambda key, value: _choice(key, value, ("5m", "1h")), "5m",
-        "Anthropic prompt-cache lifetime: 5m (writes 1.25x) or 1h (writes 2x; outlasts pauses)"),
-    "shell.passEnv": KeySpec(
-        _names, None, "secret-looking environment variables bash may see anyway (unset: "
-        "API keys, tokens and passwords are removed from commands' environment)"),
     "approval": KeySpec(
         _approval, None, "approval mode for tools that change the machine: ask (unset: ask in "
         "chat, deny in run), auto-edit, full or deny"),
 }
+#: The order ``segue settings`` lists the keys in.
+_ORDER = (
+    "model", "experiments.tokenBudget", "threshold.default", "idleCompactionMinutes",
+    "approximateCounting", "openai-compatible.baseUrl", "fallbackModel", "store.url",
+    "plugins", "mcp.servers", "mcp.toolSearchPercent", "anthropic.cacheTtl", "shell.passEnv",
+    "approval",
+)
 
 
-#: Per-model keys: ``<prefix><provider:model>`` and the validator of their values.
-MODEL_KEYS: dict[str, Validator] = {
-    THRESHOLD_PREFIX: _threshold,
-    CONTEXT_WINDOW_PREFIX: _tokens,
-    ENCODING_PREFIX: _encoding,
-}
+@functools.cache
+def _assemble() -> tuple[dict[str, KeySpec], dict[str, FamilySpec]]:
+    """Every settable key (each subsystem's declarations) and the per-model families."""
+    from segue.plugins import keys as plugin_keys
+    from segue.providers import keys as provider_keys
+
+    declared = {**_CORE, **provider_keys.KEYS, **plugin_keys.KEYS}
+    rank = {key: n for n, key in enumerate(_ORDER)}
+    keys = dict(sorted(declared.items(), key=lambda item: rank.get(item[0], len(rank))))
+    families = {
+        THRESHOLD_PREFIX: FamilySpec(
+            _threshold, lambda: "that model's threshold (%), 0-100 in steps of 5"),
+        **provider_keys.FAMILIES,
+    }
+    return keys, families
+
+
+def _spec(key: str) -> KeySpec | None:
+    core = _CORE.get(key)
+    return core if core is not None else _assemble()[0].get(key)
+
+
+def __getattr__(name: str) -> Any:
+    # ``KEYS``: every settable key except the per-model ones; ``MODEL_KEYS``: the per-model
+    # families ``<prefix><provider:model>`` and their values' validators.
+    if name == "KEYS":
+        return _assemble()[0]
+    if name == "MODEL_KEYS":
+        return {prefix: family.validate for prefix, family in _assemble()[1].items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def model_key_help() -> dict[str, str]:
     """What each per-model family sets, for ``segue settings set --help`` (built when asked:
     the encodings' names come from the token counter, which start-up does not load)."""
-    from segue.tokens.encodings import ENCODING_NAMES
-
-    return {
-        THRESHOLD_PREFIX: "that model's threshold (%), 0-100 in steps of 5",
-        CONTEXT_WINDOW_PREFIX: "that model's context window in tokens (>= 1024; needed for a "
-        "model segue does not know)",
-        ENCODING_PREFIX: "the bundled encoding that counts that model: "
-        + " | ".join(ENCODING_NAMES),
-    }
+    return {prefix: family.help() for prefix, family in _assemble()[1].items()}
 
 
 def key_families() -> dict[str, str]:
     """Every settable key and per-model family (``threshold.<provider:model>``) with its
     help, in the order ``segue settings set --help`` lists them."""
-    out = {key: spec.help for key, spec in KEYS.items()}
-    helps = model_key_help()
-    out.update({f"{prefix}<provider:model>": helps[prefix] for prefix in MODEL_KEYS})
+    keys, families = _assemble()
+    out = {key: spec.help for key, spec in keys.items()}
+    out.update({f"{prefix}<provider:model>": family.help() for prefix, family in families.items()})
     return out
 
 
 def _validator(key: str) -> Validator:
     """The validator of ``key``; SettingsError for a key segue does not know."""
-    spec = KEYS.get(key)
+    spec = _spec(key)
     if spec is not None:
         return spec.validate
-    for prefix, check in MODEL_KEYS.items():
+    keys, families = _assemble()
+    for prefix, family in families.items():
         if key.startswith(prefix):
             from segue.providers.model_ref import parse_model
 
@@ -252,8 +197,8 @@ def _validator(key: str) -> Validator:
                 parse_model(key.removeprefix(prefix))
             except UsageError as exc:
                 raise SettingsError(f"{key}: {exc.message}", key=key) from None
-            return check
-    known = ", ".join([*KEYS, *(f"{prefix}<provider:model>" for prefix in MODEL_KEYS)])
+            return family.validate
+    known = ", ".join([*keys, *(f"{prefix}<provider:model>" for prefix in families)])
     raise SettingsError(f"unknown setting {key!r}; known settings: {known}", key=key)
 
 
@@ -266,8 +211,12 @@ def anchor_model_path(key: str, value: Any, cwd: Path) -> Any:
     """``value`` with a relative ``scripted:`` path made absolute against ``cwd`` (and ``~``
     expanded), when ``key`` holds a model: a setting applies from every directory, so it must
     not depend on the one it was typed in. Anything else is returned unchanged."""
-    spec = KEYS.get(key)
-    if spec is None or spec.validate is not _model or not isinstance(value, str):
+    spec = _spec(key)
+    if spec is None or not isinstance(value, str):
+        return value
+    from segue.providers.keys import model_string
+
+    if spec.validate is not model_string:
         return value
     from segue.providers.model_ref import parse_model
 
@@ -284,7 +233,10 @@ def anchor_model_path(key: str, value: Any, cwd: Path) -> Any:
 
 
 def is_known(key: str) -> bool:
-    return key in KEYS or key.startswith(tuple(MODEL_KEYS))
+    if key in _CORE:
+        return True
+    keys, families = _assemble()
+    return key in keys or key.startswith(tuple(families))
 
 
 def validate(key: str, value: Any) -> Any:
@@ -301,7 +253,7 @@ class Settings:
     def get(self, key: str) -> Any:
         if key in self.values:
             return self.values[key]
-        spec = KEYS.get(key)
+        spec = _spec(key)
         return spec.default if spec is not None else None
 
     @property
@@ -319,10 +271,9 @@ class Settings:
 
     @property
     def plugins(self) -> tuple[PluginSpec, ...]:
-        from segue.plugins.config import parse_plugins
+        from segue.plugins.keys import plugin_specs
 
-        value = self.get("plugins")
-        return parse_plugins("plugins", value) if value is not None else ()
+        return plugin_specs(self.values)
 
     def with_value(self, key: str, value: Any) -> Settings:
         """A copy with ``key`` set (validated); ``None`` removes it (back to the default)."""
@@ -337,7 +288,7 @@ class Settings:
 
     def effective(self) -> dict[str, Any]:
         """Every known key with its value or default, then everything else in the file."""
-        out: dict[str, Any] = {key: self.get(key) for key in KEYS}
+        out: dict[str, Any] = {key: self.get(key) for key in _assemble()[0]}
         out.update(sorted(self.values.items()))
         return out
 
@@ -413,7 +364,8 @@ def unknown_note(key: str) -> str:
     """Why ``key`` in the file does nothing, with the key it is probably a typo of."""
     import difflib
 
-    near = difflib.get_close_matches(key, [*KEYS, *MODEL_KEYS], n=1)
+    keys, families = _assemble()
+    near = difflib.get_close_matches(key, [*keys, *families], n=1)
     return f"{key!r} is not a setting segue knows" + (
         f" (did you mean {near[0]!r}?)" if near else "")
 

@@ -75,6 +75,7 @@ def test_include_cleared_is_what_segue_history_shows(home: Path,
              "timestamp": i.timestamp, "text": i.text} for i in history.items("w:0")] == cli_items
     assert [h.item_id for h in history.search("alpha")] == ["0", "1"]
     scanned = history.search("noted")
+    assert scanned, "the scan found nothing: comparing it with the index would prove nothing"
     assert not (home / "sessions" / WS / "history-index.sqlite").exists()
     CliRunner().invoke(cli, ["--home", str(home), "-w", WS, "history", "reindex"])
     assert (home / "sessions" / WS / "history-index.sqlite").exists()

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +31,6 @@ def env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("SEGUE_HOME", "NO_COLOR")}
     env.update(TERM="xterm", LANG="C.UTF-8", LC_ALL="C.UTF-8")
     return env
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.close()
 
 
 def _chat(tmp: Path, responses: list[dict[str, Any]], env: dict[str, str],

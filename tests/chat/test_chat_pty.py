@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ pytest.importorskip("termios")
 
 from segue.history import HistoryStore
 from segue.workspace import Layout
+from tests.chat.request_gate import RequestGate
 from tests.chat.terminal import Terminal
 
 PROMPT = r"\[\d+% · rolls over (by 75%|with the next message)\] › "
@@ -55,14 +55,6 @@ def home(tmp_path: Path) -> Path:
     done = _segue(home, "settings", "set", "experiments.tokenBudget", "true", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return home
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.close()
 
 
 def _chat(tmp: Path, home: Path, script: Path, env: dict[str, str],
@@ -129,42 +121,6 @@ def test_a_session_that_rolls_over_then_soft_clears(
     assert [w["kind"] for w in listed] == ["root", "rollover", "reset"]
     assert [w["items"] for w in listed] == [4, 2, 2]
     assert _segue(home, "history", "verify", cwd=tmp_path).returncode == 0
-
-
-class RequestGate:
-    """Lets scripted provider steps through one at a time (see the module docstring)."""
-
-    def __init__(self, path: Path) -> None:
-        os.mkfifo(path)
-        self.path = path
-        self.passed = 0
-        self._permits = threading.Semaphore(0)
-        self._free = threading.Event()
-        self._passed_one = threading.Condition()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            if not self._free.is_set():
-                self._permits.acquire()
-            # Blocks until a step opens the FIFO to log its request; reads that request.
-            with self.path.open("rb") as fifo:
-                fifo.read()
-            with self._passed_one:
-                self.passed += 1
-                self._passed_one.notify_all()
-
-    def allow_one(self) -> None:
-        self._permits.release()
-
-    def wait_passed(self, count: int, timeout: float = 30.0) -> None:
-        with self._passed_one:
-            assert self._passed_one.wait_for(lambda: self.passed >= count, timeout)
-
-    def open_wide(self) -> None:
-        self._free.set()
-        self._permits.release()
 
 
 MEMORY_LIST = {"name": "memory", "input": {"action": "list"}}

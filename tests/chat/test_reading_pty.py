@@ -9,7 +9,6 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,6 @@ from tests.chat.terminal import Terminal
 COLUMNS = 44
 PROMPT = r"\[\d+% · compacts by 75%\] › "
 WORDS = [f"word{i}" + "x" * (i % 7) for i in range(60)]
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.close()
 
 
 def test_a_reply_wraps_at_word_boundaries_and_a_tool_result_reads_as_text(

@@ -62,14 +62,6 @@ def home(tmp_path: Path, env: dict[str, str]) -> Path:
     return home
 
 
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.close()
-
-
 def _replies(home: Path) -> list[tuple[str, bool]]:
     rows = HistoryStore(Layout(home, WORKSPACE), durable=False).rows()
     return [(r.text, r.metadata.get("partial") is True) for r in rows if r.role == "assistant"]

@@ -17,6 +17,7 @@ from segue.cli.lazy import LazyGroup
 from segue.cli.main import COMMANDS, cli
 from segue.history.store import HistoryStore
 from segue.workspace import Layout
+from tests.needs import require_module
 from tests.test_views import session_rows
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "segue"
@@ -38,7 +39,8 @@ HEAVY = (
     "segue.postgres",
     "tiktoken",
     "textual",
-    "httpx",
+    "httpx",  # what the SDKs loaded before their 2026 releases
+    "httpx2",  # what they load now (test_the_heavy_list_names_the_sdks_http_client)
     "openai",
     "anthropic",
     "psycopg",
@@ -62,6 +64,17 @@ def loaded_after(code: str) -> list[str]:
 
 def heavy_in(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy)]
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_the_heavy_list_names_the_sdks_http_client(sdk: str) -> None:
+    """The pins below are only as good as HEAVY: the HTTP client an SDK really loads (the
+    installed one, whatever it is called) must be on it."""
+    require_module(sdk)
+    loaded = {m.split(".")[0] for m in loaded_after(f"import {sdk}")}
+    clients = {m for m in loaded if m.startswith("httpx")}
+    assert clients, f"{sdk} loads no httpx-like client: which HTTP library does it use now?"
+    assert clients <= set(HEAVY)
 
 
 def test_import_segue_loads_nothing_but_its_version() -> None:
@@ -97,11 +110,13 @@ def test_history_windows_reads_without_providers_or_the_index(segue_home: Path) 
         f"assert main(['--home', {str(segue_home)!r}, '-w', 'w', 'history', 'windows']) == 0"
     )
     modules = loaded_after(code)
-    # what checking those two settings needs
+    # what checking those two settings needs: their subsystems' key declarations and parsers
     checked = {
         "segue.providers",
+        "segue.providers.keys",
         "segue.providers.model_ref",
         "segue.plugins",
+        "segue.plugins.keys",
         "segue.plugins.config",
     }
     assert heavy_in([m for m in modules if m not in checked], HEAVY) == []

@@ -34,6 +34,9 @@ def test_reindex_then_search_finds_what_the_scan_finds(imported: Layout) -> None
     home = imported.home
     queries = ["the", "a", "TOOL", "secret", "zz-none", "ß", "[tool", "Continue"]
     scanned = {q: _search(home, q) for q in queries}  # no index yet: the scan
+    # The comparison below means something only where the scan found rows (the others are
+    # words no row above the floor holds).
+    assert [q for q in queries if scanned[q]] == ["the", "a", "TOOL", "[tool"], scanned
     assert not index_path(imported).exists()  # a read-only command creates nothing
     result = segue(home, "history", "reindex")
     assert result.exit_code == 0, result.output

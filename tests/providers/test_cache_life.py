@@ -222,8 +222,8 @@ def without_usage_chunk() -> httpx2.Response:
 
 def test_without_usage_the_meter_shows_segues_own_count_marked_as_an_estimate(
         tmp_path: Path) -> None:
-    from segue.cli.render import Renderer
     from segue.events import StepUsage
+    from segue.render.terminal import Renderer
     from segue.tui.lines import usage_meter
 
     rig = Rig(tmp_path, "openai:gpt-4o", Replay(without_usage_chunk()), experiment=True)

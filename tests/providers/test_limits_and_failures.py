@@ -15,7 +15,8 @@ from segue.errors import (
 )
 from segue.providers import parse_model
 from segue.providers.failures import ApiFailure, classify
-from segue.providers.limits import CONTEXT_WINDOW_PREFIX, context_window, table_limit
+from segue.providers.keys import CONTEXT_WINDOW_PREFIX, ENCODING_PREFIX
+from segue.providers.limits import context_window, table_limit
 from segue.providers.retry import RetryPolicy, describe_wait, retry_after_seconds
 from segue.settings import Settings
 
@@ -55,6 +56,7 @@ def test_override_wins_and_is_required_where_the_table_is_silent() -> None:
 
 def test_settings_validate_the_new_keys() -> None:
     assert CONTEXT_WINDOW_PREFIX == settings_module.CONTEXT_WINDOW_PREFIX
+    assert ENCODING_PREFIX == settings_module.ENCODING_PREFIX
     s = Settings().with_value("contextWindow.openai-compatible:llama3.1:8b", 131_072)
     assert s.values["contextWindow.openai-compatible:llama3.1:8b"] == 131_072
     with pytest.raises(SettingsError, match="tokens"):

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from segue.cli.render import NEW_PREFIX_NOTE, Renderer
 from segue.events import RolledOver, StepUsage
 from segue.messages import Part, make_row
 from segue.providers import ProviderRequest
@@ -16,6 +15,8 @@ from segue.providers.anthropic_messages import MAX_BREAKPOINTS, cache_breakpoint
 from segue.providers.openai_chat import prompt_cache_key
 from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
+from segue.render.lines import NEW_PREFIX_NOTE
+from segue.render.terminal import Renderer
 from segue.settings import Settings
 from segue.tui.lines import usage_meter
 

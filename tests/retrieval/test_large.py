@@ -3,7 +3,6 @@ within its bounds; lines over the per-call budget are crossed across calls."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from segue.messages import encode_row, make_row
@@ -49,7 +48,6 @@ def test_target_behind_40mb_archive_is_reached_by_paging(segue_home: Path) -> No
     layout = Layout(segue_home, "big")
     total = _big_history(layout)
     tool = SessionHistoryTool(layout, use_index=False)  # the bounded scan itself
-    started = time.monotonic()
     target = {"action": "search", "match": "literal", "query": "the-target"}
     result_pages = list(pages(tool, target))
     assert result_pages[-1]["nextCursor"] is None
@@ -60,6 +58,10 @@ def test_target_behind_40mb_archive_is_reached_by_paging(segue_home: Path) -> No
     assert all(p["items"] == [] and "note" in p for p in result_pages[:-1])
     scanned = sum(p["scanned"]["bytes"] for p in result_pages)
     assert scanned >= ARCHIVE_MB << 20
+    # As few calls as the bounds allow: every page but the last used its whole budget (how
+    # fast that is, bench/bench_retrieval.py measures against a raw read of the file).
+    assert all(p["scanned"]["bytes"] == tool.max_bytes or p["scanned"]["rows"] == tool.max_rows
+               for p in result_pages[:-1])
     # the same target by read_item (locate by paging) and windows listed in order
     read = list(pages(tool, {"action": "read_item", "item_id": "0"}))
     assert read[-1]["items"][0]["text"] == "THE-TARGET is here"
@@ -68,7 +70,6 @@ def test_target_behind_40mb_archive_is_reached_by_paging(segue_home: Path) -> No
     assert ids[-1] == "w:0" and ids[0] == f"w:{total - 2}"
     numbers = [int(w.removeprefix("w:")) for w in ids]
     assert numbers == sorted(numbers, reverse=True)
-    assert time.monotonic() - started < 60
 
 
 def test_line_longer_than_the_budget_is_crossed(segue_home: Path) -> None:

@@ -42,10 +42,10 @@ def test_exit_code_output_and_working_directory(ws: Workspace) -> None:
 
 
 def test_stdin_is_closed(ws: Workspace) -> None:
-    started = time.monotonic()
+    # An open stdin would block cat until the timeout: the call would end in a timeout error.
     result = BashTool(ws).run({"command": "cat; read line; echo status=$?", "timeout": 10})
+    assert result["ok"] is True
     assert result["exitCode"] == 0 and "status=1" in result["output"]
-    assert time.monotonic() - started < 5
 
 
 def test_output_is_capped_to_head_and_tail_with_the_byte_count(ws: Workspace) -> None:
@@ -60,13 +60,15 @@ def test_output_is_capped_to_head_and_tail_with_the_byte_count(ws: Workspace) ->
 
 def test_a_hanging_command_is_killed_with_its_process_group(ws: Workspace, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    command = f"sleep 100 & echo $! > {pids}; echo $$ >> {pids}; echo started; sleep 100"
-    started = time.monotonic()
+    command = (f"sleep 1000 & echo $! > {pids}; echo $$ >> {pids}; echo started; sleep 100; "
+               "echo finished")
     result = BashTool(ws).run({"command": command, "timeout": 1})
-    elapsed = time.monotonic() - started
-    assert elapsed < 4, elapsed
+    # Killed at the timeout, not waited for: the command never got to its last line, and
+    # (below) the background sleep, which would outlive any wait, is gone too. How soon after
+    # the timeout the call returns is measured in bench/bench_shell.py.
     assert result["ok"] is False and result["error"]["code"] == "timeout"
     assert result["exitCode"] is None and "started" in result["output"]
+    assert "finished" not in result["output"]
     group = [int(p) for p in pids.read_text().split()]
     assert len(group) == 2
     assert _wait_gone(group), "the background sleep or the shell survived the timeout"
@@ -76,11 +78,10 @@ def test_a_background_job_holding_the_pipe_does_not_block_the_call(
     ws: Workspace, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "bg"
-    started = time.monotonic()
     result = BashTool(ws).run({"command": f"sleep 30 & echo $! > {pid_file}; echo done"})
     assert result["exitCode"] == 0 and result["output"] == "done\n"
-    assert time.monotonic() - started < 5
     pid = int(pid_file.read_text())
+    assert not _gone(pid)  # the call returned while the job still held the pipe
     os.kill(pid, 9)  # the job outlives the call by design; do not leave it behind
     assert _wait_gone([pid])
 
@@ -100,15 +101,15 @@ def test_a_cancelled_turn_kills_the_running_command(ws: Workspace, tmp_path: Pat
     notice and kill its group instead of running on to its timeout."""
     pids = tmp_path / "pids"
     marker = tmp_path / "started"
-    command = f"sleep 100 & echo $! > {pids}; echo $$ >> {pids}; touch {marker}; sleep 100"
+    command = (f"sleep 1000 & echo $! > {pids}; echo $$ >> {pids}; touch {marker}; sleep 100; "
+               "echo finished")
 
     def cancelled() -> bool:
         return marker.exists()  # cancel as soon as the command is under way
 
-    started = time.monotonic()
     result = BashTool(ws).run_cancellable({"command": command, "timeout": 60}, cancelled)
-    assert time.monotonic() - started < 5
     assert result["ok"] is False
-    assert result["error"]["code"] == "interrupted"
+    assert result["error"]["code"] == "interrupted"  # not run on to its timeout
+    assert "finished" not in result.get("output", "")
     group = [int(p) for p in pids.read_text().split()]
     assert _wait_gone(group), "the command survived the cancelled turn"

@@ -3,17 +3,14 @@ harness (a real store and the scripted provider in a temporary SEGUE_HOME)."""
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from textual.app import App
 from textual.pilot import Pilot
 
+from segue.render.lines import Line
 from segue.tui.app import ChatApp
-from segue.tui.lines import Line
 from segue.tui.widgets import PromptArea
 from tests.chat.helpers import Chat
 
@@ -66,30 +63,3 @@ def run_app(
     return app
 
 
-class RequestGate:
-    """Holds each scripted provider step until let through: the script's ``requestLog`` is a
-    FIFO, and a step that opens it for writing waits for this reader (a slow provider call,
-    made deterministic)."""
-
-    def __init__(self, path: Path) -> None:
-        os.mkfifo(path)
-        self.path = path
-        self.passed = 0
-        self._permits = threading.Semaphore(0)
-        self._free = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            if not self._free.is_set():
-                self._permits.acquire()
-            with self.path.open("rb") as fifo:
-                fifo.read()
-            self.passed += 1
-
-    def allow_one(self) -> None:
-        self._permits.release()
-
-    def open_wide(self) -> None:
-        self._free.set()
-        self._permits.release()

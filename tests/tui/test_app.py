@@ -11,11 +11,12 @@ import pytest
 from textual.pilot import Pilot
 
 from segue.history import HistoryStore
+from segue.render.lines import Line
 from segue.tui.app import ChatApp
-from segue.tui.lines import Line
 from segue.tui.widgets import Question
 from tests.chat.helpers import chat, texts
-from tests.tui.helpers import RequestGate, at_prompt, lines, run_app, shows, submit, until
+from tests.chat.request_gate import RequestGate
+from tests.tui.helpers import at_prompt, lines, run_app, shows, submit, until
 
 MEMORY_LIST = {"name": "memory", "input": {"action": "list"}}
 

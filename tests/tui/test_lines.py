@@ -13,9 +13,8 @@ from segue.events import (
     Warned,
 )
 from segue.messages import Part, make_row
+from segue.render.lines import Line, event_lines
 from segue.tui.lines import (
-    Line,
-    event_lines,
     history_lines,
     output_line,
     prompt_meter,

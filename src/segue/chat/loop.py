@@ -39,12 +39,12 @@ from segue.chat.approval import (
 from segue.chat.interrupt import QuitNow, interrupts_raise
 from segue.chat.meter import meter_text, reported_usage
 from segue.chat.wrap import WordWrap
-from segue.cli.render import Renderer, divider
 from segue.context.active import active_rows
 from segue.errors import SegueError
 from segue.events import EventSink
 from segue.policy.approval import Mode, parse_mode
 from segue.providers.request import ProviderRequest
+from segue.render.terminal import Renderer, divider
 from segue.session import Session
 from segue.session.admission import Cancellation
 from segue.session.turn import INTERRUPTED_REPLY

@@ -19,9 +19,9 @@ import click
 
 from segue.chat import ChatLoop, SessionMaker, run_interruptible
 from segue.chat.presence import hold_chat
-from segue.cli.render import no_color
 from segue.cli.run import UNATTENDED_CLI
 from segue.policy.approval import MODES, Mode, parse_mode
+from segue.render.terminal import no_color
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import click
 
-from segue.cli.render import Renderer, divider, no_color, quiet
 from segue.demo.run import DEFAULT_TRAJECTORY, DEFAULT_WORKSPACE, prepare_demo, run_demo
 from segue.demo.text import header, prompt_lines, summary
 from segue.demo.trajectory import packaged_names
 from segue.errors import DemoFailed, UsageError
+from segue.render.terminal import Renderer, divider, no_color, quiet
 from segue.workspace import Layout, validate_workspace_id
 
 

@@ -14,12 +14,12 @@ import click
 from segue.chat.interrupt import QuitNow, run_interruptible
 from segue.cli.context import CliContext
 from segue.cli.prompt_input import read_prompt
-from segue.cli.render import Renderer, quiet
 from segue.context.assembly import current_window_id
 from segue.errors import RuntimeFailure, SegueError, UsageError
 from segue.events import Event, Notice, RolledOver
 from segue.history.inflight import refuse_if_streaming
 from segue.policy.approval import MODES
+from segue.render.terminal import Renderer, quiet
 from segue.session.admission import Cancellation
 from segue.session.core import soft_reset
 from segue.session.factory import open_session

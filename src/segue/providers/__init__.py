@@ -6,9 +6,9 @@
 * :mod:`segue.providers.script` / :mod:`segue.providers.scripted` — the scripted provider.
 * :mod:`segue.providers.model_ref` / :mod:`segue.providers.registry` — model strings.
 
-The package exports only the pure protocol and values: ``segue.settings`` imports model
-strings from here, and the scripted provider writes its state with ``segue.settings``, so the
-modules that do I/O (``registry``, ``scripted``) are imported by name where they are used.
+The package exports only the pure protocol and values; :mod:`segue.providers.keys` declares
+the settings the providers read (``segue.settings`` assembles them), and the modules that do
+I/O (``registry``, ``scripted``) are imported by name where they are used.
 """
 
 from typing import TYPE_CHECKING

@@ -65,8 +65,14 @@ from segue.providers.request import (
     stable_head,
     to_messages,
 )
-from segue.providers.retry import RetryPolicy, run_with_retries
-from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
+from segue.providers.retry import RetryPolicy
+from segue.providers.sdk_base import (
+    SdkProvider,
+    dropped,
+    missing_sdk,
+    stream_error,
+    transport_errors,
+)
 from segue.providers.wire import (
     complete_tool_pairs,
     data_url,
@@ -384,20 +390,9 @@ class AnthropicProvider(SdkProvider):
         #: Their lifetime: ``"5m"`` or ``"1h"`` (the ``anthropic.cacheTtl`` setting).
         self.cache_ttl = cache_ttl
 
-    def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
-        # Translated once: every retry sends the same body.
-        params = request_params(request, self._name, output_reserve(self._context_window),
-                                cache=self.cache, ttl=self.cache_ttl)
-        streamed = False
-
-        def emit(event: TextDelta | ToolCallEvent) -> None:
-            nonlocal streamed
-            streamed = True
-            if on_event is not None:
-                on_event(event)
-
-        return run_with_retries(lambda: self._attempt(params, emit), self.retry,
-                                streamed=lambda: streamed)
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        return request_params(request, self._name, output_reserve(self._context_window),
+                              cache=self.cache, ttl=self.cache_ttl)
 
     def _attempt(self, params: dict[str, Any], emit: EventSink) -> StepResult:
         import anthropic
@@ -424,14 +419,11 @@ class AnthropicProvider(SdkProvider):
             raise classify(ApiFailure("Anthropic", str(exc), connection=True),
                            key_env=ANTHROPIC_KEY_ENV) from None
         except anthropic.APIError as exc:
-            error_type, code, message = error_fields(exc.body)
-            raise classify(ApiFailure("Anthropic", message or exc.message, None, error_type,
-                                      code, in_stream=True), key_env=ANTHROPIC_KEY_ENV) from None
+            raise stream_error("Anthropic", exc, key_env=ANTHROPIC_KEY_ENV) from None
         except transport_errors() as exc:
             # The SDK does not wrap read errors while streaming: a dropped connection
             # arrives as the HTTP client's own exception.
-            raise classify(ApiFailure("Anthropic", f"{type(exc).__name__}: {exc}",
-                                      connection=True), key_env=ANTHROPIC_KEY_ENV) from None
+            raise dropped("Anthropic", exc, key_env=ANTHROPIC_KEY_ENV) from None
         return assembler.result()
 
 

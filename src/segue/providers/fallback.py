@@ -29,9 +29,8 @@ from collections.abc import Callable
 
 from segue.errors import ContextOverflowError, ProviderError, SegueError
 from segue.providers.base import EventSink, Provider, StepResult, StreamEvent
+from segue.providers.keys import FALLBACK_SETTING
 from segue.providers.request import ProviderRequest
-
-FALLBACK_SETTING = "fallbackModel"
 
 
 class Deferred:

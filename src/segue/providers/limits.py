@@ -30,9 +30,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from segue.errors import UsageError
+from segue.providers.keys import CONTEXT_WINDOW_PREFIX
 from segue.providers.model_ref import ModelRef
-
-CONTEXT_WINDOW_PREFIX = "contextWindow."
 
 _K = 1000
 #: ``(provider, pattern on the lower-cased name, limit)``; first match wins, so more

@@ -65,8 +65,13 @@ from segue.providers.request import (
     ToolResult,
     to_messages,
 )
-from segue.providers.retry import RetryPolicy, run_with_retries
-from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
+from segue.providers.retry import RetryPolicy
+from segue.providers.sdk_base import (
+    SdkProvider,
+    dropped,
+    missing_sdk,
+    transport_errors,
+)
 from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
 
 if TYPE_CHECKING:
@@ -325,33 +330,22 @@ class OpenAIChatProvider(SdkProvider):
         #: Send ``prompt_cache_key`` (OpenAI's own API; compatible servers may refuse it).
         self.cache_key = cache_key
 
-    def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
-        # Translated once: every retry sends the same body.
-        messages = chat_messages(request)
-        extra: dict[str, Any] = {}
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {"messages": chat_messages(request)}
         if request.tools:
-            extra["tools"] = chat_tools(request.tools)
+            params["tools"] = chat_tools(request.tools)
         key = prompt_cache_key(request) if self.cache_key else None
         if key is not None:
             # As extra body: SDK releases older than the parameter still send it.
-            extra["extra_body"] = {"prompt_cache_key": key}
-        streamed = False
+            params["extra_body"] = {"prompt_cache_key": key}
+        return params
 
-        def emit(event: TextDelta | ToolCallEvent) -> None:
-            nonlocal streamed
-            streamed = True
-            if on_event is not None:
-                on_event(event)
-
-        return run_with_retries(lambda: self._attempt(messages, extra, emit), self.retry,
-                                streamed=lambda: streamed)
-
-    def _attempt(
-        self, messages: list[dict[str, Any]], extra: dict[str, Any], emit: EventSink
-    ) -> StepResult:
+    def _attempt(self, params: dict[str, Any], emit: EventSink) -> StepResult:
         import openai
 
         assembler = ChatStream(emit)
+        extra = dict(params)
+        messages = extra.pop("messages")
         try:
             stream = self._client.chat.completions.create(
                 model=self._name,
@@ -373,8 +367,7 @@ class OpenAIChatProvider(SdkProvider):
         except openai.APIError as exc:  # an error event inside a 200 stream
             raise self._failure(exc, None, {}, in_stream=True) from None
         except transport_errors() as exc:  # the connection dropped while reading
-            raise classify(ApiFailure(self.label, f"{type(exc).__name__}: {exc}",
-                                      connection=True), key_env=self.key_env) from None
+            raise dropped(self.label, exc, key_env=self.key_env) from None
         return assembler.result()
 
     def _failure(self, exc: Any, status: int | None, headers: Mapping[str, str], *,

@@ -57,8 +57,14 @@ from segue.providers.request import (
     ToolResult,
     to_messages,
 )
-from segue.providers.retry import RetryPolicy, run_with_retries
-from segue.providers.sdk_base import SdkProvider, missing_sdk, transport_errors
+from segue.providers.retry import RetryPolicy
+from segue.providers.sdk_base import (
+    SdkProvider,
+    dropped,
+    missing_sdk,
+    stream_error,
+    transport_errors,
+)
 from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
 
 if TYPE_CHECKING:
@@ -310,19 +316,6 @@ class OpenAIResponsesProvider(SdkProvider):
             params["extra_body"] = {"prompt_cache_key": key}
         return params
 
-    def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
-        params = self.params(request)  # translated once: every retry sends the same body
-        streamed = False
-
-        def emit(event: TextDelta | ToolCallEvent) -> None:
-            nonlocal streamed
-            streamed = True
-            if on_event is not None:
-                on_event(event)
-
-        return run_with_retries(lambda: self._attempt(params, emit), self.retry,
-                                streamed=lambda: streamed)
-
     def _attempt(self, params: dict[str, Any], emit: EventSink) -> StepResult:
         import openai
 
@@ -343,12 +336,9 @@ class OpenAIResponsesProvider(SdkProvider):
             raise classify(ApiFailure(self.label, str(exc), connection=True),
                            key_env=OPENAI_KEY_ENV) from None
         except openai.APIError as exc:
-            error_type, code, message = error_fields(exc.body)
-            raise classify(ApiFailure(self.label, message or exc.message, None, error_type,
-                                      code, in_stream=True), key_env=OPENAI_KEY_ENV) from None
+            raise stream_error(self.label, exc, key_env=OPENAI_KEY_ENV) from None
         except transport_errors() as exc:
-            raise classify(ApiFailure(self.label, f"{type(exc).__name__}: {exc}",
-                                      connection=True), key_env=OPENAI_KEY_ENV) from None
+            raise dropped(self.label, exc, key_env=OPENAI_KEY_ENV) from None
         return assembler.result()
 
 

@@ -23,17 +23,31 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Protocol
 
 from segue.errors import SegueError, UnknownModelError
 from segue.providers.base import Provider, RequestCounter
-from segue.providers.fallback import FALLBACK_SETTING, Deferred, FallbackProvider
+from segue.providers.fallback import Deferred, FallbackProvider
+from segue.providers.keys import ENCODING_PREFIX, FALLBACK_SETTING
 from segue.providers.limits import context_window
 from segue.providers.model_ref import ModelRef, parse_model
 from segue.providers.retry import RetryPolicy
 from segue.providers.scripted import ScriptedProvider, load_script
-from segue.settings import ENCODING_PREFIX, Settings
 from segue.tokens.registry import find_family
+
+
+class SettingsView(Protocol):
+    """What the providers read of the settings (a :class:`segue.settings.Settings` is one):
+    the flat ``key -> value`` the file holds. The providers sit below the settings file, so
+    they take the values rather than the settings machinery."""
+
+    @property
+    def values(self) -> Mapping[str, Any]: ...
+
+
+class _NoSettings:
+    values: Mapping[str, Any] = MappingProxyType({})
 
 
 def create_provider(
@@ -42,7 +56,7 @@ def create_provider(
     counter: RequestCounter | None = None,
     state_dir: Path | None = None,
     cwd: Path | None = None,
-    settings: Settings | None = None,
+    settings: SettingsView | None = None,
     environ: Mapping[str, str] | None = None,
     http_client: object | None = None,
     retry: RetryPolicy | None = None,
@@ -60,7 +74,7 @@ def create_provider(
     ``os.environ``). ``http_client`` is handed to the SDK client (tests pass one with a mock
     transport) and ``retry`` sets the retry policy of API providers.
     """
-    settings = settings if settings is not None else Settings()
+    settings = settings if settings is not None else _NoSettings()
     environ = environ if environ is not None else os.environ
 
     def make(name: str) -> Provider:
@@ -69,7 +83,7 @@ def create_provider(
                            retry=retry)
 
     primary = make(model)
-    fallback = settings.get(FALLBACK_SETTING)
+    fallback = settings.values.get(FALLBACK_SETTING)
     if isinstance(fallback, str) and fallback != model:
         ref = parse_model(fallback)  # a malformed setting is a usage error now
         return FallbackProvider(
@@ -81,7 +95,7 @@ def create_provider(
 
 
 def known_window(
-    ref: ModelRef, settings: Settings, *, scripts: bool = True, cwd: Path | None = None
+    ref: ModelRef, settings: SettingsView, *, scripts: bool = True, cwd: Path | None = None
 ) -> int | None:
     """``ref``'s context window where it is known without credentials: the limits table, a
     ``contextWindow`` setting, or (with ``scripts``) a readable script's ``contextWindow``
@@ -105,7 +119,7 @@ def _create_one(
     counter: RequestCounter | None,
     state_dir: Path | None,
     cwd: Path | None,
-    settings: Settings,
+    settings: SettingsView,
     environ: Mapping[str, str],
     http_client: object | None,
     retry: RetryPolicy | None,

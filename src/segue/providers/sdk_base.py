@@ -1,14 +1,19 @@
 """What the SDK-backed providers share: the model they were made for, its limits, the
-bounded retry policy (the SDKs' own retries are off), how to install a missing SDK, and the
-transport errors an SDK lets through while a stream is read."""
+bounded retry policy (the SDKs' own retries are off) around one step, how to install a
+missing SDK, and the transport errors an SDK lets through while a stream is read."""
 
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
+from typing import Any
 
-from segue.errors import MissingSetup
+from segue.errors import MissingSetup, ProviderError
 from segue.extras import install_hint
-from segue.providers.retry import RetryPolicy
+from segue.providers.base import EventSink, StepResult, TextDelta, ToolCallEvent
+from segue.providers.failures import ApiFailure, classify, error_fields
+from segue.providers.request import ProviderRequest
+from segue.providers.retry import RetryPolicy, run_with_retries
 
 
 def missing_sdk(model: str, sdk: str, extra: str) -> MissingSetup:
@@ -32,7 +37,24 @@ def transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
-class SdkProvider:
+def stream_error(label: str, exc: Any, *, key_env: str | None) -> ProviderError:
+    """An error event inside a 200 stream (the SDK's ``APIError`` with the event's body)."""
+    error_type, code, message = error_fields(exc.body)
+    return classify(ApiFailure(label, message or exc.message, None, error_type, code,
+                               in_stream=True), key_env=key_env)
+
+
+def dropped(label: str, exc: BaseException, *, key_env: str | None) -> ProviderError:
+    """A connection that dropped while the stream was read (one of :func:`transport_errors`)."""
+    return classify(ApiFailure(label, f"{type(exc).__name__}: {exc}", connection=True),
+                    key_env=key_env)
+
+
+class SdkProvider(ABC):
+    """A provider behind a vendor SDK: :meth:`params` translates a request once, and
+    :meth:`_attempt` sends it and reads the stream, as often as the retry policy allows (a
+    step that already streamed something is not retried)."""
+
     def __init__(
         self,
         model: str,
@@ -59,3 +81,24 @@ class SdkProvider:
     @property
     def encoding(self) -> str:
         return self._encoding
+
+    @abstractmethod
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The request's body as the SDK takes it."""
+
+    @abstractmethod
+    def _attempt(self, params: dict[str, Any], emit: EventSink) -> StepResult:
+        """One request with ``params``, its stream fed to ``emit`` as it comes."""
+
+    def step(self, request: ProviderRequest, *, on_event: EventSink | None = None) -> StepResult:
+        params = self.params(request)  # translated once: every retry sends the same body
+        streamed = False
+
+        def emit(event: TextDelta | ToolCallEvent) -> None:
+            nonlocal streamed
+            streamed = True
+            if on_event is not None:
+                on_event(event)
+
+        return run_with_retries(lambda: self._attempt(params, emit), self.retry,
+                                streamed=lambda: streamed)

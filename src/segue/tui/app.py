@@ -40,17 +40,10 @@ from segue.chat import ChatLoop
 from segue.chat.approval import remembered
 from segue.chat.loop import SessionSource
 from segue.events import AssistantText, Event, EventSink, StepUsage, ToolFinished, ToolStarted
+from segue.render.lines import Line, event_lines, machine
 from segue.session import Session
 from segue.tools.gate import Answer, ApprovalRequest
-from segue.tui.lines import (
-    Line,
-    event_lines,
-    history_lines,
-    machine,
-    output_line,
-    prompt_meter,
-    usage_meter,
-)
+from segue.tui.lines import history_lines, output_line, prompt_meter, usage_meter
 from segue.tui.widgets import ApprovalDialog, PromptArea, Question, Transcript
 
 T = TypeVar("T")

@@ -1,14 +1,12 @@
 """What the transcript view shows, as plain values (pure; no Textual here).
 
-A :class:`Line` is one entry of the view: who or what it speaks for (``kind``) and its text.
-The kinds keep R9's distinction visible: ``user`` is only ever what the person typed,
-``assistant`` the model's words, and everything segue says itself (notices, warnings, tool
-activity, dividers) is ``segue``, ``tool`` or ``divider``, which the view styles apart.
+A :class:`~segue.render.lines.Line` is one entry of the view (who or what it speaks for, and
+its text); :mod:`segue.render.lines` defines them and the entries engine events add.
 
 History comes from :func:`segue.views.windows.walk` (the same projection ``segue history`` and
 the exports use: the lead-in and other hidden rows never show, boundaries become dividers);
-live turns come from engine events, written the way :class:`segue.cli.render.Renderer` writes
-them in the line chat.
+live turns come from engine events, in the words the line chat's
+:class:`segue.render.terminal.Renderer` writes them with (:func:`~segue.render.lines.event_lines`).
 """
 
 from __future__ import annotations
@@ -17,46 +15,22 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from segue.chat.meter import due
-from segue.cli.render import NEW_PREFIX_NOTE, ROLLOVER_DIVIDER
-from segue.cli.tool_text import call_text, result_text
-from segue.events import (
-    AssistantText,
-    Compacted,
-    Event,
-    Notice,
-    RolledOver,
-    StepUsage,
-    ToolFinished,
-    ToolStarted,
-    Warned,
-)
+from segue.events import StepUsage
 from segue.messages import Row
+from segue.render.lines import Line, LineKind, machine, tool_call_line
+from segue.render.tool_text import result_text
 from segue.views.export import DIVIDERS
 from segue.views.project import Segment
 from segue.views.windows import Item, walk
-
-LineKind = Literal["user", "assistant", "segue", "tool", "divider"]
 
 _PROMPT = re.compile(r"\[(.+)\] › ", re.DOTALL)
 
 #: How many history entries the view loads at start: a transcript of any size opens quickly,
 #: and the rest is one ``segue history export`` away.
 HISTORY_LIMIT = 400
-
-
-@dataclass(frozen=True)
-class Line:
-    kind: LineKind
-    text: str
-
-
-def machine(text: str) -> Line:
-    """One of segue's own messages, prefixed as in the line chat."""
-    return Line("segue", f"[segue] {text}")
 
 
 def _item_lines(item: Item) -> list[Line]:
@@ -90,7 +64,7 @@ def _tool_text(segment: Segment) -> str:
     if segment.kind == "tool":
         # "[tool NAME] {input}", as the live view writes a ToolStarted event.
         name, _, given = segment.text.removeprefix("[tool ").partition("] ")
-        return f"  ⚙ {call_text(name, _json_or_text(given))}"
+        return tool_call_line(name, _json_or_text(given)).text
     return result_text(_json_or_text(segment.text))
 
 
@@ -119,33 +93,6 @@ def history_lines(rows: Iterable[Row], limit: int = HISTORY_LIMIT) -> list[Line]
     skipped = total - len(kept)
     head = [machine(f"{skipped} earlier entries not shown (segue history export has them all)")]
     return (head if skipped else []) + list(kept)
-
-
-def event_lines(event: Event) -> list[Line]:
-    """The entries an engine event adds. Streamed text and the meter are not entries (the
-    view appends the one and shows the other in its status line), so they give none."""
-    if isinstance(event, AssistantText | StepUsage):
-        return []
-    if isinstance(event, ToolStarted):
-        return [Line("tool", f"  ⚙ {call_text(event.name, event.input)}")]
-    if isinstance(event, ToolFinished):
-        return [Line("tool", result_text(event.output))]
-    if isinstance(event, RolledOver):
-        return [
-            Line("divider", ROLLOVER_DIVIDER),
-            machine(
-                f"{event.previous_window_id} → {event.window_id} ({event.reason}, "
-                f"{event.context_tokens} tokens sealed; earlier windows stay on disk; "
-                f"{NEW_PREFIX_NOTE})"
-            ),
-        ]
-    if isinstance(event, Warned):
-        return [machine(f"context at {event.percent}%: notes offered")]
-    if isinstance(event, Compacted):
-        return [Line("divider", f"Context compacted ({event.reason})")]
-    if isinstance(event, Notice):
-        return [machine(event.text)]
-    return []
 
 
 def prompt_meter(prompt: str) -> str | None:

@@ -18,9 +18,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
 from segue.chat.approval import choices, headline, preview_lines
-from segue.cli.render import divider
+from segue.render.lines import Line
+from segue.render.terminal import divider
 from segue.tools.gate import Answer, ApprovalRequest
-from segue.tui.lines import Line
 
 
 class Entry(Static):

@@ -1,7 +1,8 @@
-"""Turning engine events into terminal output, shared by ``run``, ``chat`` and ``demo``.
+"""Engine events written to a terminal, shared by ``run``, ``chat`` and ``demo``.
 
 Machine messages (warnings, notices, dividers) are styled apart from the model's and the
-user's words (R9): they are dim or coloured and always prefixed, never plain text.
+user's words (R9): they are dim or coloured and always prefixed, never plain text. Their
+words come from :func:`segue.render.lines.event_lines`, the entries the full-screen chat shows.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 
 import click
 
-from segue.cli.tool_text import call_text, result_text
 from segue.events import (
     AssistantText,
     Compacted,
@@ -21,14 +21,18 @@ from segue.events import (
     Notice,
     RolledOver,
     StepUsage,
-    ToolFinished,
-    ToolStarted,
     Warned,
 )
+from segue.render.lines import LineKind, event_lines
 
-ROLLOVER_DIVIDER = "Context window rollover"
-#: A new window is a new request prefix: the provider's prompt cache starts over.
-NEW_PREFIX_NOTE = "a new prompt-cache prefix starts"
+#: How the lines of an event are styled, by the event and the line's kind (tool activity is
+#: dim whatever the event).
+_STYLES: dict[type[Event], dict[LineKind, dict[str, Any]]] = {
+    RolledOver: {"divider": {"fg": "yellow", "bold": True}, "segue": {"fg": "yellow"}},
+    Warned: {"segue": {"fg": "magenta"}},
+    Compacted: {"divider": {"fg": "blue"}},
+    Notice: {"segue": {"fg": "red"}},
+}
 
 
 def brief(value: Any, limit: int = 120) -> str:
@@ -87,28 +91,20 @@ class Renderer:
         if isinstance(event, AssistantText):
             self._out(event.text)
             self._mid_line = not event.text.endswith("\n")
-        elif isinstance(event, ToolStarted):
-            self._machine(f"  ⚙ {call_text(event.name, event.input)}", dim=True)
-        elif isinstance(event, ToolFinished):
-            self._machine(result_text(event.output), dim=True)
-        elif isinstance(event, StepUsage):
+            return
+        if isinstance(event, StepUsage):
             if self._show_usage:
                 self._machine(f"  [{event.figure()} · {event.label.lower()}{event.cache_note()}]",
                               fg="cyan")
-        elif isinstance(event, RolledOver):
-            self._machine(divider(ROLLOVER_DIVIDER), fg="yellow", bold=True)
-            self._machine(
-                f"[segue] {event.previous_window_id} → {event.window_id} ({event.reason}, "
-                f"{event.context_tokens} tokens sealed; earlier windows stay on disk; "
-                f"{NEW_PREFIX_NOTE})",
-                fg="yellow",
-            )
-        elif isinstance(event, Warned):
-            self._machine(f"[segue] context at {event.percent}%: notes offered", fg="magenta")
-        elif isinstance(event, Compacted):
-            self._machine(divider(f"Context compacted ({event.reason})"), fg="blue")
-        elif isinstance(event, Notice):
-            self._machine(f"[segue] {event.text}", fg="red")
+            return
+        styles = _STYLES.get(type(event), {})
+        for line in event_lines(event):
+            if line.kind == "tool":
+                self._machine(line.text, dim=True)
+            elif line.kind == "divider":
+                self._machine(divider(line.text), **styles.get("divider", {}))
+            else:
+                self._machine(line.text, **styles.get(line.kind, {}))
 
     def finish(self) -> None:
         self._end_line()
