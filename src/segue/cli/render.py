@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from segue.cli.tool_text import call_text, result_text
+from segue.cli.tool_text import call_text, result_text, task_finished_text, task_started_text
 from segue.events import (
     AssistantText,
     Compacted,
@@ -21,6 +21,8 @@ from segue.events import (
     Notice,
     RolledOver,
     StepUsage,
+    TaskFinished,
+    TaskStarted,
     ToolFinished,
     ToolStarted,
     Warned,
@@ -109,6 +111,13 @@ class Renderer:
             self._machine(divider(f"Context compacted ({event.reason})"), fg="blue")
         elif isinstance(event, Notice):
             self._machine(f"[segue] {event.text}", fg="red")
+        elif isinstance(event, TaskStarted):
+            self._machine(f"[segue] {task_started_text(event.task_id, event.agent, event.prompt)}",
+                          fg="green")
+        elif isinstance(event, TaskFinished):
+            line = task_finished_text(event.task_id, event.agent, event.status, event.reason,
+                                      event.rollovers)
+            self._machine(f"[segue] {line}", fg="green")
 
     def finish(self) -> None:
         self._end_line()

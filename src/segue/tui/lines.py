@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from segue.chat.meter import due
 from segue.cli.render import NEW_PREFIX_NOTE, ROLLOVER_DIVIDER
-from segue.cli.tool_text import call_text, result_text
+from segue.cli.tool_text import call_text, result_text, task_finished_text, task_started_text
 from segue.events import (
     AssistantText,
     Compacted,
@@ -30,6 +30,8 @@ from segue.events import (
     Notice,
     RolledOver,
     StepUsage,
+    TaskFinished,
+    TaskStarted,
     ToolFinished,
     ToolStarted,
     Warned,
@@ -145,6 +147,11 @@ def event_lines(event: Event) -> list[Line]:
         return [Line("divider", f"Context compacted ({event.reason})")]
     if isinstance(event, Notice):
         return [machine(event.text)]
+    if isinstance(event, TaskStarted):
+        return [machine(task_started_text(event.task_id, event.agent, event.prompt))]
+    if isinstance(event, TaskFinished):
+        return [machine(task_finished_text(event.task_id, event.agent, event.status,
+                                           event.reason, event.rollovers))]
     return []
 
 
