@@ -67,7 +67,7 @@ TOOL_SCHEMA: dict[str, Any] = {
         "max_chars_per_item": {"type": "integer", "minimum": 1, "maximum": MAX_CHARS_PER_ITEM},
         "match": {"type": "string", "enum": list(MATCHES)},
         "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT},
-        "task_id": {"type": "string", "description": "a task's taskId: read its history"},
+        "task_id": {"type": "string"},  # R41: a taskId the task tool returned
     },
     "required": ["action"],
     "additionalProperties": False,
