@@ -320,3 +320,30 @@ def test_an_unknown_agent_starts_no_task(
     assert "unknown agent 'nosuch'" in unknown["error"]["message"]
     assert empty["error"]["code"] == "invalid_argument"
     assert not (segue_home / "sessions" / CHILD).exists()
+
+
+def test_the_parents_floor_hides_the_tasks_it_ran_before(
+    segue_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    setup(segue_home)
+    first = script(tmp_path / "a.json", [
+        {"toolCalls": [task("exec", "hold the secret")]},
+        {"text": "the secret is amaranth-7"},
+        {"text": "ok"},
+    ])
+    run(segue_home, first, "delegate")
+    assert segue(segue_home, "clear", "--soft").exit_code == 0  # the parent's own floor
+    search = {"action": "search", "query": "amaranth-7", "match": "literal"}
+    second = script(tmp_path / "b.json", [
+        {"toolCalls": [history({**search, "task_id": CHILD})]},
+        {"toolCalls": [task("exec", "hold another")]},
+        {"text": "the other is amaranth-8"},
+        {"toolCalls": [history({**search, "query": "amaranth-8", "task_id": f"{WS}.t2"})]},
+        {"text": "ok"},
+    ])
+    run(segue_home, second, "look back")
+    hidden, shown = [out for name, out in outputs(segue_home) if name == "session_history"]
+    assert hidden["ok"] is False and hidden["error"]["code"] == "invalid_argument"
+    assert "before the newest reset" in hidden["error"]["message"]
+    assert "amaranth-7" not in json.dumps(hidden)
+    assert [i["windowId"] for i in shown["items"]] == ["w:0"]  # a task after the clear reads
