@@ -205,6 +205,27 @@ def children_of(home: Path, parent_id: str, names: Iterable[str] | None = None) 
     return found
 
 
+def descendants(home: Path, parent_id: str) -> list[str]:
+    """Every task below ``parent_id``, each listed after its own tasks (deepest first: the
+    order to remove them in)."""
+    try:
+        names = sorted(os.listdir(home / "sessions"))
+    except OSError:
+        return []
+    out: list[str] = []
+
+    def visit(wid: str, level: int) -> None:
+        if level > _MAX_WALK:
+            return
+        for child in children_of(home, wid, names):
+            if child not in out:
+                visit(child, level + 1)
+                out.append(child)
+
+    visit(parent_id, 1)
+    return out
+
+
 def tree_order(parents: Mapping[str, str | None]) -> list[tuple[str, int]]:
     """Workspace ids with their depth, each parent followed by its children (name order at
     every level). ``parents`` maps every id to its parent's id (None: top level); a child

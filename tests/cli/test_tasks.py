@@ -347,3 +347,31 @@ def test_the_parents_floor_hides_the_tasks_it_ran_before(
     assert "before the newest reset" in hidden["error"]["message"]
     assert "amaranth-7" not in json.dumps(hidden)
     assert [i["windowId"] for i in shown["items"]] == ["w:0"]  # a task after the clear reads
+
+
+def test_a_hard_clear_destroys_the_tasks_too(
+    segue_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    responses = [{"toolCalls": [task("explore", "dig")]},
+                 {"toolCalls": [task("explore", "dig deeper")]}, {"text": "deep"},
+                 {"text": "dug"}, {"text": "ok"}]
+    agents = workdir / ".segue" / "agents"
+    agents.mkdir(parents=True)
+    # A delegating child: explore's tools plus task (still within the parent's exec).
+    (agents / "digger.md").write_text("---\ntools:\n  add: [task, file_read]\n---\nDig.\n")
+    responses[0] = {"toolCalls": [task("digger", "dig")]}
+    run(segue_home, script(tmp_path / "a.json", responses), "go")
+    listed = [w["workspaceId"] for w in json.loads(
+        segue(segue_home, "workspaces", "--json").stdout)["workspaces"]]
+    assert listed == [WS, CHILD, f"{CHILD}.t1"]  # a task's own task, under it
+    cleared = segue(segue_home, "clear", "--yes")
+    assert cleared.exit_code == 0 and "with 2 task workspace(s)" in cleared.stdout
+    assert not (segue_home / "sessions" / CHILD).exists()
+    listed = [w["workspaceId"] for w in json.loads(
+        segue(segue_home, "workspaces", "--json").stdout)["workspaces"]]
+    assert listed == [WS]
+    again = script(tmp_path / "b.json", [{"toolCalls": [task("explore", "anew")]},
+                                          {"text": "fresh"}, {"text": "ok"}])
+    closing = run(segue_home, again, "go again")
+    assert [t["taskId"] for t in closing["tasks"]] == [CHILD]  # the id is free again
+    assert rows(segue_home, CHILD)[0].text == "anew"

@@ -218,9 +218,11 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
     store.clear_all()
     carryover.clear()
     from segue.providers.scripted import forget_positions
+    from segue.session.tasks import clear_tasks
 
     forget_positions(obj.layout.script_positions)  # a scripted model starts its script over
-    click.echo("transcript destroyed")
+    tasks = clear_tasks(obj.layout, store)  # R41: and the tasks it ran
+    click.echo("transcript destroyed" + (f" with {tasks} task workspace(s)" if tasks else ""))
 
 
 @click.command("compact")

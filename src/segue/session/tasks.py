@@ -22,12 +22,15 @@ The result the parent's model reads is the child's final reply, with the ``taskI
 from __future__ import annotations
 
 import contextlib
+import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
-from segue.children import MAX_DEPTH, create_child, depth, finish_child
+from segue.children import MAX_DEPTH, create_child, depth, descendants, finish_child
 from segue.errors import SegueError
 from segue.events import Event, TaskFinished, TaskStarted
+from segue.fsutil import file_error
+from segue.history.protocol import TranscriptStore
 from segue.policy import resolve_agent
 from segue.session.result import TurnResult
 from segue.tools.base import tool_error
@@ -111,3 +114,28 @@ class TaskRunner:
 
 def _quiet(_event: Event) -> None:
     """A child's own events stay its own: the parent shows it start and end."""
+
+
+def clear_tasks(layout: Layout, store: TranscriptStore) -> int:
+    """A hard clear of ``layout``'s workspace destroys the tasks it ran too (their
+    transcripts, then their workspaces, so their ids are free again), deepest first, each
+    in a store of the parent's kind. Returns how many were removed."""
+    from segue.history.postgres import PostgresStore
+    from segue.history.store import HistoryStore
+    from segue.providers.scripted import forget_positions
+
+    removed = 0
+    for wid in descendants(layout.home, layout.workspace_id):
+        child = Layout(layout.home, wid)
+        child_store: TranscriptStore = (
+            PostgresStore(store.url, wid) if isinstance(store, PostgresStore)
+            else HistoryStore(child)
+        )
+        child_store.clear_all()
+        forget_positions(child.script_positions)
+        try:
+            shutil.rmtree(child.session_dir)
+        except OSError as exc:
+            raise file_error(exc, child.session_dir, "remove") from None
+        removed += 1
+    return removed
