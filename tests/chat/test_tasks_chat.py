@@ -25,7 +25,7 @@ def test_the_line_chat_shows_a_task_start_and_end(tmp_path: Path) -> None:
     assert started < ended
     assert "task ws.t1 (explore) done · 0 rollovers" in c.text  # the tool result line
     assert "mapped" in c.text  # the child's report, in the task's result line
-    assert [r.text for r in c.rows()][0] == "delegate this"
+    assert c.rows()[0].text == "delegate this"
 
 
 def test_the_full_screen_chat_lines_of_a_task() -> None:
