@@ -108,8 +108,18 @@ class TaskRunner:
             parent=Parent(recipe.model, parent.provider, parent.policy, recipe.write_scope,
                           parent.approval),
         )
-        with child:
-            return child.send(prompt, cancellation=parent.cancellation)
+        try:
+            with child:
+                return child.send(prompt, cancellation=parent.cancellation)
+        finally:
+            _close_store(child.store)
+
+
+def _close_store(store: TranscriptStore) -> None:
+    """A PostgreSQL store holds a connection; the JSONL store holds nothing between calls."""
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
 
 
 def _quiet(_event: Event) -> None:
@@ -131,7 +141,10 @@ def clear_tasks(layout: Layout, store: TranscriptStore) -> int:
             PostgresStore(store.url, wid) if isinstance(store, PostgresStore)
             else HistoryStore(child)
         )
-        child_store.clear_all()
+        try:
+            child_store.clear_all()
+        finally:
+            _close_store(child_store)
         forget_positions(child.script_positions)
         try:
             shutil.rmtree(child.session_dir)
