@@ -5,7 +5,11 @@ under ``SEGUE_HOME/sessions/``: its own transcript, windows, rollovers and floor
 it a child is one small file in its session directory, ``segue-task.json``::
 
     {"parent": "<parent workspace id>", "agent": "explore", "prompt": "…",
-     "createdAt": <ms>, "status": "running"|"completed"|"paused"|"rejected"|"error"}
+     "createdAt": <ms>, "status": "running"|"completed"|"paused"|"rejected"|"error",
+     "source"?: {"format": "claude-code"|"codex", "session": "…", "agent": "…"}}
+
+``source`` marks a child imported from another agent's sub-agent (a Claude Code sidechain, a
+Codex sub-agent session; status ``imported``): a re-import finds it by its source.
 
 Ids are readable and stable: the parent's id (shortened with a hash when it is long) plus
 ``.t<n>``, the first free number, claimed with an atomic ``mkdir`` so two processes never
@@ -16,6 +20,7 @@ workspace reads its own tasks (and theirs), never its parent's nor a sibling's.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -47,15 +52,20 @@ class TaskLink:
     prompt: str
     created_ms: int | None
     status: str | None
+    #: where an imported child came from (None: a task segue ran)
+    source: dict[str, str] | None = None
 
     def to_obj(self) -> dict[str, object]:
-        return {
+        obj: dict[str, object] = {
             "parent": self.parent,
             "agent": self.agent,
             "prompt": self.prompt,
             "createdAt": self.created_ms,
             "status": self.status,
         }
+        if self.source is not None:
+            obj["source"] = self.source
+        return obj
 
 
 class NotATask(ValueError):
@@ -97,12 +107,15 @@ def read_link(layout: Layout) -> TaskLink | None:
     except InvalidWorkspaceId:
         return None
     prompt, created, status = value.get("prompt"), value.get("createdAt"), value.get("status")
+    source = value.get("source")
     return TaskLink(
         parent=parent,
         agent=agent,
         prompt=prompt if isinstance(prompt, str) else "",
         created_ms=created if isinstance(created, int) and not isinstance(created, bool) else None,
         status=status if isinstance(status, str) else None,
+        source=({str(k): v for k, v in source.items() if isinstance(v, str)}
+                if isinstance(source, dict) else None),
     )
 
 
@@ -126,9 +139,16 @@ def depth(home: Path, workspace_id: str) -> int:
 
 
 def create_child(
-    home: Path, parent_id: str, *, agent: str, prompt: str, now_ms: int
+    home: Path,
+    parent_id: str,
+    *,
+    agent: str,
+    prompt: str,
+    now_ms: int | None,
+    status: str = "running",
+    source: dict[str, str] | None = None,
 ) -> Layout:
-    """Claim the next free child id of ``parent_id`` and write its link (status running)."""
+    """Claim the next free child id of ``parent_id`` and write its link."""
     sessions = home / "sessions"
     try:
         sessions.mkdir(parents=True, exist_ok=True)
@@ -144,7 +164,7 @@ def create_child(
             continue
         except OSError as exc:
             raise file_error(exc, layout.session_dir, "create") from None
-        link = TaskLink(parent_id, agent, prompt[:_PROMPT_CHARS], now_ms, "running")
+        link = TaskLink(parent_id, agent, prompt[:_PROMPT_CHARS], now_ms, status, source)
         _write_link(layout, link)
         return layout
 
@@ -153,9 +173,7 @@ def finish_child(layout: Layout, status: str) -> None:
     """Record how the child's task ended (its transcript already says what it did)."""
     link = read_link(layout)
     if link is not None:
-        _write_link(
-            layout, TaskLink(link.parent, link.agent, link.prompt, link.created_ms, status)
-        )
+        _write_link(layout, dataclasses.replace(link, status=status))
 
 
 def descendant(home: Path, ancestor_id: str, task_id: object) -> Layout:
@@ -224,6 +242,16 @@ def descendants(home: Path, parent_id: str) -> list[str]:
 
     visit(parent_id, 1)
     return out
+
+
+def imported_child(home: Path, parent_id: str, source: dict[str, str]) -> Layout | None:
+    """The child of ``parent_id`` imported from ``source`` before, if there is one."""
+    for wid in children_of(home, parent_id):
+        layout = Layout(home, wid)
+        link = read_link(layout)
+        if link is not None and link.source == source:
+            return layout
+    return None
 
 
 def tree_order(parents: Mapping[str, str | None]) -> list[tuple[str, int]]:
