@@ -8,11 +8,15 @@ requests come, so a parent's step, then its child's steps, then the parent's aga
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner, Result
 
+import segue as segue_pkg
 from segue.cli.main import cli
 from segue.history import HistoryStore
 from segue.messages import Row
@@ -375,3 +379,42 @@ def test_a_hard_clear_destroys_the_tasks_too(
     closing = run(segue_home, again, "go again")
     assert [t["taskId"] for t in closing["tasks"]] == [CHILD]  # the id is free again
     assert rows(segue_home, CHILD)[0].text == "anew"
+
+
+def test_a_cursor_stays_in_the_history_it_was_issued_in(
+    segue_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    setup(segue_home)
+    model = script(tmp_path / "s.json", [
+        {"toolCalls": [task("explore", "say two things")]}, {"text": "one thing"},
+        {"text": "ok"},
+    ])
+    run(segue_home, model, "go")
+    first = {"action": "list_items", "window_id": "w:0", "limit": 1, "task_id": CHILD}
+    # One process, one call per line: cursors live per process (SPEC.md §5).
+    env = {**os.environ, "PYTHONPATH": str(Path(segue_pkg.__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "segue", "--home", str(segue_home), "-w", WS, "history", "tool"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(call: dict[str, Any]) -> dict[str, Any]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(call) + "\n")
+        proc.stdin.flush()
+        answer: dict[str, Any] = json.loads(proc.stdout.readline())
+        return answer
+
+    try:
+        page = ask(first)
+        assert page["ok"] is True and isinstance(page["nextCursor"], str)
+        same = ask({**first, "cursor": page["nextCursor"]})
+        parents = ask({"action": "list_items", "window_id": "w:0", "limit": 1,
+                       "cursor": page["nextCursor"]})
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+    assert same["ok"] is True and [i["text"] for i in same["items"]] == ["say two things"]
+    assert parents["ok"] is False  # the child's cursor does not page the parent's history
+    assert parents["error"]["code"] in {"invalid_cursor", "stale_cursor"}
