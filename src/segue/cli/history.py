@@ -377,9 +377,10 @@ def import_cmd(ctx: click.Context, file: Path, source: str | None, follow_symlin
     A file with any line that is not a row is refused whole: nothing is appended.
 
     With --from, FILE is another agent's transcript (or a directory of them): text, tool
-    calls and their results become rows, reasoning is left out, each source session (and each
-    sub-agent's work) becomes its own context window, and only the source's own clear becomes
-    a manual reset. Importing again appends only what is new.
+    calls and their results become rows, reasoning is left out, each source session becomes
+    its own context window, each sub-agent's work a task (a child workspace, read with
+    session_history's task_id), and only the source's own clear becomes a manual reset.
+    Importing again appends only what is new.
     """
     ws = _ctx(ctx).workspace_id
     if _ctx(ctx).store_url is None:
