@@ -22,7 +22,9 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("foundation", frozenset({
         "errors", "_version", "_lazy", "extras", "messages", "events", "workspace", "fsutil",
         "keyspec"})),
-    ("pure logic", frozenset({"context", "tokens", "views", "policy", "memory", "workspaces"})),
+    ("pure logic", frozenset({
+        "context", "tokens", "views", "policy", "memory", "workspaces", "children",
+    })),
     ("models", frozenset({"providers", "plugins"})),
     ("store", frozenset({"history", "importers"})),
     ("index", frozenset({"retrieval"})),

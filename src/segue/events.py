@@ -85,6 +85,30 @@ class Notice:
     text: str
 
 
+@dataclass(frozen=True)
+class TaskStarted:
+    """A sub-agent took a task (R41); ``task_id`` is its child workspace."""
+
+    task_id: str
+    agent: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class TaskFinished:
+    """A sub-agent's task ended: ``status`` as a turn's (``completed``, ``paused``, …)."""
+
+    task_id: str
+    agent: str
+    status: str
+    reason: str | None
+    rollovers: int
+
+    def to_obj(self) -> dict[str, Any]:
+        return {"taskId": self.task_id, "agent": self.agent, "status": self.status,
+                "reason": self.reason, "rollovers": self.rollovers}
+
+
 Event = (
     AssistantText
     | ToolStarted
@@ -94,6 +118,8 @@ Event = (
     | Warned
     | Compacted
     | Notice
+    | TaskStarted
+    | TaskFinished
 )
 EventSink = Callable[[Event], None]
 

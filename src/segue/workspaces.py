@@ -12,6 +12,7 @@ the first time it runs from a directory (and again if it moves); a session segue
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from segue.children import TaskLink, read_link, tree_order
 from segue.errors import FileError, InvalidWorkspaceId, WorkspaceNotFound
 from segue.fsutil import atomic_write, file_error, open_regular, read_regular
 from segue.workspace import (
@@ -41,6 +43,14 @@ class WorkspaceInfo:
     size: int
     #: newest modification time of the transcript files, in ms since the epoch (None: empty)
     last_activity_ms: int | None
+    #: R41: a task's child workspace says whose it is, with which agent, and how it ended
+    task: TaskLink | None = None
+    #: how many ancestors it has in the listing (0: top level)
+    depth: int = 0
+
+    @property
+    def parent(self) -> str | None:
+        return self.task.parent if self.task is not None else None
 
     def to_obj(self) -> dict[str, object]:
         return {
@@ -49,6 +59,9 @@ class WorkspaceInfo:
             "rows": self.rows,
             "size": self.size,
             "lastActivity": self.last_activity_ms,
+            "parent": self.parent,
+            "agent": self.task.agent if self.task is not None else None,
+            "status": self.task.status if self.task is not None else None,
         }
 
 
@@ -113,7 +126,8 @@ def describe(layout: Layout) -> WorkspaceInfo:
         rows += _count_lines(path)
         ms = st.st_mtime_ns // 1_000_000
         newest = ms if newest is None else max(newest, ms)
-    return WorkspaceInfo(layout.workspace_id, read_workdir(layout), rows, size, newest)
+    return WorkspaceInfo(layout.workspace_id, read_workdir(layout), rows, size, newest,
+                         read_link(layout))
 
 
 def workspace_exists(layout: Layout) -> bool:
@@ -158,15 +172,19 @@ def missing_workspace(layout: Layout, cwd: Path | None = None) -> WorkspaceNotFo
 
 def list_workspaces(home: Path) -> Iterator[WorkspaceInfo]:
     """Every session directory under ``home/sessions`` whose name is a valid workspace id,
-    in name order. A missing home or sessions folder lists nothing."""
+    in name order, each task's child workspace right after its parent (R41, ``depth`` one
+    more than the parent's). A missing home or sessions folder lists nothing."""
     try:
         names = sorted(os.listdir(home / "sessions"))
     except OSError:
         return
+    found: dict[str, WorkspaceInfo] = {}
     for name in names:
         try:
             validate_workspace_id(name)
         except InvalidWorkspaceId:
             continue  # not a workspace folder
         if (home / "sessions" / name).is_dir():
-            yield describe(Layout(home, name))
+            found[name] = describe(Layout(home, name))
+    for wid, level in tree_order({w: info.parent for w, info in found.items()}):
+        yield dataclasses.replace(found[wid], depth=level)

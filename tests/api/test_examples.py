@@ -27,6 +27,11 @@ EXPECTED = {
                            "search 'vault' -> 0 items"],
     "library_async.py": ["[asked] file_write: file_write:hello.txt", "[turn] completed",
                          "[asend] completed: You are welcome."],
+    "library_subagents.py": ["[task] library-subagents.t1 completed, 1 rollover(s)",
+                             "[library-subagents.t1] windows: root, rollover",
+                             "[library-subagents.t1] bash refused: True",
+                             "[parent] the look-back result held the key: True",
+                             "[look-back] task_id=library-subagents.t1: 1 item(s) in w:0"],
 }
 
 
@@ -61,6 +66,12 @@ def test_example_runs_offline(example: Path, tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     windows = json.loads(listed.stdout)["windows"]
     assert sum(w["items"] for w in windows) >= 4  # the transcript is on disk, in segue's home
+    if example.name == "library_subagents.py":
+        # Run twice: the hard clear took the first run's tasks, so the ids are the same.
+        every = _run(["-m", "segue", "workspaces", "--json"], home, tmp_path)
+        parents = {w["workspaceId"]: w["parent"] for w in json.loads(every.stdout)["workspaces"]}
+        assert parents == {workspace: None, f"{workspace}.t1": workspace,
+                           f"{workspace}.t2": workspace}
     if example.name == "library_approval.py":
         rules = json.loads((home / "approvals" / "library-approval.json").read_text())
         assert rules["rules"] == [{"regex_match": "file_write:summary\\.md", "action": "allow"}]

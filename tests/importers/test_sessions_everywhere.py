@@ -1,5 +1,6 @@
 """Sessions from everywhere (SPEC.md §9, R11, R25, §3): each imported session is its own window,
-re-imports bring late tool results, sub-agent work is imported and counted, media and errors
+re-imports bring late tool results, sub-agent work is imported as tasks (child workspaces
+readable with task_id, R41) and counted, media and errors
 are written in Xum's vocabulary, compactions become boundaries, a wrong ``--from`` names the
 format found, and files are opened as the store opens its own. Black-box: the command line,
 the files on disk and ``segue history tool``'s answers."""
@@ -214,7 +215,7 @@ def test_reimporting_a_grown_session_settles_the_earlier_call(tmp_path: Path) ->
     assert "nothing new" in again.output  # the result is not added twice
 
 
-# -- point 3: sub-agent work is imported and counted -----------------------------------------
+# -- point 3: sub-agent work is imported as tasks, and counted ------------------------------
 
 def _sidechain(uid: str, kind: str, content: Any, parent: str | None, **extra: Any) -> str:
     line = json.loads(_cc(kind, uid, content, parent=parent, **extra))
@@ -222,7 +223,13 @@ def _sidechain(uid: str, kind: str, content: Any, parent: str | None, **extra: A
     return json.dumps(line)
 
 
-def test_sidechain_rows_become_a_sub_agent_window_and_are_counted(tmp_path: Path) -> None:
+def _task_call(home: Path, task_id: str) -> dict[str, Any]:
+    """The parent's own look-back, as its model reads it, of one imported task."""
+    return _tool(home, {"action": "search", "match": "literal", "query": task_id,
+                        "tool_name": "task"})
+
+
+def test_sidechain_rows_become_a_task_readable_with_task_id(tmp_path: Path) -> None:
     file = _write(tmp_path / "s.jsonl", [
         _cc("user", "u1", "refactor the parser"),
         _cc("assistant", "a1", [_use("toolu_task", "Task", {"prompt": "find callers"})],
@@ -236,13 +243,24 @@ def test_sidechain_rows_become_a_sub_agent_window_and_are_counted(tmp_path: Path
     out = _import(tmp_path, "claude-code", file)
     assert out.exit_code == 0, out.output
     assert "(3 from sub-agents)" in out.output  # x1, x2 with x3's result, x4
-    windows = _tool(tmp_path, {"action": "list_windows"})["windows"]
-    assert len(windows) == 2
-    hit = _found(tmp_path, "src/a.py:3: parse(x)")
-    assert len(hit) == 1 and hit[0]["windowId"] != "w:0"
-    lead = next(r for r in _raw(tmp_path)
-                if r["metadata"].get("muxMetadata", {}).get("type") == "context-window-lead-in")
-    assert "sub-agent" in lead["parts"][0]["text"]
+    assert "sub-agent imported as task t.t1: 3 row(s)" in out.output
+    # The sub-agent is a task: a child workspace of its own, not a window of the parent.
+    assert len(_tool(tmp_path, {"action": "list_windows"})["windows"]) == 1
+    assert _found(tmp_path, "src/a.py:3: parse(x)") == []
+    [call] = _task_call(tmp_path, "t.t1")["items"]  # the parent's task row names it
+    assert '"taskId":"t.t1"' in call["text"] and "Callers: src/a.py" in call["text"]
+    hit = _tool(tmp_path, {"action": "search", "match": "literal",
+                           "query": "src/a.py:3: parse(x)", "task_id": "t.t1"})["items"]
+    assert len(hit) == 1 and hit[0]["windowId"] == "w:0"
+    child = [json.loads(line) for line in
+             (tmp_path / "sessions" / "t.t1" / "chat.jsonl").read_text().splitlines()]
+    assert {r["metadata"]["importSource"]["agent"] for r in child} == {"x1"}
+    listed = json.loads(_run(tmp_path, "workspaces", "--json").output)["workspaces"]
+    assert [(w["workspaceId"], w["parent"], w["status"]) for w in listed] == [
+        ("t", None, None), ("t.t1", "t", "imported")]
+    again = _import(tmp_path, "claude-code", file)  # nothing new, and no second task
+    assert "nothing new" in again.output
+    assert not (tmp_path / "sessions" / "t.t2").exists()
 
 
 def test_a_sub_agent_file_alone_imports(tmp_path: Path) -> None:
@@ -255,9 +273,13 @@ def test_a_sub_agent_file_alone_imports(tmp_path: Path) -> None:
     out = _import(tmp_path, "claude-code", project / "agent-a1b2c3d4.jsonl")
     assert out.exit_code == 0, out.output
     assert "(2 from sub-agents)" in out.output
-    assert len(_found(tmp_path, "vermilion report")) == 1
-    source = _raw(tmp_path)[0]["metadata"]["importSource"]
-    assert source["agent"] == "a1b2c3d4"
+    found = _tool(tmp_path, {"action": "search", "match": "literal",
+                             "query": "vermilion report", "task_id": "t.t1"})["items"]
+    assert len(found) == 1
+    child = [json.loads(line) for line in
+             (tmp_path / "sessions" / "t.t1" / "chat.jsonl").read_text().splitlines()]
+    assert child[0]["metadata"]["importSource"]["agent"] == "a1b2c3d4"
+    assert len(_task_call(tmp_path, "t.t1")["items"]) == 1
 
 
 def test_a_project_directory_imports_its_sub_agent_files(tmp_path: Path) -> None:
@@ -272,7 +294,46 @@ def test_a_project_directory_imports_its_sub_agent_files(tmp_path: Path) -> None
     out = _import(tmp_path, "claude-code", project)
     assert out.exit_code == 0, out.output
     assert "(2 from sub-agents)" in out.output
-    assert len(_tool(tmp_path, {"action": "list_windows"})["windows"]) == 2
+    assert len(_tool(tmp_path, {"action": "list_windows"})["windows"]) == 1
+    [call] = _task_call(tmp_path, "t.t1")["items"]
+    assert call["windowId"] == "w:0"  # in the window of the session that ran it
+    assert len(_tool(tmp_path, {"action": "search", "match": "literal", "query": "saffron",
+                                "task_id": "t.t1"})["items"]) == 1
+
+
+def test_a_grown_sub_agent_appends_to_its_task(tmp_path: Path) -> None:
+    lines = [
+        _cc("user", "u1", "start"),
+        _sidechain("w1", "user", "survey", None),
+        _sidechain("w2", "assistant", [{"type": "text", "text": "first finding"}], "w1"),
+    ]
+    file = _write(tmp_path / "s.jsonl", lines)
+    assert _import(tmp_path, "claude-code", file).exit_code == 0
+    _write(file, [*lines, _sidechain("w3", "user", "more", "w2"),
+                  _sidechain("w4", "assistant", [{"type": "text", "text": "second finding"}],
+                             "w3")])
+    out = _import(tmp_path, "claude-code", file)
+    assert out.exit_code == 0, out.output
+    assert "sub-agent imported as task t.t1: 2 row(s)" in out.output
+    assert "nothing new for workspace t itself" in out.output
+    texts = [i["text"] for i in _tool(tmp_path, {"action": "list_items", "window_id": "w:0",
+                                                 "task_id": "t.t1", "order": "oldest"})["items"]]
+    assert texts == ["survey", "first finding", "more", "second finding"]
+    assert not (tmp_path / "sessions" / "t.t2").exists()
+
+
+def test_a_clear_in_the_parent_hides_the_imported_tasks_before_it(tmp_path: Path) -> None:
+    file = _write(tmp_path / "s.jsonl", [
+        _cc("user", "u1", "start"),
+        _sidechain("v1", "user", "look", None),
+        _sidechain("v2", "assistant", [{"type": "text", "text": "ochre secret"}], "v1"),
+    ])
+    assert _import(tmp_path, "claude-code", file).exit_code == 0
+    assert _run(tmp_path, "clear", "--soft").exit_code == 0
+    out = _run(tmp_path, "history", "tool", json.dumps(
+        {"action": "search", "match": "literal", "query": "ochre", "task_id": "t.t1"}))
+    answer = json.loads(out.output)
+    assert answer["ok"] is False and "before the newest reset" in answer["error"]["message"]
 
 
 # -- point 4: Codex images ------------------------------------------------------------------
@@ -493,7 +554,7 @@ def test_rows_are_read_back_by_the_store(tmp_path: Path) -> None:
     assert verify.exit_code == 0, verify.output
 
 
-def test_a_codex_sub_agent_session_is_a_sub_agent_window_of_its_parent(tmp_path: Path) -> None:
+def test_a_codex_sub_agent_session_is_a_task_of_its_parent(tmp_path: Path) -> None:
     tree = _codex_tree(tmp_path / "sessions", [("0199-parent", "parent words")])
     _write(tree / "2026" / "02" / "01" / "rollout-2026-02-01T09-30-00-0199-child.jsonl", [
         _meta("0199-child", "2026-02-01T09:30:00.000Z", source={"subagent": {"thread_spawn": {
@@ -505,11 +566,16 @@ def test_a_codex_sub_agent_session_is_a_sub_agent_window_of_its_parent(tmp_path:
     out = _import(home, "codex", tree)
     assert out.exit_code == 0, out.output
     assert "(2 from sub-agents)" in out.output
-    assert len(_tool(home, {"action": "list_windows"})["windows"]) == 2
-    child = next(r for r in _raw(home) if r["parts"] and r["parts"][0].get("text")
+    assert len(_tool(home, {"action": "list_windows"})["windows"]) == 1
+    child = [json.loads(line) for line in
+             (home / "sessions" / "t.t1" / "chat.jsonl").read_text().splitlines()]
+    found = next(r for r in child if r["parts"] and r["parts"][0].get("text")
                  == "indigo finding")
-    assert child["metadata"]["importSource"] == {"format": "codex", "session": "0199-parent",
+    assert found["metadata"]["importSource"] == {"format": "codex", "session": "0199-parent",
                                                  "agent": "0199-child"}
+    hit = _tool(home, {"action": "search", "match": "literal", "query": "indigo",
+                       "task_id": "t.t1"})["items"]
+    assert len(hit) == 1
 
 
 @settings(max_examples=25, deadline=None,

@@ -74,6 +74,7 @@ def test_schema_names_every_argument() -> None:
         "tool_name",
         "order",
         "max_chars_per_item",
+        "task_id",  # R41
     }
 
 

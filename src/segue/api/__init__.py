@@ -4,6 +4,7 @@ calls through a callback, read and search the transcript with or without the mod
 * :mod:`~segue.api.session` — :func:`open_session` (keyword configuration, nothing written)
 * :mod:`~segue.api.approval` — approvers: sync or async, answering Answer or bool
 * :mod:`~segue.api.history` — :func:`open_history`: the owner's view and the model's view
+* :mod:`~segue.api.tasks` — :func:`list_tasks`: the sub-agent tasks a workspace ran (R41)
 * :mod:`~segue.api.where` — which workspace, home and working directory a call means
 
 Streaming itself is the session's (:meth:`segue.session.core.Session.stream`,
@@ -21,6 +22,7 @@ from segue.api.history import (
     open_history,
 )
 from segue.api.session import open_session
+from segue.api.tasks import TaskInfo, list_tasks
 
 __all__ = [
     "ApproverLike",
@@ -30,6 +32,8 @@ __all__ = [
     "ModelHistory",
     "NotFound",
     "SearchHit",
+    "TaskInfo",
+    "list_tasks",
     "open_history",
     "open_session",
 ]

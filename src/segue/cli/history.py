@@ -377,9 +377,10 @@ def import_cmd(ctx: click.Context, file: Path, source: str | None, follow_symlin
     A file with any line that is not a row is refused whole: nothing is appended.
 
     With --from, FILE is another agent's transcript (or a directory of them): text, tool
-    calls and their results become rows, reasoning is left out, each source session (and each
-    sub-agent's work) becomes its own context window, and only the source's own clear becomes
-    a manual reset. Importing again appends only what is new.
+    calls and their results become rows, reasoning is left out, each source session becomes
+    its own context window, each sub-agent's work a task (a child workspace, read with
+    session_history's task_id), and only the source's own clear becomes a manual reset.
+    Importing again appends only what is new.
     """
     ws = _ctx(ctx).workspace_id
     if _ctx(ctx).store_url is None:
@@ -401,20 +402,34 @@ def import_cmd(ctx: click.Context, file: Path, source: str | None, follow_symlin
             exc.cli_message += import_hint(data, str(file))
             raise
         agents = 0
+        task_rows = 0
     else:
         import os
 
-        from segue.importers import import_path
+        from segue.importers import TaskHome, import_path
+        from segue.stores import open_store
 
         if not os.path.lexists(file):
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
         target = Path(os.path.realpath(file)) if follow_symlinks else file
-        done = import_path(_store(ctx), source, target)
+        cli_ctx = _ctx(ctx)
+        # R41: each sub-agent becomes a task, a child workspace in a store of this one's kind.
+        tasks = TaskHome(cli_ctx.layout.home, ws, lambda child: open_store(child,
+                                                                           cli_ctx.store_url))
+        done = import_path(_store(ctx), source, target, tasks=tasks)
         for left in done.skipped:
             click.echo(f"segue: left out {left.path}: it is {left.why}", err=True)
         rows, agents = done.rows, done.from_sub_agents
+        for task in done.tasks:
+            if task.rows:
+                _write(f"sub-agent imported as task {task.task_id}: {len(task.rows)} row(s); "
+                       f"its history: segue -w {task.task_id} history windows\n")
+        task_rows = sum(len(t.rows) for t in done.tasks)
     if not rows:
         what = "nothing new" if source is not None else "no rows"
+        if task_rows:  # a grown sub-agent: only its task's workspace had anything new
+            _write(f"{file}: nothing new for workspace {ws} itself\n")
+            return
         _write(f"{file}: {what}; nothing imported into workspace {ws}\n")
         return
     first, last = rows[0].sequence, rows[-1].sequence

@@ -16,7 +16,7 @@ from segue.cli.context import CliContext
 from segue.cli.prompt_input import read_prompt
 from segue.context.assembly import current_window_id
 from segue.errors import RuntimeFailure, SegueError, UsageError
-from segue.events import Event, Notice, RolledOver
+from segue.events import Event, Notice, RolledOver, TaskFinished
 from segue.history.inflight import refuse_if_streaming
 from segue.policy.approval import MODES
 from segue.render.terminal import Renderer, quiet
@@ -92,6 +92,7 @@ def run(  # noqa: PLR0917 - click passes every option positionally
     # With --json, stdout is the closing object alone; stderr only says why a run failed.
     renderer = Renderer(out=quiet, err=quiet, color=False) if as_json else Renderer()
     rollovers: list[RolledOver] = []
+    tasks: list[TaskFinished] = []  # R41: the sub-agents this turn ran, as they ended
     # A notice is shown when the next event comes, so the one that only repeats the reason
     # the turn ends with is dropped: an error is printed once, as "segue: STATUS: reason".
     held: list[Notice] = []
@@ -101,6 +102,8 @@ def run(  # noqa: PLR0917 - click passes every option positionally
             renderer(held.pop())
         if isinstance(event, RolledOver):
             rollovers.append(event)
+        if isinstance(event, TaskFinished):
+            tasks.append(event)
         if isinstance(event, Notice):
             held.append(event)
         else:
@@ -141,14 +144,14 @@ def run(  # noqa: PLR0917 - click passes every option positionally
         # prints the error line and exits 1.
         renderer.finish()
         if as_json:
-            _echo_closing(obj, exc.cli_message, rollovers=len(rollovers))
+            _echo_closing(obj, exc.cli_message, rollovers=len(rollovers), tasks=tasks)
         raise
     if held and held[0].text != result.reason:
         renderer(held.pop())
     session.close()  # stops the MCP servers the turn started
     renderer.finish()
     if as_json:
-        click.echo(json.dumps(result.to_json()))
+        click.echo(json.dumps({**result.to_json(), **_tasks_key(tasks)}))
     if result.status == "paused" and cancellation.cancelled:
         click.echo("segue: interrupted: the steps that settled are kept on disk", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -164,7 +167,15 @@ def _stderr_line(text: str) -> None:
         data = data[os.write(2, data) :]
 
 
-def _echo_closing(obj: CliContext, reason: str, *, rollovers: int) -> None:
+def _tasks_key(tasks: list[TaskFinished]) -> dict[str, object]:
+    """R41: ``"tasks"`` lists the sub-agents the turn ran, in the order they ended; a turn
+    that ran none keeps §5's closing object exactly."""
+    return {"tasks": [t.to_obj() for t in tasks]} if tasks else {}
+
+
+def _echo_closing(
+    obj: CliContext, reason: str, *, rollovers: int, tasks: list[TaskFinished] | None = None
+) -> None:
     """The closing object of a run that failed outside its turn's own result."""
     try:
         layout = obj.layout
@@ -173,7 +184,7 @@ def _echo_closing(obj: CliContext, reason: str, *, rollovers: int) -> None:
     except SegueError:
         return  # the store itself failed: there is no window id to report
     closing = {"status": "error", "reason": reason, "windowId": window_id,
-               "rollovers": rollovers, "text": None, "usage": None}
+               "rollovers": rollovers, "text": None, "usage": None, **_tasks_key(tasks or [])}
     click.echo(json.dumps(closing))
 
 
@@ -207,9 +218,11 @@ def clear(obj: CliContext, soft: bool, yes: bool) -> None:
     store.clear_all()
     carryover.clear()
     from segue.providers.scripted import forget_positions
+    from segue.session.tasks import clear_tasks
 
     forget_positions(obj.layout.script_positions)  # a scripted model starts its script over
-    click.echo("transcript destroyed")
+    tasks = clear_tasks(obj.layout, store)  # R41: and the tasks it ran
+    click.echo("transcript destroyed" + (f" with {tasks} task workspace(s)" if tasks else ""))
 
 
 @click.command("compact")

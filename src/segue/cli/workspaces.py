@@ -19,7 +19,10 @@ def _when(ms: int | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
 def workspaces(obj: CliContext, as_json: bool) -> None:
-    """List the workspaces under the home: id, working dir, rows, size, last activity."""
+    """List the workspaces under the home: id, working dir, rows, size, last activity.
+
+    A sub-agent's workspace (a task, R41) is listed under its parent, indented, with the
+    agent that ran it and how its task ended; --json gives each one's parent."""
     from segue.messages import encode_obj
     from segue.workspaces import list_workspaces
 
@@ -31,7 +34,9 @@ def workspaces(obj: CliContext, as_json: bool) -> None:
         click.echo(f"no workspaces under {obj.home}")
         return
     for w in found:
+        # R41: a task's child workspace is indented under its parent, with its agent.
+        task = f"  task={w.task.agent}:{w.task.status or '?'}" if w.task is not None else ""
         click.echo(
-            f"{w.workspace_id}  rows={w.rows}  size={w.size}  last={_when(w.last_activity_ms)}"
-            f"  dir={w.workdir or '-'}"
+            f"{'  ' * w.depth}{w.workspace_id}  rows={w.rows}  size={w.size}  "
+            f"last={_when(w.last_activity_ms)}{task}  dir={w.workdir or '-'}"
         )

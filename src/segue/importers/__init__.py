@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from segue.history.protocol import TranscriptStore
@@ -21,6 +21,7 @@ from segue.importers.entries import Entry, ImportRefused, NoConversation, Sessio
 from segue.importers.files import Skipped, lines, regular
 from segue.importers.rows import build_rows, from_sub_agents, known_from
 from segue.importers.sniff import described, sniff
+from segue.importers.tasks import ImportedTask, StoreFor, import_chain, split, with_task_rows
 from segue.messages import Row
 
 Parser = Callable[[bytes | Iterable[bytes], str], list[Entry]]
@@ -32,10 +33,22 @@ FORMATS = tuple(PARSERS)
 @dataclass(frozen=True)
 class Imported:
     rows: list[Row]
-    #: how many of ``rows`` are a sub-agent's own (not counting window boundaries)
+    #: how many rows are a sub-agent's own (not counting window boundaries), tasks included
     from_sub_agents: int
     #: directory entries left out (not regular files)
     skipped: list[Skipped]
+    #: the sub-agents imported as tasks: child workspaces (R41, :mod:`segue.importers.tasks`)
+    tasks: list[ImportedTask] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TaskHome:
+    """Where imported sub-agents become tasks: the importing workspace's home and id, and
+    how a child's store is opened (of the parent's kind)."""
+
+    home: Path
+    parent_id: str
+    store_for: StoreFor
 
 
 def session_files(path: Path, fmt: str) -> tuple[list[Path], list[Skipped]]:
@@ -111,15 +124,30 @@ def _sniff(file: Path) -> str | None:
         return None
 
 
-def import_path(store: TranscriptStore, fmt: str, path: Path) -> Imported:
-    """Import PATH into ``store``'s workspace: the rows appended (none when all is known)."""
+def import_path(
+    store: TranscriptStore, fmt: str, path: Path, *, tasks: TaskHome | None = None
+) -> Imported:
+    """Import PATH into ``store``'s workspace: the rows appended (none when all is known).
+
+    With ``tasks``, each sub-agent becomes a child workspace (written first, each in one
+    batch of its own) and the parent gets a ``task`` row naming it; without, a sub-agent is a
+    window of the parent's transcript."""
     entries, skipped = parse_path(path, fmt)
+    imported: list[ImportedTask] = []
+    if tasks is not None:
+        entries, chains = split(entries)
+        for chain in chains:
+            imported.append(import_chain(tasks.home, tasks.parent_id, fmt, chain,
+                                         tasks.store_for))
+        entries = with_task_rows(entries, fmt,
+                                 [(c, t.task_id) for c, t in zip(chains, imported, strict=True)])
     with store.locked():
         known = known_from(store.rows(), fmt)
         rows = build_rows(fmt, entries, known, store.next_sequence())
         written = store.append(rows) if rows else []
-    return Imported(written, from_sub_agents(written), skipped)
+    own = from_sub_agents(written) + sum(t.own for t in imported)
+    return Imported(written, own, skipped, imported)
 
 
-__all__ = ["FORMATS", "ImportRefused", "Imported", "NoConversation", "import_path",
+__all__ = ["FORMATS", "ImportRefused", "Imported", "NoConversation", "TaskHome", "import_path",
            "parse_path"]

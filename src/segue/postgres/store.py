@@ -156,6 +156,10 @@ class PostgresStore:
         self._conn = None
         self._readers = []
 
+    def sibling(self, workspace_id: str) -> PostgresStore:
+        """The store of another workspace in the same database (a task's child)."""
+        return PostgresStore(self.url, workspace_id)
+
     def watch(self) -> Watch:
         """What ``history follow`` waits on: ``LISTEN`` on this workspace's channel."""
         from segue.postgres.watch import ListenWatch

@@ -18,11 +18,13 @@ from segue.events import (
     Notice,
     RolledOver,
     StepUsage,
+    TaskFinished,
+    TaskStarted,
     ToolFinished,
     ToolStarted,
     Warned,
 )
-from segue.render.tool_text import call_text, result_text
+from segue.render.tool_text import call_text, result_text, task_finished_text, task_started_text
 
 LineKind = Literal["user", "assistant", "segue", "tool", "divider"]
 
@@ -70,4 +72,9 @@ def event_lines(event: Event) -> list[Line]:
         return [Line("divider", f"Context compacted ({event.reason})")]
     if isinstance(event, Notice):
         return [machine(event.text)]
+    if isinstance(event, TaskStarted):
+        return [machine(task_started_text(event.task_id, event.agent, event.prompt))]
+    if isinstance(event, TaskFinished):
+        return [machine(task_finished_text(event.task_id, event.agent, event.status,
+                                           event.reason, event.rollovers))]
     return []

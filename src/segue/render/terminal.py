@@ -21,6 +21,8 @@ from segue.events import (
     Notice,
     RolledOver,
     StepUsage,
+    TaskFinished,
+    TaskStarted,
     Warned,
 )
 from segue.render.lines import LineKind, event_lines
@@ -32,6 +34,8 @@ _STYLES: dict[type[Event], dict[LineKind, dict[str, Any]]] = {
     Warned: {"segue": {"fg": "magenta"}},
     Compacted: {"divider": {"fg": "blue"}},
     Notice: {"segue": {"fg": "red"}},
+    TaskStarted: {"segue": {"fg": "green"}},
+    TaskFinished: {"segue": {"fg": "green"}},
 }
 
 

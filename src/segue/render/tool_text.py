@@ -105,6 +105,10 @@ def _success(out: Mapping[str, Any]) -> tuple[str, list[str]] | None:
             f"#{i.get('itemId')} ({i.get('windowId')}, {i.get('role')}): "
             + " ".join(str(i.get("text") or "").split())
             for i in items if isinstance(i, Mapping)]
+    if isinstance(out.get("taskId"), str) and isinstance(out.get("report"), str):  # task
+        report = out["report"].rstrip("\n")
+        return (f"task {out['taskId']} ({out.get('agent')}) done · "
+                f"{_plural(int(out.get('rollovers') or 0), 'rollover')}"), report.split("\n")
     if set(out) == {"ok", "windowId"}:  # new_context
         return f"ok · the conversation continues in {out['windowId']}", []
     matches, files = out.get("matches"), out.get("files")
@@ -143,3 +147,17 @@ def result_text(output: Any, indent: str = "    ") -> str:
     """The result as printed: ``→`` before the status line, the excerpt indented below."""
     head, *rest = result_lines(output)
     return "\n".join([f"{indent}→ {head}", *(f"{indent}  {line}" for line in rest)])
+
+
+def task_started_text(task_id: str, agent: str, prompt: str) -> str:
+    """The line a sub-agent's task starts with (R41)."""
+    return f"task {task_id} ({agent}) started: {_cut(_compact(prompt), 100)}"
+
+
+def task_finished_text(
+    task_id: str, agent: str, status: str, reason: str | None, rollovers: int
+) -> str:
+    """The line a sub-agent's task ends with: how, and where its history is."""
+    why = f": {_cut(reason, 100)}" if reason and status != "completed" else ""
+    return (f"task {task_id} ({agent}) {status}{why} · {_plural(rollovers, 'rollover')} · "
+            f"its history: segue -w {task_id} history windows")

@@ -67,6 +67,7 @@ TOOL_SCHEMA: dict[str, Any] = {
         "max_chars_per_item": {"type": "integer", "minimum": 1, "maximum": MAX_CHARS_PER_ITEM},
         "match": {"type": "string", "enum": list(MATCHES)},
         "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT},
+        "task_id": {"type": "string"},  # R41: a taskId the task tool returned
     },
     "required": ["action"],
     "additionalProperties": False,
@@ -87,6 +88,7 @@ class Request:
     max_chars: int = DEFAULT_MAX_CHARS
     match: str = "literal"  # search: "words" or "literal"
     context: int = 0  # read_item: neighbours before and after
+    task_id: str | None = None  # R41: read this descendant task's history instead
 
     @property
     def words(self) -> bool:
@@ -167,6 +169,7 @@ def parse(args: Mapping[str, Any]) -> Request:
     context = _int(args, "context", 0, MAX_CONTEXT)
     offset_chars = _int(args, "offset_chars", 0, None)
     limit_chars = _int(args, "limit_chars", 1, MAX_LIMIT_CHARS)
+    task_id = _str(args, "task_id", MAX_ID)
     key = ""
     if action == "search":
         if not query:
@@ -220,6 +223,7 @@ def parse(args: Mapping[str, Any]) -> Request:
         max_chars=max_chars if max_chars is not None else DEFAULT_MAX_CHARS,
         match=matching if action == "search" else "literal",
         context=context or 0,
+        task_id=task_id,
     )
 
 

@@ -15,7 +15,7 @@ What every backend shares is written here once. Each call is one bounded page (R
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -56,6 +56,8 @@ class SessionHistoryTool:
     name = "session_history"
     read_only = True
     description = DESCRIPTION
+    #: R41: ``task_id`` → that descendant's backend (:mod:`segue.children`); None: no tasks
+    tasks: Callable[[str], Backend] | None = None
 
     def __init__(
         self,
@@ -106,28 +108,40 @@ class SessionHistoryTool:
         """Answer one call; never raises for anything the model or the files can cause."""
         try:
             req = parse(args)
+            backend = self._backend_for(req.task_id)
             state = request_state(
                 req.cursor,
-                workspace_id=self.backend.workspace_id,
+                workspace_id=backend.workspace_id,
                 action=req.action,
                 bound=req.bound,
             )
         except (ArgumentError, CursorError) as exc:
             return envelope.error(exc.code, exc.message)
         try:
-            with self.backend.view() as view:
-                return self._page(view, req, state)
+            with backend.view() as view:
+                return self._page(backend, view, req, state)
         except pages.PageFailure as exc:
             return envelope.error(exc.code, exc.message)
         finally:
-            self.backend.after_call()
+            backend.after_call()
 
-    def _page(self, view: View, req: Request, state: CursorState | None) -> dict[str, Any]:
+    def _backend_for(self, task_id: str | None) -> Backend:
+        """This history's backend, or (R41) a descendant task's, which ``tasks`` finds or
+        refuses with an :class:`ArgumentError`."""
+        if task_id is None:
+            return self.backend
+        if self.tasks is None:
+            raise ArgumentError("invalid_argument", "task_id: this history has no tasks")
+        return self.tasks(task_id)
+
+    def _page(
+        self, backend: Backend, view: View, req: Request, state: CursorState | None
+    ) -> dict[str, Any]:
         before = view.snap
         budget = Budget(self.max_bytes, self.max_rows)
         if state is not None and not view.continues(state):
             raise pages.PageFailure("stale_cursor", _STALE)
-        workspace = self.backend.workspace_id
+        workspace = backend.workspace_id
         base = _base_state(workspace, req, before, state)
         ctx = pages.Ctx(view.layout, before, budget, req, base)
         page: pages.Page

@@ -266,12 +266,16 @@ class Session:
         return soft_reset(self.store, row_id=self.new_id("reset"), now_ms=self.clock())
 
     def clear_hard(self) -> None:
-        """``/clear``: destroys the whole transcript (the CLI asks for confirmation); a
-        scripted model starts its script over, as the conversation it played is gone."""
+        """``/clear``: destroys the whole transcript and the tasks' workspaces (the CLI asks
+        for confirmation); a scripted model starts its script over, as the conversation it
+        played is gone."""
         refuse_if_streaming(self, "clear the transcript")
         self._cleanup_context()
         self.store.clear_all()
         forget_positions(self.layout.script_positions)
+        from segue.session.tasks import clear_tasks
+
+        clear_tasks(self.layout, self.store)  # R41: the tasks it ran are destroyed with it
 
     def compact(self, reason: str = "manual") -> str:
         """Summarize the active window into a compaction boundary (R4); returns the new

@@ -90,3 +90,14 @@ def tool_profile(agent: Agent) -> ToolProfile:
         if name == EXPLORE_AGENT:
             return ToolProfile((allow_only(EXPLORE_TOOLS),), NO_WRITES)
     return ToolProfile((), ANYWHERE)
+
+
+def narrower(mine: WriteScope, theirs: WriteScope) -> WriteScope:
+    """The scope that allows only what both allow, for the scopes profiles give (R41: a
+    task's child writes where its parent may): anywhere yields to a pattern list, and two
+    different pattern lists leave nothing."""
+    if mine.patterns is None:
+        return theirs
+    if theirs.patterns is None or theirs.patterns == mine.patterns:
+        return mine
+    return WriteScope((), mine.holder)

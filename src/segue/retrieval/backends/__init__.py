@@ -109,9 +109,12 @@ def lookback_tool(
     layout: Layout, store: TranscriptStore | None = None, *, build_index: bool = True
 ) -> SessionHistoryTool:
     """``session_history`` over the backend :func:`pick_backend` picks."""
+    from segue.retrieval.task_scope import task_backends
     from segue.retrieval.tool import SessionHistoryTool
 
-    return SessionHistoryTool.over(pick_backend(layout, store, build_index=build_index))
+    tool = SessionHistoryTool.over(pick_backend(layout, store, build_index=build_index))
+    tool.tasks = task_backends(layout, store, build_index=build_index)  # R41: task_id
+    return tool
 
 
 __all__ = ["Backend", "View", "lookback_tool", "pick_backend"]

@@ -1,0 +1,154 @@
+"""Running a ``task`` call (SPEC.md R41): a child agent in a child workspace of its own.
+
+The child is an ordinary :class:`~segue.session.core.Session`, built by the same factory as
+its parent (:func:`segue.session.factory.open_session`) for the workspace
+:func:`segue.children.create_child` claims, and sent the prompt once. So everything a
+session does, it does in its own transcript: windows, rollovers, the floor, quarantine.
+
+What it takes from its parent:
+
+* the tool policy: the child agent's own rules, narrowed by every layer of the parent's
+  (and the parent's write scope), so a child never has a tool its parent lacks;
+* the approval gate: the parent's mode, remembered rules and the person asked;
+* the model and provider (unless the child's agent names a model of its own), the working
+  directory, the settings and the store;
+* the turn's cancel flag: stopping the parent's turn stops the child's (its settled steps
+  stay), and the parent's turn then stops at its own next check.
+
+The result the parent's model reads is the child's final reply, with the ``taskId`` that
+``session_history`` takes as ``task_id`` to read the child's history.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from typing import TYPE_CHECKING, Any
+
+from segue.children import MAX_DEPTH, create_child, depth, descendants, finish_child
+from segue.errors import SegueError
+from segue.events import Event, TaskFinished, TaskStarted
+from segue.fsutil import file_error
+from segue.history.protocol import TranscriptStore
+from segue.policy import resolve_agent
+from segue.session.result import TurnResult
+from segue.tools.base import tool_error
+from segue.workspace import Layout
+
+if TYPE_CHECKING:
+    from segue.session.core import Session
+    from segue.session.factory import Recipe
+
+
+class TaskRunner:
+    """The :data:`~segue.tools.task.Delegate` of one session's ``task`` tool."""
+
+    def __init__(self, parent: Session, recipe: Recipe, unattended: str) -> None:
+        self.parent = parent
+        self.recipe = recipe
+        self.unattended = unattended
+
+    def __call__(self, agent_name: str, prompt: str) -> dict[str, Any]:
+        parent = self.parent
+        home = parent.layout.home
+        if depth(home, parent.layout.workspace_id) + 1 > MAX_DEPTH:
+            return tool_error(
+                "not_allowed", f"tasks nest at most {MAX_DEPTH} deep; do this one yourself"
+            )
+        try:
+            agent = resolve_agent(agent_name, self.recipe.workdir)
+        except SegueError as exc:
+            return tool_error("unknown_agent", exc.message)
+        try:
+            layout = create_child(home, parent.layout.workspace_id, agent=agent.name,
+                                  prompt=prompt, now_ms=time.time_ns() // 1_000_000)
+        except SegueError as exc:
+            return tool_error("task_failed", f"the task could not start: {exc.message}")
+        task_id = layout.workspace_id
+        parent.on_event(TaskStarted(task_id, agent.name, prompt))
+        status, reason, answer = "error", None, None
+        try:
+            answer = self._run(layout, agent.name, prompt)
+            status, reason = answer.status, answer.reason
+        except SegueError as exc:
+            reason = exc.message
+        finally:
+            # The transcript says how it ended; the link only summarizes it.
+            with contextlib.suppress(SegueError):
+                finish_child(layout, status)
+        rollovers = answer.rollovers if answer is not None else 0
+        parent.on_event(TaskFinished(task_id, agent.name, status, reason, rollovers))
+        common: dict[str, Any] = {"taskId": task_id, "agent": agent.name}
+        if answer is not None and status == "completed":
+            return {"ok": True, **common, "report": answer.text,
+                    "windowId": answer.window_id, "rollovers": rollovers}
+        return {
+            "ok": False,
+            "error": {"code": "task_incomplete",
+                      "message": f"the task ended {status}: {reason or 'no reason given'}"},
+            **common,
+            "report": answer.text if answer is not None and answer.text else None,
+        }
+
+    def _run(self, layout: Layout, agent_name: str, prompt: str) -> TurnResult:
+        from segue.session.factory import Parent, open_session
+
+        parent, recipe = self.parent, self.recipe
+        child = open_session(
+            layout,
+            workdir=recipe.workdir,
+            agent_name=agent_name,
+            on_event=_quiet,
+            durable=recipe.durable,
+            persist_script_position=recipe.persist_script_position,
+            store_url=recipe.store_url,
+            unattended=self.unattended,
+            settings=recipe.settings,
+            parent=Parent(recipe.model, parent.provider, parent.policy, recipe.write_scope,
+                          parent.approval),
+        )
+        try:
+            with child:
+                return child.send(prompt, cancellation=parent.cancellation)
+        finally:
+            _close_store(child.store)
+
+
+def _close_store(store: TranscriptStore) -> None:
+    """A PostgreSQL store holds a connection; the JSONL store holds nothing between calls."""
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+def _quiet(_event: Event) -> None:
+    """A child's own events stay its own: the parent shows it start and end."""
+
+
+def clear_tasks(layout: Layout, store: TranscriptStore) -> int:
+    """A hard clear of ``layout``'s workspace destroys the tasks it ran too (their
+    transcripts, then their workspaces, so their ids are free again), deepest first, each
+    in a store of the parent's kind. Returns how many were removed."""
+    from segue.history.store import HistoryStore
+    from segue.postgres.store import PostgresStore
+    from segue.providers.scripted import forget_positions
+
+    removed = 0
+    for wid in descendants(layout.home, layout.workspace_id):
+        child = Layout(layout.home, wid)
+        child_store: TranscriptStore = (
+            PostgresStore(store.url, wid) if isinstance(store, PostgresStore)
+            else HistoryStore(child)
+        )
+        try:
+            child_store.clear_all()
+        finally:
+            _close_store(child_store)
+        forget_positions(child.script_positions)
+        try:
+            shutil.rmtree(child.session_dir)
+        except OSError as exc:
+            raise file_error(exc, child.session_dir, "remove") from None
+        removed += 1
+    return removed
