@@ -40,6 +40,7 @@ from segue.providers.limits import table_limit
 from segue.retrieval.schema import TOOL_SCHEMA
 from segue.retrieval.tool import SessionHistoryTool
 from segue.session.admission import Admitted, Cancellation, RolloverPlan, admit_rollover
+from segue.session.carry import owning_request, tail_copies
 from segue.session.window import load_window
 from segue.tokens import count_request, resolve_model
 from segue.tokens.registry import split_model
@@ -175,9 +176,13 @@ class WindowEngine:
         system: str,
         tools: Sequence[Mapping[str, Any]],
         may_use_history: bool,
+        step: Sequence[Row] = (),
     ) -> list[Row]:
         """Before the next model request, with the previous step durable: decide, roll over
-        mid-stream when the window is full, and return the rows the model may see."""
+        mid-stream when the window is full, and return the rows the model may see.
+        ``step``: the rows the previous step stored (as stored); a mid-stream rollover
+        carries their calls and results into the new window, and its lead-in quotes the
+        request that owns the turn (:mod:`segue.session.carry`), within admission (R21)."""
         window = self.window()
         rows = active_rows(window)
         last = rows[-1] if rows else None
@@ -197,6 +202,7 @@ class WindowEngine:
                 system=system,
                 tools=tools,
                 pending_request=last.text if unanswered and last is not None else None,
+                step=() if unanswered else step,
             )
             return active_rows(admitted.stored)
         if decision.action in (Action.BLOCK, Action.PAUSE):
@@ -289,6 +295,7 @@ class WindowEngine:
         tools: Sequence[Mapping[str, Any]],
         pending_request: str | None = None,
         by_model: bool = False,
+        step: Sequence[Row] = (),
     ) -> Admitted:
         plan = RolloverPlan(
             reason=reason,
@@ -300,6 +307,9 @@ class WindowEngine:
             now_ms=self.clock(),
             pending_request=pending_request,
             requested_by_model=by_model,
+            request=owning_request(window) if trigger is None and pending_request is None
+            else None,
+            carry=tuple(tail_copies(step, self.new_id)),
         )
         return admit_rollover(
             plan,

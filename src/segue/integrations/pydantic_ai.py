@@ -136,6 +136,12 @@ class SegueHistory:
         """Give back the store's connections (PostgreSQL)."""
         self.engine.close()
 
+    def context_tokens(self) -> int:
+        """The active window's size as the next request would count it (the instructions
+        and tool schemas of the last request, the model's real encoding): what a context
+        meter shows; the rollover point is ``engine.budget``'s."""
+        return self.engine.count(self._system, self.engine.active(), self._tools)
+
     def messages(self) -> list[ModelMessage]:
         """The active window as pydantic-ai messages (what the model is shown)."""
         return _messages_of(self.engine.active())
@@ -177,10 +183,12 @@ class SegueHistory:
                 may_use_history=self._may_use_history,
             )
             return _messages_of(self.engine.active())
-        if rows:
-            self.store.append(rows)
+        stored = self.store.append(rows) if rows else []
         active = self.engine.settle(
-            system=self._system, tools=self._tools, may_use_history=self._may_use_history
+            system=self._system,
+            tools=self._tools,
+            may_use_history=self._may_use_history,
+            step=stored,
         )
         return _messages_of(active)
 

@@ -7,7 +7,7 @@ carryover, plugins); a :class:`Turn` holds what one send needs and is dropped at
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from segue.context.active import active_rows, has_sealable_context
@@ -54,6 +54,7 @@ from segue.session.admission import (
     RolloverPlan,
     admit_rollover,
 )
+from segue.session.carry import carries_results, owning_request, tail_copies
 from segue.session.result import OutputLimit, TurnResult, UsageTotal
 from segue.session.stoppable import Interrupted, run_step
 from segue.session.turn_hooks import TurnHooks
@@ -108,7 +109,11 @@ class Turn:
         pending_request: str | None = None,
         *,
         requested_by_model: bool = False,
+        step: Sequence[Row] = (),
     ) -> tuple[ProviderRequest, list[Row], str]:
+        """Roll over through admission (R21). A turn it interrupts (no human trigger) has
+        its request quoted into the lead-in and ``step``'s calls with their results carried
+        into the new window (:mod:`segue.session.carry`)."""
         s = self.s
         plan = RolloverPlan(
             reason=reason,
@@ -121,6 +126,9 @@ class Turn:
             pending_request=pending_request,
             flush_opportunity=warned_in_window(window),
             requested_by_model=requested_by_model,
+            request=owning_request(window) if trigger is None and pending_request is None
+            else None,
+            carry=tuple(tail_copies(step, s.new_id)),
         )
         # The new window's carryover is snapshotted into the candidate system text at prepare
         # and published (pending edits cleared) at cleanup, before the append (R21).
@@ -339,7 +347,9 @@ class Turn:
         projected = max(assembled, reported + tool_tokens)
         decision = decide(s.budget, self._situation(projected, window))
         if decision.action is Action.ROLLOVER:
-            return self._rollover("mid-stream", window, projected, None)
+            # The step just settled is the last row: its results travel with the turn.
+            step = window[-1:] if outputs else []
+            return self._rollover("mid-stream", window, projected, None, step=step)
         if decision.action is Action.WARN:
             percent = s.budget.percent(projected)
             row = warning_row(
@@ -391,6 +401,7 @@ class Turn:
             s.budget.limit,
             None,
             pending_request=pending if unanswered else None,
+            step=window[-1:] if window and carries_results(window[-1]) else [],
         )
 
     # -- tools -------------------------------------------------------------------------------------
