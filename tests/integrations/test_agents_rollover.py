@@ -106,6 +106,18 @@ def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
     windows = windows_json(segue_home, WS)
     assert [w["kind"] for w in windows] == ["root"] + ["rollover"] * len(starts)
     assert windows[0]["windowId"] == "w:0"
+    # Every call is stored once, settled with its result, in Xum's vocabulary (SPEC §3: an
+    # ``input-available`` call is an interrupted one).
+    calls = [
+        p
+        for r in rows
+        if not r["metadata"].get("rlmPreservedTailCopy")
+        for p in r["parts"]
+        if p["type"] == "dynamic-tool"
+    ]
+    assert len(calls) == CHUNKS + 1
+    assert all(p["state"] == "output-available" and "output" in p for p in calls)
+    assert len({p["toolCallId"] for p in calls}) == len(calls)
 
 
 #: R3: a 4,000-token window at the default threshold (70) rolls over at 75% of it, which is

@@ -58,9 +58,9 @@ from segue.context.budget import DEFAULT_THRESHOLD
 from segue.history import HistoryStore
 from segue.history.protocol import TranscriptStore
 from segue.integrations.agents_rows import (
+    batch_rows,
     calls_of,
     is_human_input,
-    item_row,
     row_items,
     rows_items,
 )
@@ -129,10 +129,15 @@ class SegueSession:
             if not rows:
                 return None
             row = rows[-1]
-            if self.store.drop_last(item_id(row)) is not None:
+            with self.store.locked():
+                if self.store.drop_last(item_id(row)) is None:
+                    continue  # another process appended meanwhile: look again
                 items = row_items(row)
+                if len(items) > 1:
+                    # A step's row holds several items: the others stay, as they were
+                    # stored (a call whose output is popped is a call alone again).
+                    self.store.append(self._rows(items[:-1]))
                 return items[-1] if items else None
-            # Another process appended meanwhile: look again.
         return None
 
     async def clear_session(self) -> None:
@@ -147,10 +152,7 @@ class SegueSession:
     def _rows(self, items: Sequence[Mapping[str, Any]]) -> list[Row]:
         calls = calls_of(rows_items(load_window(self.store)))
         calls.update(calls_of(items))
-        now = _now_ms()
-        return [
-            item_row(item, row_id=self._row_id(), now_ms=now, calls=calls) for item in items
-        ]
+        return batch_rows(items, new_id=self._row_id, now_ms=_now_ms(), calls=calls)
 
     @staticmethod
     def _row_id() -> str:
