@@ -30,18 +30,21 @@ from typing import Any
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id
-from segue.context.boundaries import item_id
-from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision, Situation, decide
-from segue.context.rollover import RolloverReason, quarantined
+from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision
+from segue.context.rollover import RolloverReason
 from segue.errors import RequestRejected, TurnPaused, UsageError
 from segue.integrations.store import close_store, configured_store
 from segue.messages import Row
 from segue.providers.limits import table_limit
 from segue.retrieval.schema import TOOL_SCHEMA
 from segue.retrieval.tool import SessionHistoryTool
-from segue.session.admission import Admitted, Cancellation, RolloverPlan, admit_rollover
-from segue.session.carry import owning_request, tail_copies
+from segue.session.admission import Admitted, Cancellation
 from segue.session.window import load_window
+from segue.session.window_rules import (
+    WindowRules,
+    decision_reason,
+    new_context_answer,
+)
 from segue.tokens import count_request, resolve_model
 from segue.tokens.registry import split_model
 from segue.tools import new_context as _new_context
@@ -54,8 +57,6 @@ NEW_CONTEXT = _new_context.NEW_CONTEXT_TOOL
 NEW_CONTEXT_DESCRIPTION = _new_context.DESCRIPTION
 NEW_CONTEXT_SCHEMA: Mapping[str, Any] = _new_context.SCHEMA
 
-#: The lead-in a fresh window starts with, counted generously for the R16 preflight.
-LEAD_IN_ALLOWANCE = 256
 
 
 def _now_ms() -> int:
@@ -122,6 +123,16 @@ class WindowEngine:
         self.history_tool = session_history_tool(self.layout, self.store)
         self.clock = clock
         self.new_id = new_id
+        # The same window rules as segue's own turns; no context-scoped caches, carryover or
+        # plugin hooks live in a framework edge, and its cancel flag is never set.
+        self.rules = WindowRules(
+            store=self.store,
+            budget=self.budget,
+            count=lambda request: self.count(request.system, request.rows, request.tools),
+            new_id=new_id,
+            clock=clock,
+            cancel=Cancellation(),
+        )
 
     def close(self) -> None:
         """Give back the store's connections (PostgreSQL); the engine may not be used after."""
@@ -167,7 +178,7 @@ class WindowEngine:
                 "on-send", window, projected, trigger, system=system, tools=tools
             ).stored
         if decision.action in (Action.BLOCK, Action.PAUSE):
-            raise TurnPaused(_reason(decision) + " (the message was not sent)")
+            raise TurnPaused(decision_reason(decision) + " (the message was not sent)")
         return self.store.append([trigger])
 
     def settle(
@@ -206,7 +217,7 @@ class WindowEngine:
             )
             return active_rows(admitted.stored)
         if decision.action in (Action.BLOCK, Action.PAUSE):
-            raise TurnPaused(_reason(decision))
+            raise TurnPaused(decision_reason(decision))
         if not self.budget.fits(projected):
             # Nothing sealable (else the decision above rolled over): the request itself is
             # too large for any window (R16).
@@ -239,7 +250,7 @@ class WindowEngine:
             )
         window = self.window()
         if not has_sealable_context(window):
-            return {"ok": True, "windowId": current_window_id(window)}
+            return new_context_answer(current_window_id(window))
         projected = self.count(system, active_rows(window), tools)
         try:
             admitted = self._roll_over(
@@ -247,7 +258,7 @@ class WindowEngine:
             )
         except TurnPaused as exc:
             return _error("not_allowed", exc.message)
-        return {"ok": True, "windowId": admitted.window_id}
+        return new_context_answer(admitted.window_id)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -256,32 +267,20 @@ class WindowEngine:
     ) -> None:
         """R16: a message that cannot fit even a fresh window is rejected before any model
         call, and kept transcript-only (R22): quarantined in place, or appended so."""
-        fresh = self.count(system, [message], tools) + LEAD_IN_ALLOWANCE
-        if self.budget.fits(fresh):
-            return
-        if stored:
-            self.store.quarantine(item_id(message))
-        else:
-            self.store.append([quarantined(message)])
-        raise RequestRejected(
-            f"the message does not fit even a fresh context window ({fresh} tokens > "
-            f"{self.budget.hard_ceiling} of {self.budget.limit}); it was kept in the "
-            "transcript but will not be sent"
-        )
+        reason = self.rules.rejection(message, system, _tools(tools), stored=stored)
+        if reason is not None:
+            raise RequestRejected(reason)
 
     def _decide(self, projected: int, window: list[Row], may_use_history: bool) -> Decision:
         # Choosing the rollover edge is the opt-in (R1's experiment); the notes warning
         # (R14) needs segue's memory tool, which a framework agent does not have.
-        return decide(
-            self.budget,
-            Situation(
-                projected=projected,
-                experiment=True,
-                may_use_history=may_use_history,
-                window_has_context=has_sealable_context(window),
-                warned=True,
-                notes_writable=False,
-            ),
+        return self.rules.decide(
+            projected,
+            window,
+            experiment=True,
+            may_use_history=may_use_history,
+            warned=True,
+            notes_writable=False,
         )
 
     def _roll_over(
@@ -297,35 +296,21 @@ class WindowEngine:
         by_model: bool = False,
         step: Sequence[Row] = (),
     ) -> Admitted:
-        plan = RolloverPlan(
-            reason=reason,
-            previous_window_id=current_window_id(window),
-            context_tokens=context_tokens,
-            trigger=trigger,
-            ids=(self.new_id("rollover"), self.new_id("lead-in"), self.new_id("continue")),
-            rollover_id=self.new_id("r"),
-            now_ms=self.clock(),
+        return self.rules.roll_over(
+            reason,
+            window,
+            context_tokens,
+            trigger,
+            build_system=lambda: system,
+            tools=_tools(tools),
             pending_request=pending_request,
             requested_by_model=by_model,
-            request=owning_request(window) if trigger is None and pending_request is None
-            else None,
-            carry=tuple(tail_copies(step, self.new_id)),
-        )
-        return admit_rollover(
-            plan,
-            store=self.store,
-            budget=self.budget,
-            build_system=lambda: system,
-            tools=tuple(dict(t) for t in tools),
-            count=lambda request: self.count(request.system, request.rows, request.tools),
-            # No context-scoped caches or carryover live in a framework edge.
-            cleanup=lambda: None,
-            cancel=Cancellation(),
+            step=step,
         )
 
 
-def _reason(decision: Decision) -> str:
-    return decision.reason or f"context budget: {decision.action.value}"
+def _tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, object], ...]:
+    return tuple(dict(t) for t in tools)
 
 
 def _error(code: str, message: str) -> dict[str, Any]:
