@@ -112,6 +112,30 @@ def test_mid_stream_rollover_then_retrieval_of_the_first_window(tmp_path: Path) 
     assert any("alpha" in item["text"] for item in history_result["items"])
 
 
+def test_a_turn_that_rolls_over_twice_quotes_its_request_in_both_windows(tmp_path: Path) -> None:
+    """The second window began mid-turn and holds no human message: its own lead-in's quote
+    is what the third window quotes again, and each new window gets the step that filled
+    the one before."""
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    h = harness(
+        tmp_path,
+        [*({"toolCalls": [echo(w, 1400)]} for w in words), {"text": "all six done"}],
+        context_window=WINDOW,
+    )
+    result = h.session(threshold=50).send("run the six steps")
+    assert result.status == "completed", result.reason
+    assert result.rollovers >= 2
+    lead_ins = [r for r in h.rows() if r.mux_type == "context-window-lead-in"]
+    assert len(lead_ins) == result.rollovers
+    assert all("<request>\nrun the six steps\n</request>" in r.text for r in lead_ins)
+    for request in h.requests():
+        first = request.rows[0]
+        if first.mux_type != "context-window-lead-in":
+            continue
+        (carried,) = [r for r in request.rows if r.flag("rlmPreservedTailCopy")]
+        assert carried.parts[0].toolName == "echo"  # the step that filled the last window
+
+
 def prime(h_rows: list[tuple[str, str]], h: object) -> None:
     store = h.store  # type: ignore[attr-defined]
     store.append(

@@ -30,7 +30,7 @@ from typing import Any
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id
-from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision
+from segue.context.budget import DEFAULT_THRESHOLD, Budget, Decision
 from segue.context.rollover import RolloverReason
 from segue.errors import RequestRejected, TurnPaused, UsageError
 from segue.integrations.store import close_store, configured_store
@@ -41,8 +41,8 @@ from segue.retrieval.tool import SessionHistoryTool
 from segue.session.admission import Admitted, Cancellation
 from segue.session.window import load_window
 from segue.session.window_rules import (
+    Pressure,
     WindowRules,
-    decision_reason,
     new_context_answer,
 )
 from segue.tokens import count_request, resolve_model
@@ -172,14 +172,16 @@ class WindowEngine:
         self._preflight(trigger, system, tools, stored=False)
         window = self.window()
         projected = self.count(system, [*active_rows(window), trigger], tools)
-        decision = self._decide(projected, window, may_use_history)
-        if decision.action is Action.ROLLOVER:
-            return self._roll_over(
-                "on-send", window, projected, trigger, system=system, tools=tools
-            ).stored
-        if decision.action in (Action.BLOCK, Action.PAUSE):
-            raise TurnPaused(decision_reason(decision) + " (the message was not sent)")
-        return self.store.append([trigger])
+        outcome = self.rules.at_send(
+            window,
+            trigger,
+            projected,
+            pressure=_pressure(may_use_history),
+            roll=lambda reason, message, _step: self._roll_over(
+                reason, window, projected, message, system=system, tools=tools
+            ).stored,
+        )
+        return self.store.append([trigger]) if isinstance(outcome, Decision) else outcome
 
     def settle(
         self,
@@ -201,23 +203,27 @@ class WindowEngine:
         if unanswered and last is not None:
             self._preflight(last, system, tools, stored=True)
         projected = self.count(system, rows, tools)
-        decision = self._decide(projected, window, may_use_history)
-        if decision.action is Action.ROLLOVER:
+
+        def roll(reason: RolloverReason, _trigger: Row | None, carried: Sequence[Row]) -> list[Row]:
             # A human message the model has not answered yet: the window filled at a send
             # that could not be checked when it was stored. It is quoted into the new window.
             admitted = self._roll_over(
-                "on-send" if unanswered else "mid-stream",
+                "on-send" if unanswered else reason,
                 window,
                 projected,
                 None,
                 system=system,
                 tools=tools,
                 pending_request=last.text if unanswered and last is not None else None,
-                step=() if unanswered else step,
+                step=() if unanswered else carried,
             )
             return active_rows(admitted.stored)
-        if decision.action in (Action.BLOCK, Action.PAUSE):
-            raise TurnPaused(decision_reason(decision))
+
+        outcome = self.rules.after_step(
+            window, projected, pressure=_pressure(may_use_history), step=step, roll=roll
+        )
+        if not isinstance(outcome, Decision):
+            return outcome
         if not self.budget.fits(projected):
             # Nothing sealable (else the decision above rolled over): the request itself is
             # too large for any window (R16).
@@ -271,18 +277,6 @@ class WindowEngine:
         if reason is not None:
             raise RequestRejected(reason)
 
-    def _decide(self, projected: int, window: list[Row], may_use_history: bool) -> Decision:
-        # Choosing the rollover edge is the opt-in (R1's experiment); the notes warning
-        # (R14) needs segue's memory tool, which a framework agent does not have.
-        return self.rules.decide(
-            projected,
-            window,
-            experiment=True,
-            may_use_history=may_use_history,
-            warned=True,
-            notes_writable=False,
-        )
-
     def _roll_over(
         self,
         reason: RolloverReason,
@@ -307,6 +301,14 @@ class WindowEngine:
             requested_by_model=by_model,
             step=step,
         )
+
+
+def _pressure(may_use_history: bool) -> Pressure:
+    # Choosing the rollover edge is the opt-in (R1's experiment); the notes warning (R14)
+    # needs segue's memory tool, which a framework agent does not have.
+    return Pressure(
+        experiment=True, may_use_history=may_use_history, warned=True, notes_writable=False
+    )
 
 
 def _tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, object], ...]:

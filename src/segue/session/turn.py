@@ -51,7 +51,7 @@ from segue.session.carry import carries_results
 from segue.session.result import OutputLimit, TurnResult, UsageTotal
 from segue.session.stoppable import Interrupted, run_step
 from segue.session.turn_hooks import TurnHooks
-from segue.session.window_rules import WindowRules, decision_reason, new_context_answer
+from segue.session.window_rules import Pressure, WindowRules, new_context_answer
 from segue.tokens import calibration_file, count_text
 from segue.tools.base import tool_error
 from segue.tools.new_context import NEW_CONTEXT_TOOL, not_allowed, reason_of
@@ -98,10 +98,8 @@ class Turn:
         request = ProviderRequest(system, tuple(active_rows(window)), self.s.advertised_tools())
         return self.hooks.apply(request, current_window_id(window))
 
-    def _decide(self, projected: int, window: list[Row]) -> Decision:
-        return self.rules.decide(
-            projected,
-            window,
+    def _pressure(self, window: list[Row]) -> Pressure:
+        return Pressure(
             experiment=self.s.config.experiment,
             may_use_history=self.s._may_use_history(),
             warned=warned_in_window(window),
@@ -168,19 +166,23 @@ class Turn:
         projected = max(
             assembled, last_step_usage(window) + s.count(ProviderRequest("", (user,), ()))
         )
-        decision = self._decide(projected, window)
         request: ProviderRequest
-        if decision.action is Action.ROLLOVER:
-            request, window, system = self._rollover("on-send", window, projected, user)
-        else:
-            if decision.action is Action.COMPACT:
+        outcome = self.rules.at_send(
+            window,
+            user,
+            projected,
+            pressure=self._pressure(window),
+            roll=lambda reason, trigger, _step: self._rollover(reason, window, projected, trigger),
+        )
+        if isinstance(outcome, Decision):
+            if outcome.action is Action.COMPACT:
                 self._auto_compact()
                 window = s.window()  # the compaction opened a new window
                 system = s.build_system(window)  # with the carryover it was given
-            elif decision.action in (Action.BLOCK, Action.PAUSE):
-                raise TurnPaused(decision_reason(decision) + " (the message was not sent)")
             window = [*window, *s._append([user])]
             request = self._request(system, window)
+        else:
+            request, window, system = outcome
         # The message as stored (with its sequence), alone or as a rollover's trigger.
         sent = next((r for r in reversed(window) if r.id == user.id), None)
         try:
@@ -337,11 +339,19 @@ class Turn:
         reported = (usage.input_tokens or 0) + (usage.output_tokens or 0)
         tool_tokens = sum(_output_tokens(s, o) for o in outputs)
         projected = max(assembled, reported + tool_tokens)
-        decision = self._decide(projected, window)
-        if decision.action is Action.ROLLOVER:
+        outcome = self.rules.after_step(
+            window,
+            projected,
+            pressure=self._pressure(window),
             # The step just settled is the last row: its results travel with the turn.
-            step = window[-1:] if outputs else []
-            return self._rollover("mid-stream", window, projected, None, step=step)
+            step=window[-1:] if outputs else [],
+            roll=lambda reason, trigger, step: self._rollover(
+                reason, window, projected, trigger, step=step
+            ),
+        )
+        if not isinstance(outcome, Decision):
+            return outcome
+        decision = outcome
         if decision.action is Action.WARN:
             percent = s.budget.percent(projected)
             row = warning_row(
@@ -365,9 +375,6 @@ class Turn:
             window = s.window()
             system = s.build_system(window)  # with the carryover the new window was given
             return self._request(system, window), window, system
-        if decision.action in (Action.BLOCK, Action.PAUSE):
-            # R18: completed tool results are already durable; nothing else is written.
-            raise TurnPaused(decision_reason(decision))
         return request, window, system
 
     def _overflow(

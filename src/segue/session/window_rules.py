@@ -6,7 +6,8 @@ drift apart on the rollover rules.
 * :meth:`WindowRules.rejection` — R16: a message that cannot fit even a fresh window is
   refused before any model call, and kept transcript-only (R22);
 * :meth:`WindowRules.decide` — R3, R13, R14: the budget decision at a send or a settled step,
-  from the projected size of the next request;
+  from the projected size of the next request; ``at_send`` and ``after_step`` act on it at
+  those two moments (roll over, or stop the turn) and hand the rest to the driver;
 * :meth:`WindowRules.roll_over` — R5, R6, R21, R37: the rollover plan (ids, the request that
   owns an interrupted turn, the triggering step's copies, :mod:`segue.session.carry`) through
   admission;
@@ -22,13 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from segue.context.active import has_sealable_context
 from segue.context.assembly import current_window_id
 from segue.context.boundaries import item_id
-from segue.context.budget import Budget, Decision, Situation, decide
+from segue.context.budget import Action, Budget, Decision, Situation, decide
 from segue.context.rollover import RolloverReason, quarantined
+from segue.errors import TurnPaused
 from segue.history.protocol import TranscriptStore
 from segue.messages import Row
 from segue.providers.request import ProviderRequest
@@ -43,8 +45,25 @@ from segue.session.admission import (
 )
 from segue.session.carry import owning_request, tail_copies
 
+T = TypeVar("T")
+
 #: The lead-in a fresh window starts with, counted generously for the R16 preflight.
 LEAD_IN_ALLOWANCE = 256
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """What a budget decision needs besides the projected size and the window itself."""
+
+    experiment: bool
+    may_use_history: bool
+    #: the window already had its notes warning (R14), or the driver never warns
+    warned: bool
+    notes_writable: bool
+
+
+#: A driver's rollover: (reason, trigger, the settled step to carry) → what it goes on with.
+Roll = Callable[[RolloverReason, Row | None, Sequence[Row]], T]
 
 
 @dataclass
@@ -87,27 +106,58 @@ class WindowRules:
 
     # -- R3, R13, R14 ----------------------------------------------------------------------------
 
-    def decide(
-        self,
-        projected: int,
-        window: Sequence[Row],
-        *,
-        experiment: bool,
-        may_use_history: bool,
-        warned: bool,
-        notes_writable: bool,
-    ) -> Decision:
+    def decide(self, projected: int, window: Sequence[Row], pressure: Pressure) -> Decision:
         return decide(
             self.budget,
             Situation(
                 projected=projected,
-                experiment=experiment,
-                may_use_history=may_use_history,
+                experiment=pressure.experiment,
+                may_use_history=pressure.may_use_history,
                 window_has_context=has_sealable_context(window),
-                warned=warned,
-                notes_writable=notes_writable,
+                warned=pressure.warned,
+                notes_writable=pressure.notes_writable,
             ),
         )
+
+    def at_send(
+        self,
+        window: Sequence[Row],
+        message: Row,
+        projected: int,
+        *,
+        pressure: Pressure,
+        roll: Roll[T],
+    ) -> T | Decision:
+        """The budget check when a human message arrives (R3, R5, R13): a full window rolls
+        over with the message as its trigger (``roll``'s result is returned); a block or
+        pause stops the turn before the message is stored; any other decision is the
+        driver's to act on (append the message, compact)."""
+        decision = self.decide(projected, window, pressure)
+        if decision.action is Action.ROLLOVER:
+            return roll("on-send", message, ())
+        if decision.action in (Action.BLOCK, Action.PAUSE):
+            raise TurnPaused(decision_reason(decision) + " (the message was not sent)")
+        return decision
+
+    def after_step(
+        self,
+        window: Sequence[Row],
+        projected: int,
+        *,
+        pressure: Pressure,
+        step: Sequence[Row],
+        roll: Roll[T],
+    ) -> T | Decision:
+        """The budget check after a settled tool step (R3, R6, R18): a full window rolls
+        over mid-stream, carrying ``step`` (the rows the step stored); a block or pause
+        stops the turn (the step's results are already durable, nothing else is written);
+        any other decision (go on, warn, compact) is the driver's."""
+        decision = self.decide(projected, window, pressure)
+        if decision.action is Action.ROLLOVER:
+            return roll("mid-stream", None, step)
+        if decision.action in (Action.BLOCK, Action.PAUSE):
+            raise TurnPaused(decision_reason(decision))
+        return decision
 
     # -- R5, R6, R21, R37 ------------------------------------------------------------------------
 
