@@ -139,10 +139,21 @@ def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
 
     # Every message of the run is on disk, the final answer included, verbatim.
     assert all(
-        "pydanticAiMessage" in r["metadata"]
+        "pydanticAiMessage" in r["metadata"] or "pydanticAiMessages" in r["metadata"]
         for i, r in enumerate(rows)
         if not any(i in range(s, s + 3) for s in starts)
     )
+    # Every call is stored once, settled with its result, in Xum's vocabulary (SPEC §3: an
+    # ``input-available`` call is an interrupted one).
+    calls = [
+        p
+        for r in rows
+        if not r["metadata"].get("rlmPreservedTailCopy")
+        for p in r["parts"]
+        if p["type"] == "dynamic-tool"
+    ]
+    assert len(calls) == CHUNKS + 1
+    assert all(p["state"] == "output-available" and "output" in p for p in calls)
     assert rows[-1]["role"] == "assistant" and rows[-1]["parts"][0]["text"] == "w:0"
     windows = windows_json(segue_home, WS)
     assert [w["kind"] for w in windows] == ["root"] + ["rollover"] * len(starts)
@@ -211,24 +222,22 @@ def test_rows_are_xum_shaped_and_a_new_run_continues(segue_home: Path) -> None:
     agent = agent_for(h, script)
     run(agent, "Read chunk 1.")
     rows = disk_rows(segue_home, WS)
-    assert [r["role"] for r in rows] == ["user", "assistant", "assistant", "assistant"]
+    assert [r["role"] for r in rows] == ["user", "assistant", "assistant"]
     assert rows[0]["parts"] == [{"type": "text", "text": "Read chunk 1.", "state": "done"}]
-    call, result = rows[1]["parts"][0], rows[2]["parts"][0]
-    assert (call["type"], call["toolName"], call["state"]) == (
+    # The response's call and the return that answers it are one settled call (SPEC §3).
+    (call,) = rows[1]["parts"]
+    assert (call["type"], call["toolName"], call["state"], call["input"]) == (
         "dynamic-tool",
-        "read_chunk",
-        "input-available",
-    )
-    assert (result["toolName"], result["state"], result["input"]) == (
         "read_chunk",
         "output-available",
         {"n": 1},
     )
+    assert call["output"].startswith("Chunk 1.")
     # A new run (a new process would do the same) continues from the store.
     again = agent_for(history(), script)
     run(again, "And now?")
     assert "Read chunk 1." in dumped(script.seen[-1]) and "read it" in dumped(script.seen[-1])
-    assert len(disk_rows(segue_home, WS)) == 6
+    assert len(disk_rows(segue_home, WS)) == 5
 
 
 def test_rollover_is_blocked_without_session_history(segue_home: Path) -> None:
