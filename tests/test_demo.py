@@ -15,13 +15,14 @@ from typing import Any
 import msgspec
 import pytest
 
+import segue.demo.run as demo_module
 from segue.cli.main import main
 from segue.context.boundaries import is_strict_rollover, item_id, split_windows
 from segue.demo.detail import choose_detail
 from segue.demo.plan import CLOSING_TEXT, CONTINUE_PROMPT, RecordedCall, plan_turns
 from segue.demo.replay import REPLAY_LABEL, Tape
 from segue.demo.run import DEFAULT_TRAJECTORY, verify_retrieval
-from segue.demo.sizing import Sizes, choose_plan
+from segue.demo.sizing import Plan, Sizes, choose_plan
 from segue.demo.trajectory import packaged_names
 from segue.errors import DemoFailed
 from segue.history import HistoryStore
@@ -212,8 +213,11 @@ def test_packaged_runs_are_all_covered() -> None:
 
 
 def test_a_run_too_short_to_roll_over_twice_fails_loudly(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A window the whole recorded run fits in (the shortest packaged run now fills two
+    # windows: a rollover carries the step that filled the window into the next one).
+    monkeypatch.setattr(demo_module, "choose_plan", lambda _sizes: Plan(200_000, 70, 0.1))
     home = tmp_path / "home"
     assert main(["--home", str(home), "demo", "--trajectory", TOO_SHORT]) == 1
     captured = capsys.readouterr()

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.integrations.agents_rows import OPAQUE_PART, item_row, row_items
+from segue.integrations.agents_rows import OPAQUE_PART, batch_rows, item_row, row_items
 from segue.messages import decode_row, encode_row
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.text()
@@ -65,3 +65,35 @@ def test_an_output_carries_its_call() -> None:
         "3 matches",
     )
     assert item_row(call, row_id="r1", now_ms=1, calls={}).parts[0].state == "input-available"
+
+
+call_ids = st.sampled_from(["c1", "c2", "c3"])
+tool_items = st.one_of(
+    st.builds(
+        lambda cid, name: {"type": "function_call", "call_id": cid, "name": name, "arguments": ""},
+        call_ids,
+        st.sampled_from(["grep", "read"]),
+    ),
+    st.builds(
+        lambda cid, out: {"type": "function_call_output", "call_id": cid, "output": out},
+        call_ids,
+        json_values,
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(items, tool_items), max_size=8))
+def test_a_batch_round_trips_in_order_with_its_calls_settled(batch: list[dict[str, Any]]) -> None:
+    ids = iter(range(1000))
+    rows = batch_rows(batch, new_id=lambda: f"r{next(ids)}", now_ms=1, calls={})
+    stored = [decode_row(encode_row(r)) for r in rows]
+    assert [i for r in stored for i in row_items(r)] == batch  # verbatim, in order
+    for row in stored:
+        assert row.parts
+        held = row_items(row)
+        outputs = {i["call_id"] for i in held if i.get("type") == "function_call_output"}
+        tools = [p for p in row.parts if p.type == "dynamic-tool"]
+        # Every output stored settles a call; a call is open only when no output answers it.
+        assert outputs <= {p.toolCallId for p in tools if p.state == "output-available"}
+        assert all(p.toolCallId not in outputs for p in tools if p.state == "input-available")

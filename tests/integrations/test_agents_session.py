@@ -64,10 +64,12 @@ def test_order_limit_pop_clear(segue_home: Path) -> None:
     assert run(session.get_items()) == items[:3]
     rows = disk_rows(segue_home, WS)
     assert [r["metadata"]["openaiAgentsItem"] for r in rows] == items[:3]
-    # The popped sequence number is never reused.
+    # The call whose output was popped is a call alone again: interrupted, never sent (§3).
+    assert rows[2]["parts"][0]["state"] == "input-available"
+    # The popped row's sequence number is never reused.
     run(session.add_items([user("five")]))
     seqs = [r["metadata"]["historySequence"] for r in disk_rows(segue_home, WS)]
-    assert seqs == [0, 1, 2, 4]
+    assert seqs == [0, 1, 3, 4]
 
     run(session.clear_session())
     assert run(session.get_items()) == []
@@ -88,19 +90,20 @@ def test_rows_are_xum_shaped(segue_home: Path) -> None:
         )
     )
     rows = disk_rows(segue_home, WS)
-    assert [r["role"] for r in rows] == ["user", "assistant", "assistant", "assistant"]
+    assert [r["role"] for r in rows] == ["user", "assistant", "assistant"]
     assert rows[0]["parts"] == [{"type": "text", "text": "hello", "state": "done"}]
-    call, result = rows[1]["parts"][0], rows[2]["parts"][0]
-    assert (call["type"], call["toolName"], call["state"]) == (
-        "dynamic-tool",
-        "lookup",
-        "input-available",
-    )
-    assert (result["toolName"], result["state"], result["output"]) == (
-        "lookup",
-        "output-available",
-        "found",
-    )
+    # The call and its output are one settled call, as Xum stores one (SPEC §3): not an
+    # interrupted call (``input-available``) beside a second copy of it.
+    assert rows[1]["parts"] == [
+        {
+            "type": "dynamic-tool",
+            "toolCallId": "c1",
+            "toolName": "lookup",
+            "input": {},
+            "state": "output-available",
+            "output": "found",
+        }
+    ]
     assert all(r["workspaceId"] == WS for r in rows)
     listing = run_segue(segue_home, WS, "history", "search", "hello")
     assert listing.returncode == 0 and "hello" in listing.stdout

@@ -24,6 +24,7 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -138,13 +139,81 @@ def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
 
     # Every message of the run is on disk, the final answer included, verbatim.
     assert all(
-        "pydanticAiMessage" in r["metadata"]
+        "pydanticAiMessage" in r["metadata"] or "pydanticAiMessages" in r["metadata"]
         for i, r in enumerate(rows)
         if not any(i in range(s, s + 3) for s in starts)
     )
+    # Every call is stored once, settled with its result, in Xum's vocabulary (SPEC §3: an
+    # ``input-available`` call is an interrupted one).
+    calls = [
+        p
+        for r in rows
+        if not r["metadata"].get("rlmPreservedTailCopy")
+        for p in r["parts"]
+        if p["type"] == "dynamic-tool"
+    ]
+    assert len(calls) == CHUNKS + 1
+    assert all(p["state"] == "output-available" and "output" in p for p in calls)
     assert rows[-1]["role"] == "assistant" and rows[-1]["parts"][0]["text"] == "w:0"
     windows = windows_json(segue_home, WS)
     assert [w["kind"] for w in windows] == ["root"] + ["rollover"] * len(starts)
+
+
+#: R3: a 4,000-token window at the default threshold (70) rolls over at 75% of it, which is
+#: also its hard ceiling (4,000 less the 1,000 reserved for output).
+ROLLS_OVER_AT = 3000
+VAULT = {"action": "search", "match": "literal", "query": "vault code", "max_chars_per_item": 2000}
+
+
+def test_a_look_back_survives_the_rollover_it_causes(segue_home: Path) -> None:
+    """The model reads until the result of its look-back is bound to fill the window, then
+    looks back: the step after it rolls over, and the fresh window still holds the result
+    (and quotes the prompt), so the model answers instead of searching again."""
+    h = history()
+    looked_at: list[int] = []
+    reads = [0]
+
+    def step(messages: list[ModelMessage]) -> ModelResponse:
+        if looked_at:
+            found = "4711-0815" in json.dumps(last_return(messages, "session_history"))
+            return ModelResponse(parts=[TextPart("the code is 4711-0815" if found else "no")])
+        result = json.dumps(h.engine.history(VAULT), ensure_ascii=False)
+        if h.context_tokens() + count_text(result, "openai:gpt-4o").tokens < ROLLS_OVER_AT:
+            reads[0] += 1
+            return ModelResponse(parts=[ToolCallPart("read_chunk", {"n": reads[0] - 1})])
+        looked_at.append(len(script.seen) - 1)
+        return ModelResponse(parts=[ToolCallPart("session_history", VAULT)])
+
+    script = Script([step] * 40)
+    result = run(agent_for(h, script), "Read the report, then tell me the vault code.")
+    assert result.output == "the code is 4711-0815"
+
+    (at,) = looked_at
+    assert len(script.seen) == at + 2  # one look-back, then the answer
+    rows = disk_rows(segue_home, WS)
+    looked = max(
+        i
+        for i, r in enumerate(rows)
+        if any(p.get("toolName") == "session_history" and "output" in p for p in r["parts"])
+        and not r["metadata"].get("synthetic")
+    )
+    # The look-back's own step filled the window: the rollover comes right after it.
+    (start,) = [i for i in rollovers(rows) if i > looked]
+    assert start == looked + 1 and mux(rows[start])["reason"] == "mid-stream"
+    assert_rollover_shapes(rows, start)
+    after = dumped(script.seen[at + 1])
+    assert f"fresh context window (w:{rows[start]['metadata']['historySequence']})" in after
+    lead_in = script.seen[at + 1][0].parts[0]
+    assert isinstance(lead_in, UserPromptPart)
+    assert "<request>\nRead the report, then tell me the vault code.\n</request>" in str(
+        lead_in.content
+    )
+    copies = [r for r in rows[start + 3 :] if r["metadata"].get("rlmPreservedTailCopy")]
+    assert copies and all(
+        r["metadata"]["synthetic"] is True and r["metadata"]["uiVisible"] is False for r in copies
+    )
+    found = h.engine.history(VAULT)["items"]
+    assert [i["windowId"] for i in found if "4711-0815" in i["text"]] == ["w:0"]
 
 
 def test_rows_are_xum_shaped_and_a_new_run_continues(segue_home: Path) -> None:
@@ -153,24 +222,22 @@ def test_rows_are_xum_shaped_and_a_new_run_continues(segue_home: Path) -> None:
     agent = agent_for(h, script)
     run(agent, "Read chunk 1.")
     rows = disk_rows(segue_home, WS)
-    assert [r["role"] for r in rows] == ["user", "assistant", "assistant", "assistant"]
+    assert [r["role"] for r in rows] == ["user", "assistant", "assistant"]
     assert rows[0]["parts"] == [{"type": "text", "text": "Read chunk 1.", "state": "done"}]
-    call, result = rows[1]["parts"][0], rows[2]["parts"][0]
-    assert (call["type"], call["toolName"], call["state"]) == (
+    # The response's call and the return that answers it are one settled call (SPEC §3).
+    (call,) = rows[1]["parts"]
+    assert (call["type"], call["toolName"], call["state"], call["input"]) == (
         "dynamic-tool",
-        "read_chunk",
-        "input-available",
-    )
-    assert (result["toolName"], result["state"], result["input"]) == (
         "read_chunk",
         "output-available",
         {"n": 1},
     )
+    assert call["output"].startswith("Chunk 1.")
     # A new run (a new process would do the same) continues from the store.
     again = agent_for(history(), script)
     run(again, "And now?")
     assert "Read chunk 1." in dumped(script.seen[-1]) and "read it" in dumped(script.seen[-1])
-    assert len(disk_rows(segue_home, WS)) == 6
+    assert len(disk_rows(segue_home, WS)) == 5
 
 
 def test_rollover_is_blocked_without_session_history(segue_home: Path) -> None:

@@ -86,3 +86,42 @@ def test_pydantic_ai_going_on_with_all_messages_stores_each_message_once(
         text for n in range(1, 6) for text in (f"turn {n}", f"answer {n}")
     ]
     assert seen == [1, 3, 5, 7, 9]
+
+
+def test_pydantic_ai_going_on_after_a_tool_step_stores_it_once(segue_home: Path) -> None:
+    """A step's response and its tool return share one row; both come back stamped with it,
+    so ``message_history=result.all_messages()`` stores neither again."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from segue.integrations.pydantic_ai import SegueHistory
+
+    seen: list[int] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(len(messages))
+        if len(seen) % 2:
+            return ModelResponse(parts=[ToolCallPart("probe", {"n": len(seen)})])
+        return ModelResponse(parts=[TextPart(f"answer {len(seen)}")])
+
+    history = SegueHistory("pyd-step-once", model="openai:gpt-4o", context_window=100_000)
+    agent = Agent(FunctionModel(model), capabilities=[history.capability(offer_tools=False)])
+
+    @agent.tool_plain
+    def probe(n: int) -> str:
+        """Probe ``n``."""
+        return f"probed {n}"
+
+    result = asyncio.run(agent.run("turn 1"))
+    result = asyncio.run(agent.run("turn 2", message_history=result.all_messages()))
+    rows = disk_rows(segue_home, "pyd-step-once")
+    assert [r["role"] for r in rows] == ["user", "assistant", "assistant"] * 2
+    calls = _tool_parts(rows)
+    assert [(p["state"], p["output"]) for p in calls] == [
+        ("output-available", "probed 1"),
+        ("output-available", "probed 3"),
+    ]
+    # Without segue the model would see 1, 3 and then 5, 7 messages: the same here.
+    assert seen == [1, 3, 5, 7]

@@ -64,8 +64,8 @@ def test_warning_once_per_window_and_notes_reach_the_next_window(tmp_path: Path)
                     }
                 ]
             },
-            {"toolCalls": [echo("gamma", 300)]},  # still above the warning point: no repeat
-            {"toolCalls": [echo("delta", 1400)]},  # rolls over
+            {"toolCalls": [echo("gamma", 300)]},  # no repeat; rolls over (gamma is carried)
+            {"toolCalls": [echo("delta", 1000)]},  # the new window stays below its warning
             {"text": "continuing"},
         ],
         context_window=WINDOW,

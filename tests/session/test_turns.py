@@ -75,11 +75,17 @@ def test_mid_stream_rollover_then_retrieval_of_the_first_window(tmp_path: Path) 
     requests = h.requests()
     after = requests[3]
     seen = request_text(after)
-    assert "alpha" not in seen and "gamma" not in seen and "run the three steps" not in seen
-    assert [r.mux_type for r in after.rows] == ["context-window-lead-in", "normal"]
-    assert is_synthetic_continuation(after.rows[1])
-    assert after.rows[1].text == "Continue"
-    assert "session_history" in after.rows[0].text
+    assert "alpha" not in seen and "beta" not in seen
+    lead_in, continuation, carried = after.rows
+    assert [r.mux_type for r in after.rows] == ["context-window-lead-in", "normal", None]
+    assert is_synthetic_continuation(continuation)
+    assert continuation.text == "Continue"
+    assert "session_history" in lead_in.text
+    # The turn goes on knowing what it was doing: the lead-in quotes the request that owns
+    # the turn, and the step that filled the window comes along with its result.
+    assert "<request>\nrun the three steps\n</request>" in lead_in.text
+    assert carried.flag("rlmPreservedTailCopy") and carried.flag("synthetic")
+    assert carried.parts[0].output["text"].startswith("gamma")
 
     # The batch is contiguous in the transcript, the boundary strictly valid.
     rows = h.rows()
@@ -90,6 +96,7 @@ def test_mid_stream_rollover_then_retrieval_of_the_first_window(tmp_path: Path) 
         "normal",
     ]
     assert is_synthetic_continuation(rows[index + 2])
+    assert rows[index + 3].flag("rlmPreservedTailCopy")
     # The tool call and its result stay together in the old window's last step.
     gamma_row = rows[index - 1]
     assert gamma_row.parts[0].toolName == "echo"
@@ -98,9 +105,35 @@ def test_mid_stream_rollover_then_retrieval_of_the_first_window(tmp_path: Path) 
     second = session.send("what was the first word?")
     assert second.status == "completed"
     assert second.rollovers == 0
-    history_result = h.rows()[-2].parts[0].output
+    (history_result,) = [
+        p.output for r in h.rows() for p in r.parts if p.toolName == "session_history"
+    ]
     assert history_result["ok"] is True
     assert any("alpha" in item["text"] for item in history_result["items"])
+
+
+def test_a_turn_that_rolls_over_twice_quotes_its_request_in_both_windows(tmp_path: Path) -> None:
+    """The second window began mid-turn and holds no human message: its own lead-in's quote
+    is what the third window quotes again, and each new window gets the step that filled
+    the one before."""
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    h = harness(
+        tmp_path,
+        [*({"toolCalls": [echo(w, 1400)]} for w in words), {"text": "all six done"}],
+        context_window=WINDOW,
+    )
+    result = h.session(threshold=50).send("run the six steps")
+    assert result.status == "completed", result.reason
+    assert result.rollovers >= 2
+    lead_ins = [r for r in h.rows() if r.mux_type == "context-window-lead-in"]
+    assert len(lead_ins) == result.rollovers
+    assert all("<request>\nrun the six steps\n</request>" in r.text for r in lead_ins)
+    for request in h.requests():
+        first = request.rows[0]
+        if first.mux_type != "context-window-lead-in":
+            continue
+        (carried,) = [r for r in request.rows if r.flag("rlmPreservedTailCopy")]
+        assert carried.parts[0].toolName == "echo"  # the step that filled the last window
 
 
 def prime(h_rows: list[tuple[str, str]], h: object) -> None:

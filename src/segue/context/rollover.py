@@ -9,6 +9,7 @@ Ids and times are passed in, so the same inputs always build the same rows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from segue.context.boundaries import (
@@ -128,17 +129,22 @@ def rollover_batch(
     pending_request: str | None = None,
     flush_opportunity: bool = False,
     requested_by_model: bool = False,
+    request: Mapping[str, Any] | None = None,
 ) -> list[Row]:
     """Boundary, lead-in, then the trigger (or a synthetic continuation when ``trigger`` is
     None, as after a mid-stream rollover). ``ids`` name the boundary, lead-in and continuation.
     ``pending_request`` quotes the user's message into the lead-in when the window
     overflowed before the model could act on it (an emergency rollover).
     ``flush_opportunity``: the old window offered the agent a chance to write notes first.
+    ``request``: the request that owns an interrupted turn (Xum's ``{text, truncated,
+    windowId?, itemId?}``), quoted into the lead-in as Xum's mid-turn lead-in quotes it.
     """
     boundary_id, lead_in_id, continuation_id = ids
     text = lead_in_text(new_window_id, previous_window_id, reason)
     if trigger is None and pending_request is not None:
         text += f"\n\nThe user's latest message, not yet answered, was:\n{pending_request}"
+    elif trigger is None and request is not None:
+        text += "\n\n" + request_quote(request)
     lead_in = make_row(
         "user",
         text,
@@ -166,6 +172,15 @@ def rollover_batch(
         requested_by_model=requested_by_model,
     )
     return [boundary, lead_in, trigger]
+
+
+def request_quote(request: Mapping[str, Any]) -> str:
+    """The lead-in's quote of the request that owns the turn (Xum's wording)."""
+    item, window = request.get("itemId"), request.get("windowId")
+    source = f" (item {item} in {window})" if item and window else ""
+    cut = ", cut to fit; read the full row with session_history" if request.get("truncated") else ""
+    text = request.get("text", "")
+    return f"The request that owns this turn{source}{cut}:\n<request>\n{text}\n</request>"
 
 
 def manual_reset_row(*, row_id: str, now_ms: int) -> Row:

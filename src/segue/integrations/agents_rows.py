@@ -6,31 +6,36 @@ One item is one row, in the shape Xum writes (SPEC §3), so ``segue history``, X
 
 * a message → a ``user`` / ``assistant`` / ``system`` row (``developer`` is ``system``) with
   its text parts; images and files become ``file`` parts (``[media omitted]`` in look-back);
-* a ``function_call`` → an assistant row with a ``dynamic-tool`` part, state
-  ``input-available`` (the call alone);
-* a ``function_call_output`` → an assistant row with a ``dynamic-tool`` part, state
-  ``output-available``, carrying the call's name and input as well, so the result reads as
-  the settled call it is;
+* the calls of a step with their outputs (a run of ``function_call`` /
+  ``function_call_output`` items stored together, as the SDK stores a step) → one assistant
+  row whose ``dynamic-tool`` parts are the settled calls, state ``output-available`` with
+  their outputs: Xum's vocabulary, as segue's own turns and the importers write a call and
+  its result. A call whose output is not among them stays ``input-available`` (an
+  interrupted call, SPEC §3: kept, never sent); an output whose call was stored earlier
+  becomes a row of its own holding the call (name and input) with its result;
 * anything else (reasoning, hosted tools) → an assistant row with a reasoning part or an
   opaque ``data-openai-agents`` part, so the row is never empty (an empty assistant row is
   never replayed, R22).
 
-The item itself is kept verbatim under ``metadata.openaiAgentsItem`` (unknown fields survive
-every rewrite), and :func:`row_items` gives it back unchanged: what the SDK stored is what
-it reads. Rows segue wrote itself (a lead-in, a continuation, rows of ``segue run``) become
-plain messages and call/output pairs.
+The item itself is kept verbatim under ``metadata.openaiAgentsItem`` (the items of a
+step's row, in order, under ``metadata.openaiAgentsItems``; unknown fields survive every
+rewrite), and :func:`row_items` gives them back unchanged: what the SDK stored is what it
+reads, in the order it stored it. Rows segue wrote itself (a lead-in, a continuation, rows
+of ``segue run``) become plain messages and call/output pairs.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from segue.messages import Part, Role, Row, make_row
 
 ITEM_KEY = "openaiAgentsItem"
+ITEMS_KEY = "openaiAgentsItems"
+_TOOL_ITEMS = frozenset({"function_call", "function_call_output"})
 OPAQUE_PART = "data-openai-agents"
 
 _ROLES: dict[str, Role] = {
@@ -140,12 +145,88 @@ def item_row(
     return make_row("assistant", id=row_id, parts=[Part(type=OPAQUE_PART)], metadata=meta)
 
 
+def batch_rows(
+    items: Sequence[Mapping[str, Any]],
+    *,
+    new_id: Callable[[], str],
+    now_ms: int,
+    calls: Mapping[str, tuple[str, Any]],
+) -> list[Row]:
+    """The rows that store ``items`` (one ``add_items`` batch): each run of calls and
+    outputs is one row of settled calls, every other item a row of its own."""
+    rows: list[Row] = []
+    run: list[Mapping[str, Any]] = []
+
+    def flush() -> None:
+        if len(run) == 1:
+            rows.append(item_row(run[0], row_id=new_id(), now_ms=now_ms, calls=calls))
+        elif run:
+            rows.append(_step_row(run, row_id=new_id(), now_ms=now_ms, calls=calls))
+        run.clear()
+
+    for item in items:
+        if item.get("type") in _TOOL_ITEMS:
+            run.append(item)
+            continue
+        flush()
+        rows.append(item_row(item, row_id=new_id(), now_ms=now_ms, calls=calls))
+    flush()
+    return rows
+
+
+def _step_row(
+    items: Sequence[Mapping[str, Any]],
+    *,
+    row_id: str,
+    now_ms: int,
+    calls: Mapping[str, tuple[str, Any]],
+) -> Row:
+    """One row for a run of calls and outputs: each call settled by its output when the run
+    holds it, each output of an earlier call settled with that call's name and input."""
+    outputs = {
+        str(i.get("call_id", "")): i for i in items if i.get("type") == "function_call_output"
+    }
+    called = {str(i.get("call_id", "")) for i in items if i.get("type") == "function_call"}
+    parts: list[Part] = []
+    for item in items:
+        call_id = str(item.get("call_id", ""))
+        if item.get("type") == "function_call":
+            answer = outputs.get(call_id)
+            parts.append(
+                Part(
+                    type="dynamic-tool",
+                    toolCallId=call_id,
+                    toolName=str(item.get("name", "")),
+                    input=_arguments(item.get("arguments")),
+                    state="output-available" if answer is not None else "input-available",
+                    output=answer.get("output") if answer is not None else None,
+                )
+            )
+        elif call_id not in called:
+            name, args = calls.get(call_id, ("", {}))
+            parts.append(
+                Part(
+                    type="dynamic-tool",
+                    toolCallId=call_id,
+                    toolName=name,
+                    input=args,
+                    state="output-available",
+                    output=item.get("output"),
+                )
+            )
+    meta = {"timestamp": now_ms, ITEMS_KEY: [copy.deepcopy(dict(i)) for i in items]}
+    return make_row("assistant", id=row_id, parts=parts, metadata=meta)
+
+
 def row_items(row: Row) -> list[dict[str, Any]]:
-    """The items a row stands for: the stored item itself, or, for a row segue wrote, its
-    text as a message and each settled tool call as a call and its output."""
+    """The items a row stands for: the stored items themselves, or, for a row segue wrote,
+    its text as a message and each settled tool call as a call and its output."""
     stored = row.metadata.get(ITEM_KEY)
     if isinstance(stored, dict):
         return [copy.deepcopy(stored)]
+    many = row.metadata.get(ITEMS_KEY)
+    if isinstance(many, list) and many and all(isinstance(i, dict) for i in many):
+        return copy.deepcopy(many)
     items: list[dict[str, Any]] = []
     text = row.text
     if text:

@@ -30,17 +30,21 @@ from typing import Any
 
 from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id
-from segue.context.boundaries import item_id
-from segue.context.budget import DEFAULT_THRESHOLD, Action, Budget, Decision, Situation, decide
-from segue.context.rollover import RolloverReason, quarantined
+from segue.context.budget import DEFAULT_THRESHOLD, Budget, Decision
+from segue.context.rollover import RolloverReason
 from segue.errors import RequestRejected, TurnPaused, UsageError
 from segue.integrations.store import close_store, configured_store
 from segue.messages import Row
 from segue.providers.limits import table_limit
 from segue.retrieval.schema import TOOL_SCHEMA
 from segue.retrieval.tool import SessionHistoryTool
-from segue.session.admission import Admitted, Cancellation, RolloverPlan, admit_rollover
+from segue.session.admission import Admitted, Cancellation
 from segue.session.window import load_window
+from segue.session.window_rules import (
+    Pressure,
+    WindowRules,
+    new_context_answer,
+)
 from segue.tokens import count_request, resolve_model
 from segue.tokens.registry import split_model
 from segue.tools import new_context as _new_context
@@ -53,8 +57,6 @@ NEW_CONTEXT = _new_context.NEW_CONTEXT_TOOL
 NEW_CONTEXT_DESCRIPTION = _new_context.DESCRIPTION
 NEW_CONTEXT_SCHEMA: Mapping[str, Any] = _new_context.SCHEMA
 
-#: The lead-in a fresh window starts with, counted generously for the R16 preflight.
-LEAD_IN_ALLOWANCE = 256
 
 
 def _now_ms() -> int:
@@ -121,6 +123,16 @@ class WindowEngine:
         self.history_tool = session_history_tool(self.layout, self.store)
         self.clock = clock
         self.new_id = new_id
+        # The same window rules as segue's own turns; no context-scoped caches, carryover or
+        # plugin hooks live in a framework edge, and its cancel flag is never set.
+        self.rules = WindowRules(
+            store=self.store,
+            budget=self.budget,
+            count=lambda request: self.count(request.system, request.rows, request.tools),
+            new_id=new_id,
+            clock=clock,
+            cancel=Cancellation(),
+        )
 
     def close(self) -> None:
         """Give back the store's connections (PostgreSQL); the engine may not be used after."""
@@ -160,14 +172,16 @@ class WindowEngine:
         self._preflight(trigger, system, tools, stored=False)
         window = self.window()
         projected = self.count(system, [*active_rows(window), trigger], tools)
-        decision = self._decide(projected, window, may_use_history)
-        if decision.action is Action.ROLLOVER:
-            return self._roll_over(
-                "on-send", window, projected, trigger, system=system, tools=tools
-            ).stored
-        if decision.action in (Action.BLOCK, Action.PAUSE):
-            raise TurnPaused(_reason(decision) + " (the message was not sent)")
-        return self.store.append([trigger])
+        outcome = self.rules.at_send(
+            window,
+            trigger,
+            projected,
+            pressure=_pressure(may_use_history),
+            roll=lambda reason, message, _step: self._roll_over(
+                reason, window, projected, message, system=system, tools=tools
+            ).stored,
+        )
+        return self.store.append([trigger]) if isinstance(outcome, Decision) else outcome
 
     def settle(
         self,
@@ -175,9 +189,13 @@ class WindowEngine:
         system: str,
         tools: Sequence[Mapping[str, Any]],
         may_use_history: bool,
+        step: Sequence[Row] = (),
     ) -> list[Row]:
         """Before the next model request, with the previous step durable: decide, roll over
-        mid-stream when the window is full, and return the rows the model may see."""
+        mid-stream when the window is full, and return the rows the model may see.
+        ``step``: the rows the previous step stored (as stored); a mid-stream rollover
+        carries their calls and results into the new window, and its lead-in quotes the
+        request that owns the turn (:mod:`segue.session.carry`), within admission (R21)."""
         window = self.window()
         rows = active_rows(window)
         last = rows[-1] if rows else None
@@ -185,22 +203,27 @@ class WindowEngine:
         if unanswered and last is not None:
             self._preflight(last, system, tools, stored=True)
         projected = self.count(system, rows, tools)
-        decision = self._decide(projected, window, may_use_history)
-        if decision.action is Action.ROLLOVER:
+
+        def roll(reason: RolloverReason, _trigger: Row | None, carried: Sequence[Row]) -> list[Row]:
             # A human message the model has not answered yet: the window filled at a send
             # that could not be checked when it was stored. It is quoted into the new window.
             admitted = self._roll_over(
-                "on-send" if unanswered else "mid-stream",
+                "on-send" if unanswered else reason,
                 window,
                 projected,
                 None,
                 system=system,
                 tools=tools,
                 pending_request=last.text if unanswered and last is not None else None,
+                step=() if unanswered else carried,
             )
             return active_rows(admitted.stored)
-        if decision.action in (Action.BLOCK, Action.PAUSE):
-            raise TurnPaused(_reason(decision))
+
+        outcome = self.rules.after_step(
+            window, projected, pressure=_pressure(may_use_history), step=step, roll=roll
+        )
+        if not isinstance(outcome, Decision):
+            return outcome
         if not self.budget.fits(projected):
             # Nothing sealable (else the decision above rolled over): the request itself is
             # too large for any window (R16).
@@ -233,7 +256,7 @@ class WindowEngine:
             )
         window = self.window()
         if not has_sealable_context(window):
-            return {"ok": True, "windowId": current_window_id(window)}
+            return new_context_answer(current_window_id(window))
         projected = self.count(system, active_rows(window), tools)
         try:
             admitted = self._roll_over(
@@ -241,7 +264,7 @@ class WindowEngine:
             )
         except TurnPaused as exc:
             return _error("not_allowed", exc.message)
-        return {"ok": True, "windowId": admitted.window_id}
+        return new_context_answer(admitted.window_id)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -250,33 +273,9 @@ class WindowEngine:
     ) -> None:
         """R16: a message that cannot fit even a fresh window is rejected before any model
         call, and kept transcript-only (R22): quarantined in place, or appended so."""
-        fresh = self.count(system, [message], tools) + LEAD_IN_ALLOWANCE
-        if self.budget.fits(fresh):
-            return
-        if stored:
-            self.store.quarantine(item_id(message))
-        else:
-            self.store.append([quarantined(message)])
-        raise RequestRejected(
-            f"the message does not fit even a fresh context window ({fresh} tokens > "
-            f"{self.budget.hard_ceiling} of {self.budget.limit}); it was kept in the "
-            "transcript but will not be sent"
-        )
-
-    def _decide(self, projected: int, window: list[Row], may_use_history: bool) -> Decision:
-        # Choosing the rollover edge is the opt-in (R1's experiment); the notes warning
-        # (R14) needs segue's memory tool, which a framework agent does not have.
-        return decide(
-            self.budget,
-            Situation(
-                projected=projected,
-                experiment=True,
-                may_use_history=may_use_history,
-                window_has_context=has_sealable_context(window),
-                warned=True,
-                notes_writable=False,
-            ),
-        )
+        reason = self.rules.rejection(message, system, _tools(tools), stored=stored)
+        if reason is not None:
+            raise RequestRejected(reason)
 
     def _roll_over(
         self,
@@ -289,33 +288,31 @@ class WindowEngine:
         tools: Sequence[Mapping[str, Any]],
         pending_request: str | None = None,
         by_model: bool = False,
+        step: Sequence[Row] = (),
     ) -> Admitted:
-        plan = RolloverPlan(
-            reason=reason,
-            previous_window_id=current_window_id(window),
-            context_tokens=context_tokens,
-            trigger=trigger,
-            ids=(self.new_id("rollover"), self.new_id("lead-in"), self.new_id("continue")),
-            rollover_id=self.new_id("r"),
-            now_ms=self.clock(),
+        return self.rules.roll_over(
+            reason,
+            window,
+            context_tokens,
+            trigger,
+            build_system=lambda: system,
+            tools=_tools(tools),
             pending_request=pending_request,
             requested_by_model=by_model,
-        )
-        return admit_rollover(
-            plan,
-            store=self.store,
-            budget=self.budget,
-            build_system=lambda: system,
-            tools=tuple(dict(t) for t in tools),
-            count=lambda request: self.count(request.system, request.rows, request.tools),
-            # No context-scoped caches or carryover live in a framework edge.
-            cleanup=lambda: None,
-            cancel=Cancellation(),
+            step=step,
         )
 
 
-def _reason(decision: Decision) -> str:
-    return decision.reason or f"context budget: {decision.action.value}"
+def _pressure(may_use_history: bool) -> Pressure:
+    # Choosing the rollover edge is the opt-in (R1's experiment); the notes warning (R14)
+    # needs segue's memory tool, which a framework agent does not have.
+    return Pressure(
+        experiment=True, may_use_history=may_use_history, warned=True, notes_writable=False
+    )
+
+
+def _tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, object], ...]:
+    return tuple(dict(t) for t in tools)
 
 
 def _error(code: str, message: str) -> dict[str, Any]:

@@ -58,9 +58,9 @@ from segue.context.budget import DEFAULT_THRESHOLD
 from segue.history import HistoryStore
 from segue.history.protocol import TranscriptStore
 from segue.integrations.agents_rows import (
+    batch_rows,
     calls_of,
     is_human_input,
-    item_row,
     row_items,
     rows_items,
 )
@@ -114,8 +114,7 @@ class SegueSession:
         return items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: list[Any]) -> None:
-        if items:
-            self.store.append(self._rows(items))
+        self._append(items)
 
     async def pop_item(self) -> Any | None:
         """Remove and return the newest item (its whole row); None when the window holds
@@ -130,10 +129,15 @@ class SegueSession:
             if not rows:
                 return None
             row = rows[-1]
-            if self.store.drop_last(item_id(row)) is not None:
+            with self.store.locked():
+                if self.store.drop_last(item_id(row)) is None:
+                    continue  # another process appended meanwhile: look again
                 items = row_items(row)
+                if len(items) > 1:
+                    # A step's row holds several items: the others stay, as they were
+                    # stored (a call whose output is popped is a call alone again).
+                    self.store.append(self._rows(items[:-1]))
                 return items[-1] if items else None
-            # Another process appended meanwhile: look again.
         return None
 
     async def clear_session(self) -> None:
@@ -142,13 +146,13 @@ class SegueSession:
 
     # -- rows ------------------------------------------------------------------------------------
 
+    def _append(self, items: Sequence[Mapping[str, Any]]) -> list[Row]:
+        return self.store.append(self._rows(items)) if items else []
+
     def _rows(self, items: Sequence[Mapping[str, Any]]) -> list[Row]:
         calls = calls_of(rows_items(load_window(self.store)))
         calls.update(calls_of(items))
-        now = _now_ms()
-        return [
-            item_row(item, row_id=self._row_id(), now_ms=now, calls=calls) for item in items
-        ]
+        return batch_rows(items, new_id=self._row_id, now_ms=_now_ms(), calls=calls)
 
     @staticmethod
     def _row_id() -> str:
@@ -196,10 +200,18 @@ class RolloverSession(SegueSession):
         self._system = ""
         self._tools: list[dict[str, Any]] = tool_schemas([SESSION_HISTORY, NEW_CONTEXT])
         self._may_use_history: bool | None = None
+        # The rows stored since the last model call: the step the next check settles.
+        self._step: list[Row] = []
 
     def tools(self) -> list[FunctionTool]:
         """``session_history`` and ``new_context`` as function tools of this session."""
         return history_tools(self)
+
+    def context_tokens(self) -> int:
+        """The active window's size as the next request would count it (the agent's
+        instructions and tool schemas as last seen, the model's real encoding): what a
+        context meter shows; the rollover point is ``engine.budget``'s."""
+        return self.engine.count(self._system, self.engine.active(), self._tools)
 
     def run_config(self, **options: Any) -> RunConfig:
         """A ``RunConfig`` whose model-input filter keeps the model on the active window."""
@@ -217,15 +229,20 @@ class RolloverSession(SegueSession):
                 tools=self._tools,
                 may_use_history=self._may_use_history,
             )
+            self._step = []
             return
-        await super().add_items(items)
+        self._step.extend(self._append(items))
 
     async def filter_model_input(self, data: CallModelData[Any]) -> ModelInputData:
         """The settled-step check before each model call: roll over when the window is
         full, and hand the model only the active window (read from the store)."""
         self._observe(data.agent, data.model_data.instructions)
+        step, self._step = self._step, []
         rows = self.engine.settle(
-            system=self._system, tools=self._tools, may_use_history=bool(self._may_use_history)
+            system=self._system,
+            tools=self._tools,
+            may_use_history=bool(self._may_use_history),
+            step=step,
         )
         # The items are the SDK's own (stored verbatim) or plain messages and tool pairs.
         items: list[Any] = rows_items(rows)

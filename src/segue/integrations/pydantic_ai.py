@@ -56,9 +56,9 @@ from segue.integrations.engine import (
 )
 from segue.integrations.pydantic_rows import (
     ROW_ID_KEY,
+    batch_rows,
     calls_of,
     is_send,
-    message_row,
     row_messages,
     stored_row_id,
 )
@@ -136,6 +136,12 @@ class SegueHistory:
         """Give back the store's connections (PostgreSQL)."""
         self.engine.close()
 
+    def context_tokens(self) -> int:
+        """The active window's size as the next request would count it (the instructions
+        and tool schemas of the last request, the model's real encoding): what a context
+        meter shows; the rollover point is ``engine.budget``'s."""
+        return self.engine.count(self._system, self.engine.active(), self._tools)
+
     def messages(self) -> list[ModelMessage]:
         """The active window as pydantic-ai messages (what the model is shown)."""
         return _messages_of(self.engine.active())
@@ -177,10 +183,12 @@ class SegueHistory:
                 may_use_history=self._may_use_history,
             )
             return _messages_of(self.engine.active())
-        if rows:
-            self.store.append(rows)
+        stored = self.store.append(rows) if rows else []
         active = self.engine.settle(
-            system=self._system, tools=self._tools, may_use_history=self._may_use_history
+            system=self._system,
+            tools=self._tools,
+            may_use_history=self._may_use_history,
+            step=stored,
         )
         return _messages_of(active)
 
@@ -189,21 +197,26 @@ class SegueHistory:
         stamp each with its row's id: a caller that goes on with
         ``message_history=result.all_messages()`` hands them back as stored, not as new."""
         fresh = [m for m in messages if stored_row_id(m) is None]
-        written = self.store.append(self._rows(fresh))
-        for message, row in zip(fresh, written, strict=True):
-            message.metadata = {**(message.metadata or {}), ROW_ID_KEY: row.id}
+        rows, owners = self._batch(fresh)
+        written = self.store.append(rows)
+        for message, owner in zip(fresh, owners, strict=True):
+            message.metadata = {**(message.metadata or {}), ROW_ID_KEY: written[owner].id}
         return written
 
     def _rows(self, fresh: Sequence[ModelMessage]) -> list[Row]:
+        return self._batch(fresh)[0]
+
+    def _batch(self, fresh: Sequence[ModelMessage]) -> tuple[list[Row], list[int]]:
         if not fresh:
-            return []
+            return [], []
         calls = calls_of(_messages_of(self.engine.active()))
         calls.update(calls_of(fresh))
-        now = time.time_ns() // 1_000_000
-        return [
-            message_row(m, row_id=f"pydantic-ai-{uuid.uuid4().hex[:16]}", now_ms=now, calls=calls)
-            for m in fresh
-        ]
+        return batch_rows(
+            fresh,
+            new_id=lambda: f"pydantic-ai-{uuid.uuid4().hex[:16]}",
+            now_ms=time.time_ns() // 1_000_000,
+            calls=calls,
+        )
 
 
 @dataclass

@@ -3,14 +3,19 @@
 One ``ModelMessage`` is one row, in the shape Xum writes (SPEC §3):
 
 * a request with a user prompt → a ``user`` row with its text (media as ``file`` parts);
-* a request of tool returns and retries → an ``assistant`` row of ``dynamic-tool`` parts,
-  state ``output-available``, with the call's name and input; a retry (the tool failed or
-  its arguments did not validate) is settled the same way, its output
-  ``{"success": false, "error": …}``, as Xum stores a failed call (SPEC §3);
+* a response with tool calls and the request that answers them (stored together, as a
+  step is) → one ``assistant`` row: the response's text, thinking, and each call settled
+  (``output-available``) with its result, as segue's own turns and the importers store a
+  call; a retry (the tool failed or its arguments did not validate) is settled the same
+  way, its output ``{"success": false, "error": …}``, as Xum stores a failed call (SPEC §3).
+  Both messages are kept under ``metadata.pydanticAiMessages``;
+* a request of tool returns and retries whose response was stored earlier → an
+  ``assistant`` row of those settled calls, with the call's name and input;
 * a request of system prompts only → a ``system`` row;
-* a response → an ``assistant`` row: text parts, ``dynamic-tool`` calls (state
-  ``input-available``), thinking as ``reasoning``; other parts keep it non-empty with an
-  opaque ``data-pydantic-ai`` part.
+* any other response → an ``assistant`` row: text parts, ``dynamic-tool`` calls whose
+  answers it was not stored with (state ``input-available``: interrupted, never sent),
+  thinking as ``reasoning``; other parts keep it non-empty with an opaque
+  ``data-pydantic-ai`` part.
 
 The message itself is kept verbatim (``ModelMessagesTypeAdapter``'s JSON) under
 ``metadata.pydanticAiMessage`` and given back unchanged. A message read back carries the id
@@ -22,7 +27,7 @@ user prompts.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -42,6 +47,8 @@ from pydantic_ai.messages import (
 from segue.messages import Part, Role, Row, make_row
 
 MESSAGE_KEY = "pydanticAiMessage"
+#: a response and the answers to its calls, stored as one row
+MESSAGES_KEY = "pydanticAiMessages"
 ROW_ID_KEY = "segueRowId"
 OPAQUE_PART = "data-pydantic-ai"
 
@@ -188,12 +195,88 @@ def _output(part: ToolReturnPart[Any]) -> Any:
         return text
 
 
+def batch_rows(
+    messages: Sequence[ModelMessage],
+    *,
+    new_id: Callable[[], str],
+    now_ms: int,
+    calls: Mapping[str, tuple[str, Any]],
+) -> tuple[list[Row], list[int]]:
+    """The rows that store ``messages`` (one batch), and for each message the index of its
+    row. A response whose tool calls the next message answers (tool returns and retries
+    only) shares one row with that answer: its calls settled with their results."""
+    rows: list[Row] = []
+    owners: list[int] = []
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        answer = messages[index + 1] if index + 1 < len(messages) else None
+        if (
+            isinstance(message, ModelResponse)
+            and isinstance(answer, ModelRequest)
+            and _answers(message, answer)
+        ):
+            rows.append(_step_row(message, answer, row_id=new_id(), now_ms=now_ms))
+            owners.extend([len(rows) - 1] * 2)
+            index += 2
+            continue
+        rows.append(message_row(message, row_id=new_id(), now_ms=now_ms, calls=calls))
+        owners.append(len(rows) - 1)
+        index += 1
+    return rows, owners
+
+
+def _answers(response: ModelResponse, request: ModelRequest) -> bool:
+    """Whether ``request`` holds exactly the answers to ``response``'s tool calls."""
+    called = {p.tool_call_id for p in response.parts if isinstance(p, ToolCallPart)}
+    answered: set[str] = set()
+    for part in request.parts:
+        if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name:
+            answered.add(part.tool_call_id)
+        else:
+            return False
+    return bool(called) and answered == called
+
+
+def _step_row(response: ModelResponse, request: ModelRequest, *, row_id: str, now_ms: int) -> Row:
+    """A response and the answers to its calls as one row of settled calls (Xum's shape)."""
+    results: dict[str, Any] = {}
+    for part in request.parts:
+        if isinstance(part, RetryPromptPart):
+            results[part.tool_call_id] = {"success": False, "error": part.model_response()}
+        elif isinstance(part, ToolReturnPart):
+            results[part.tool_call_id] = _failure(part) or _output(part)
+    parts: list[Part] = []
+    for item in response.parts:
+        if isinstance(item, TextPart):
+            parts.append(Part(type="text", text=item.content, state="done"))
+        elif isinstance(item, ThinkingPart):
+            parts.append(Part(type="reasoning", text=item.content))
+        elif isinstance(item, ToolCallPart):
+            parts.append(
+                Part(
+                    type="dynamic-tool",
+                    toolCallId=item.tool_call_id,
+                    toolName=item.tool_name,
+                    input=item.args_as_dict(),
+                    state="output-available",
+                    output=results[item.tool_call_id],
+                )
+            )
+    dumped = ModelMessagesTypeAdapter.dump_python([response, request], mode="json")
+    meta: dict[str, Any] = {"timestamp": now_ms, MESSAGES_KEY: dumped}
+    return make_row("assistant", id=row_id, parts=parts, metadata=meta)
+
+
 def row_messages(row: Row) -> list[ModelMessage]:
     """The messages a row stands for, each stamped with the row's id."""
     stored = row.metadata.get(MESSAGE_KEY)
+    many = row.metadata.get(MESSAGES_KEY)
     messages: list[ModelMessage]
     if isinstance(stored, dict):
         messages = list(ModelMessagesTypeAdapter.validate_python([stored]))
+    elif isinstance(many, list) and many:
+        messages = list(ModelMessagesTypeAdapter.validate_python(many))
     else:
         messages = _plain_messages(row)
     for message in messages:

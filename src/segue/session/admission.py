@@ -10,7 +10,10 @@ Order of a rollover, each step a named checkpoint so failures can be injected in
    complete candidate request: pinned system text with a *fresh* memory context, the
    advertised tool schemas, and exactly the rows the new window will hold; the snapshot's
    context-only adapters write their system text into it, so it is counted too.
-2. ``fit`` — the candidate must fit the hard ceiling, counted with the real encoding.
+2. ``fit`` — the candidate must fit the hard ceiling, counted with the real encoding. A
+   mid-turn batch also carries the turn's request (quoted in the lead-in) and the triggering
+   step's calls with their results (:mod:`segue.session.carry`); when that candidate does
+   not fit, the copies and then the quote are left out, and the first that fits is sent.
    Failure leaves the current window open and its state untouched.
 3. cancellation is checked, then ``cleanup`` clears context-scoped caches and persisted
    carryover (the only cleanup allowed before the append), cancellation is checked again.
@@ -27,9 +30,10 @@ so the new window's id named in the lead-in) cannot be taken by another writer m
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
+from segue.context.active import active_rows
 from segue.context.budget import Budget
 from segue.context.rollover import RolloverReason, rollover_batch
 from segue.errors import TurnCancelled, TurnPaused
@@ -106,6 +110,20 @@ class RolloverPlan:
     flush_opportunity: bool = False
     #: the model asked for this rollover with ``new_context`` (R37: ``requestedBy: "model"``)
     requested_by_model: bool = False
+    #: the request that owns an interrupted turn, quoted into the lead-in (:mod:`.carry`)
+    request: dict[str, Any] | None = None
+    #: copies of the triggering step's calls with their results, after the continuation
+    carry: tuple[Row, ...] = ()
+
+    def variants(self) -> list[RolloverPlan]:
+        """This plan, then plainer ones: without the step's copies, then without the quote.
+        Admission sends the first whose candidate fits (R21)."""
+        plans = [self]
+        if self.carry:
+            plans.append(replace(plans[-1], carry=()))
+        if self.request is not None:
+            plans.append(replace(plans[-1], request=None))
+        return plans
 
 
 def admit_rollover(
@@ -129,27 +147,17 @@ def admit_rollover(
         if hooks is not None:
             hooks.check_window("before the rollover")
         new_window_id = f"w:{store.next_sequence()}"
-        batch = rollover_batch(
-            ids=plan.ids,
-            rollover_id=plan.rollover_id,
-            reason=plan.reason,
-            new_window_id=new_window_id,
-            previous_window_id=plan.previous_window_id,
-            context_tokens=plan.context_tokens,
-            max_tokens=budget.limit,
-            trigger=plan.trigger,
-            now_ms=plan.now_ms,
-            pending_request=plan.pending_request,
-            flush_opportunity=plan.flush_opportunity,
-            requested_by_model=plan.requested_by_model,
-        )
         system = build_system()
-        candidate = ProviderRequest(system, tuple(batch[1:]), tools)
-        if hooks is not None and snapshot is not None:
-            candidate = hooks.decorate(candidate, snapshot, new_window_id)
         checkpoint("fit")
-        tokens = count(candidate)
-        if not budget.fits(tokens):
+        for variant in plan.variants():
+            batch = _batch(variant, new_window_id, budget)
+            candidate = ProviderRequest(system, tuple(active_rows(batch)), tools)
+            if hooks is not None and snapshot is not None:
+                candidate = hooks.decorate(candidate, snapshot, new_window_id)
+            tokens = count(candidate)
+            if budget.fits(tokens):
+                break
+        else:
             raise TurnPaused(
                 f"a fresh context window would not fit the next request ({tokens} tokens > "
                 f"{budget.hard_ceiling}); the current window stays open"
@@ -163,3 +171,24 @@ def admit_rollover(
         if hooks is not None and snapshot is not None:
             hooks.committed(snapshot)
     return Admitted(candidate, stored, new_window_id, system, snapshot)
+
+
+def _batch(plan: RolloverPlan, new_window_id: str, budget: Budget) -> list[Row]:
+    return [
+        *rollover_batch(
+            ids=plan.ids,
+            rollover_id=plan.rollover_id,
+            reason=plan.reason,
+            new_window_id=new_window_id,
+            previous_window_id=plan.previous_window_id,
+            context_tokens=plan.context_tokens,
+            max_tokens=budget.limit,
+            trigger=plan.trigger,
+            now_ms=plan.now_ms,
+            pending_request=plan.pending_request,
+            flush_opportunity=plan.flush_opportunity,
+            requested_by_model=plan.requested_by_model,
+            request=plan.request,
+        ),
+        *plan.carry,
+    ]

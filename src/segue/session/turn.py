@@ -7,7 +7,7 @@ carryover, plugins); a :class:`Turn` holds what one send needs and is dropped at
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from segue.context.active import active_rows, has_sealable_context
@@ -16,15 +16,12 @@ from segue.context.boundaries import item_id
 from segue.context.budget import (
     Action,
     Decision,
-    Situation,
-    decide,
     rollover_label,
     trigger_label,
 )
 from segue.context.rollover import (
     RolloverReason,
     compaction_continuation_row,
-    quarantined,
     warning_row,
 )
 from segue.errors import (
@@ -50,13 +47,11 @@ from segue.messages import Part, Row, encode_obj, make_row, with_metadata
 from segue.providers.base import StreamEvent, Usage
 from segue.providers.base import TextDelta as ProviderTextDelta
 from segue.providers.request import ProviderRequest, Reasoning, ToolCall, reasoning_part
-from segue.session.admission import (
-    RolloverPlan,
-    admit_rollover,
-)
+from segue.session.carry import carries_results
 from segue.session.result import OutputLimit, TurnResult, UsageTotal
 from segue.session.stoppable import Interrupted, run_step
 from segue.session.turn_hooks import TurnHooks
+from segue.session.window_rules import Pressure, WindowRules, new_context_answer
 from segue.tokens import calibration_file, count_text
 from segue.tools.base import tool_error
 from segue.tools.new_context import NEW_CONTEXT_TOOL, not_allowed, reason_of
@@ -85,16 +80,28 @@ class Turn:
 
     # -- helpers -----------------------------------------------------------------------------------
 
+    @property
+    def rules(self) -> WindowRules:
+        """The window rules this turn shares with the framework edges."""
+        s = self.s
+        return WindowRules(
+            store=s.store,
+            budget=s.budget,
+            count=s.count,
+            new_id=s.new_id,
+            clock=s.clock,
+            cancel=s.cancellation,
+            checkpoint=s.checkpoint,
+        )
+
     def _request(self, system: str, window: list[Row]) -> ProviderRequest:
         request = ProviderRequest(system, tuple(active_rows(window)), self.s.advertised_tools())
         return self.hooks.apply(request, current_window_id(window))
 
-    def _situation(self, projected: int, window: list[Row]) -> Situation:
-        return Situation(
-            projected=projected,
+    def _pressure(self, window: list[Row]) -> Pressure:
+        return Pressure(
             experiment=self.s.config.experiment,
             may_use_history=self.s._may_use_history(),
-            window_has_context=has_sealable_context(window),
             warned=warned_in_window(window),
             notes_writable=self.s.allowed("memory"),
         )
@@ -108,37 +115,34 @@ class Turn:
         pending_request: str | None = None,
         *,
         requested_by_model: bool = False,
+        step: Sequence[Row] = (),
     ) -> tuple[ProviderRequest, list[Row], str]:
+        """Roll over through admission (R21). A turn it interrupts (no human trigger) has
+        its request quoted into the lead-in and ``step``'s calls with their results carried
+        into the new window (:mod:`segue.session.carry`)."""
         s = self.s
-        plan = RolloverPlan(
-            reason=reason,
-            previous_window_id=current_window_id(window),
-            context_tokens=context_tokens,
-            trigger=trigger,
-            ids=(s.new_id("rollover"), s.new_id("lead-in"), s.new_id("continue")),
-            rollover_id=s.new_id("r"),
-            now_ms=s.clock(),
-            pending_request=pending_request,
-            flush_opportunity=warned_in_window(window),
-            requested_by_model=requested_by_model,
-        )
+        previous = current_window_id(window)
         # The new window's carryover is snapshotted into the candidate system text at prepare
         # and published (pending edits cleared) at cleanup, before the append (R21).
-        handoff = s.carryover.handoff(window, plan.ids[0])
-        admitted = admit_rollover(
-            plan,
-            store=s.store,
-            budget=s.budget,
+        boundary_id = s.new_id("rollover")
+        handoff = s.carryover.handoff(window, boundary_id)
+        admitted = self.rules.roll_over(
+            reason,
+            window,
+            context_tokens,
+            trigger,
             build_system=lambda: s.build_system(carried=handoff.snapshot()),
             tools=s.advertised_tools(),
-            count=s.count,
             cleanup=lambda: s._cleanup_context(handoff),
-            cancel=s.cancellation,
-            checkpoint=s.checkpoint,
             hooks=self.hooks,
+            pending_request=pending_request,
+            requested_by_model=requested_by_model,
+            flush_opportunity=warned_in_window(window),
+            step=step,
+            boundary_id=boundary_id,
         )
         self.rollovers += 1
-        s.on_event(RolledOver(reason, plan.previous_window_id, admitted.window_id, context_tokens))
+        s.on_event(RolledOver(reason, previous, admitted.window_id, context_tokens))
         return admitted.request, admitted.stored, admitted.system
 
     # -- the send ----------------------------------------------------------------------------------
@@ -153,14 +157,8 @@ class Turn:
         tools = s.advertised_tools()
 
         # R16: a request that cannot fit even a fresh window is rejected, its input quarantined.
-        fresh = s.count(ProviderRequest(system, (user,), tools)) + _LEAD_IN_ALLOWANCE
-        if not s.budget.fits(fresh):
-            s._append([quarantined(user)])
-            reason = (
-                f"the message does not fit even a fresh context window ({fresh} tokens > "
-                f"{s.budget.hard_ceiling} of {s.budget.limit}); it was kept in the transcript "
-                "but will not be sent"
-            )
+        reason = self.rules.rejection(user, system, tools, stored=False)
+        if reason is not None:
             s.on_event(Notice(reason))
             return TurnResult("rejected", reason, current_window_id(window), 0)
 
@@ -168,19 +166,23 @@ class Turn:
         projected = max(
             assembled, last_step_usage(window) + s.count(ProviderRequest("", (user,), ()))
         )
-        decision = decide(s.budget, self._situation(projected, window))
         request: ProviderRequest
-        if decision.action is Action.ROLLOVER:
-            request, window, system = self._rollover("on-send", window, projected, user)
-        else:
-            if decision.action is Action.COMPACT:
+        outcome = self.rules.at_send(
+            window,
+            user,
+            projected,
+            pressure=self._pressure(window),
+            roll=lambda reason, trigger, _step: self._rollover(reason, window, projected, trigger),
+        )
+        if isinstance(outcome, Decision):
+            if outcome.action is Action.COMPACT:
                 self._auto_compact()
                 window = s.window()  # the compaction opened a new window
                 system = s.build_system(window)  # with the carryover it was given
-            elif decision.action in (Action.BLOCK, Action.PAUSE):
-                raise TurnPaused(_reason(decision) + " (the message was not sent)")
             window = [*window, *s._append([user])]
             request = self._request(system, window)
+        else:
+            request, window, system = outcome
         # The message as stored (with its sequence), alone or as a rollover's trigger.
         sent = next((r for r in reversed(window) if r.id == user.id), None)
         try:
@@ -337,9 +339,19 @@ class Turn:
         reported = (usage.input_tokens or 0) + (usage.output_tokens or 0)
         tool_tokens = sum(_output_tokens(s, o) for o in outputs)
         projected = max(assembled, reported + tool_tokens)
-        decision = decide(s.budget, self._situation(projected, window))
-        if decision.action is Action.ROLLOVER:
-            return self._rollover("mid-stream", window, projected, None)
+        outcome = self.rules.after_step(
+            window,
+            projected,
+            pressure=self._pressure(window),
+            # The step just settled is the last row: its results travel with the turn.
+            step=window[-1:] if outputs else [],
+            roll=lambda reason, trigger, step: self._rollover(
+                reason, window, projected, trigger, step=step
+            ),
+        )
+        if not isinstance(outcome, Decision):
+            return outcome
+        decision = outcome
         if decision.action is Action.WARN:
             percent = s.budget.percent(projected)
             row = warning_row(
@@ -363,9 +375,6 @@ class Turn:
             window = s.window()
             system = s.build_system(window)  # with the carryover the new window was given
             return self._request(system, window), window, system
-        if decision.action in (Action.BLOCK, Action.PAUSE):
-            # R18: completed tool results are already durable; nothing else is written.
-            raise TurnPaused(_reason(decision))
         return request, window, system
 
     def _overflow(
@@ -391,6 +400,7 @@ class Turn:
             s.budget.limit,
             None,
             pending_request=pending if unanswered else None,
+            step=window[-1:] if window and carries_results(window[-1]) else [],
         )
 
     # -- tools -------------------------------------------------------------------------------------
@@ -411,13 +421,13 @@ class Turn:
         s = self.s
         try:
             if not has_sealable_context(window):
-                answer: dict[str, Any] = {"ok": True, "windowId": current_window_id(window)}
+                answer: dict[str, Any] = new_context_answer(current_window_id(window))
             else:
                 projected = s.count(last)
                 _request, window, system = self._rollover(
                     "on-send", window, projected, None, requested_by_model=True
                 )
-                answer = {"ok": True, "windowId": current_window_id(window)}
+                answer = new_context_answer(current_window_id(window))
         except ContextSignal as exc:
             # Refused (no fresh window fits, a plugin blocks it), or the turn must stop (a
             # cancel, another send rolled the window over): the step still settles in the
@@ -526,14 +536,6 @@ _PENDING = {"ok": True, "pending": "new_context"}
 
 def _is_pending(output: Any) -> bool:
     return isinstance(output, dict) and output == _PENDING
-
-
-#: The lead-in a fresh window starts with, counted generously for the R16 preflight.
-_LEAD_IN_ALLOWANCE = 256
-
-
-def _reason(decision: Decision) -> str:
-    return decision.reason or f"context budget: {decision.action.value}"
 
 
 def _output_tokens(session: Session, output: Any) -> int:
