@@ -25,6 +25,7 @@ from segue.retrieval.cursor import CursorState
 from segue.workspace import Layout
 
 if TYPE_CHECKING:
+    from segue.retrieval.index_pages import Ix
     from segue.views.windows import Hit
 
 
@@ -69,11 +70,10 @@ class IndexBackend(ScanBackend):
         else the scan cursor, and a rebuild step runs after the call when the index is not
         trusted (so a paging look-back rebuilds it too)."""
         from segue.retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
-        from segue.retrieval.index_pages import open_for_call
 
         write = self.build_index and not stream_in_progress(self.layout)
         try:
-            ix = open_for_call(self.layout, ctx.snap, write=write)
+            ix = self._open(ctx, write=write)
         except IndexUnusable as exc:
             self.index_problem = str(exc)
             self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
@@ -94,13 +94,36 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_file import IndexUnusable, stream_in_progress
 
         write = self.build_index and not stream_in_progress(self.layout)
-        ix = index_pages.open_for_call(self.layout, ctx.snap, write=write)
+        ix = self._open(ctx, write=write)
         try:
             return index_pages.ACTIONS[ctx.req.action](ctx, ix, state)
         except sqlite3.Error as exc:  # a page of the file is damaged
             raise IndexUnusable(f"index unreadable: {exc}") from None
         finally:
             ix.conn.close()
+
+    def _open(self, ctx: pages.Ctx, *, write: bool) -> Ix:
+        """The index for this call (checked and caught up), after re-deriving the rows a
+        recorded one-line rewrite changed (index_rewrites.py) when that is what untrusted
+        it; :class:`IndexUnusable` otherwise."""
+        from segue.retrieval.index_file import IndexBehind, IndexUnusable
+        from segue.retrieval.index_pages import open_for_call
+
+        try:
+            return open_for_call(self.layout, ctx.snap, write=write)
+        except IndexBehind:
+            raise
+        except IndexUnusable:
+            if not write:
+                raise
+            from segue.retrieval.index_rewrites import rederive
+
+            outcome = rederive(self.layout, ctx.snap)
+            if outcome == "busy":
+                raise IndexBehind("the index is busy re-deriving a rewritten row") from None
+            if outcome != "rederived":
+                raise
+        return open_for_call(self.layout, ctx.snap, write=write)
 
     def after_call(self) -> None:
         # Outside the store lock, one bounded step per call (index_steps.py): the answer
