@@ -16,8 +16,6 @@ import contextlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from segue.fsutil import describe_os_error
 from segue.retrieval import envelope, pages
 from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend, scan_page, scan_state
@@ -49,7 +47,10 @@ class IndexBackend(ScanBackend):
         self._rebuild = False
         if state is not None and state.phase != "ix":
             # a look-back that began on the scan: back on the index as soon as it is trusted
-            state = self._back_on_index(ctx, state)
+            resumed = self._back_on_index(ctx, state)
+            if isinstance(resumed, pages.Page):
+                return resumed
+            state = resumed
         indexed = state is not None and state.phase == "ix"
         if state is None or indexed:
             try:
@@ -64,12 +65,14 @@ class IndexBackend(ScanBackend):
             state = scan_state(state)
         return scan_page(ctx, state)
 
-    def _back_on_index(self, ctx: pages.Ctx, state: CursorState) -> CursorState:
+    def _back_on_index(self, ctx: pages.Ctx, state: CursorState) -> CursorState | pages.Page:
         """A scan cursor as an index cursor where the index is trusted and the place maps
-        (a newest-first or relevance search that holds no hits and crosses no long line);
-        else the scan cursor, and a rebuild step runs after the call when the index is not
-        trusted (so a paging look-back rebuilds it too)."""
+        (index_resume.py); else the scan cursor, and a rebuild step runs after the call when
+        the index is not trusted (so a paging look-back rebuilds it too)."""
+        import sqlite3
+
         from segue.retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
+        from segue.retrieval.index_resume import resume
 
         write = self.build_index and not stream_in_progress(self.layout)
         try:
@@ -78,14 +81,12 @@ class IndexBackend(ScanBackend):
             self.index_problem = str(exc)
             self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
             return state
-        ix.conn.close()
-        maps = (
-            ctx.req.action == "search" and ctx.req.newest_first and state.phase == "back"
-            and not state.held and state.skip is None and state.after is None
-        )
-        if not maps:
+        try:
+            return resume(ctx, ix, state)
+        except sqlite3.Error:  # a damaged page: the index call that follows finds out
             return state
-        return msgspec.structs.replace(state, phase="ix", scan=state, ranked=(), rk=0)
+        finally:
+            ix.conn.close()
 
     def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         import sqlite3
