@@ -13,6 +13,7 @@ the scan: only what expires any cursor expires it (R26).
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,10 @@ from segue.retrieval import envelope, pages
 from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend, scan_page, scan_state
 from segue.retrieval.cursor import CursorState
 from segue.workspace import Layout
+
+#: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
+#: call over 1 s; the rest is the step's commit and the answer's way out)
+CALL_SECONDS = 0.7
 
 if TYPE_CHECKING:
     from segue.retrieval.index_pages import Ix
@@ -38,6 +43,7 @@ class IndexBackend(ScanBackend):
         super().__init__(layout, lock_timeout=lock_timeout)
         self.build_index = build_index
         self._rebuild = False
+        self._started = 0.0
 
     def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         # The index modules (and sqlite3) load on the first call, not with the command line.
@@ -45,6 +51,7 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_pages import IndexMismatch
 
         self._rebuild = False
+        self._started = time.monotonic()
         if state is not None and state.phase != "ix":
             # a look-back that began on the scan: back on the index as soon as it is trusted
             resumed = self._back_on_index(ctx, state)
@@ -136,7 +143,7 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_steps import build_step
 
         try:
-            if build_step(self.layout) is None:
+            if build_step(self.layout, deadline=self._started + CALL_SECONDS) is None:
                 self.index_problem = f"{self.index_problem}; rebuilding (one step per call)"
         except NotBuilt as exc:
             self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"
