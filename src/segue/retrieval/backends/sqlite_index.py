@@ -25,7 +25,7 @@ from segue.workspace import Layout
 
 #: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
 #: call over 1 s; the rest is the step's commit and the answer's way out)
-CALL_SECONDS = 0.7
+CALL_SECONDS = 0.6
 
 if TYPE_CHECKING:
     from segue.retrieval.index_pages import Ix
