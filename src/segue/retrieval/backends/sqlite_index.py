@@ -3,11 +3,15 @@
 
 A call reads the page from the index when it is trusted (checked and caught up under the
 same lock as the scan's); otherwise that call reads the bounded scan, and after the lock is
-released one bounded step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`),
-so calls are fast again once a step completes it. Both paths answer the same. A cursor
-issued by an index page also holds its place as a scan cursor, so a next page that cannot
-use the index (behind, locked by another reader's catch-up, damaged, rebuilt) goes on with
-the scan: only what expires any cursor expires it (R26).
+released one step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`), until
+:data:`CALL_SECONDS` after the page began, so calls are fast again once a step completes it.
+An index untrusted only by a recorded one-line rewrite (a failed send's quarantine) is
+re-derived at that row first (:mod:`~segue.retrieval.index_rewrites`) and answers the same
+call. Both paths answer the same. A cursor issued by an index page also holds its place as
+a scan cursor, so a next page that cannot use the index (behind, locked by another reader's
+catch-up, damaged, rebuilt) goes on with the scan: only what expires any cursor expires it
+(R26); and a scan cursor goes on from the index once it is trusted, where its place maps
+(:mod:`~segue.retrieval.index_resume`).
 """
 
 from __future__ import annotations
