@@ -85,6 +85,8 @@ def _cases(scan: SessionHistoryTool) -> list[dict[str, Any]]:
     middle = _windows(scan)[1]
     return [
         {"action": "search", "match": "literal", "query": "needle", "limit": 5},
+        {"action": "search", "match": "literal", "query": "needle", "order": "oldest",
+         "limit": 5},
         {"action": "list_items", "window_id": middle, "order": "oldest", "limit": 5},
         {"action": "list_items", "window_id": middle, "limit": 5},  # newest first
         {"action": "read_item", "item_id": "3", "limit_chars": 8},
@@ -103,11 +105,11 @@ def _fail_a_send(layout: Layout) -> None:
     store.quarantine(item_id(sent[0]), send_failure="upstream 503")
 
 
-CASES = ["search", "items-oldest", "items-newest", "read", "read-window"]
+CASES = ["search", "search-oldest", "items-oldest", "items-newest", "read", "read-window"]
 #: calls before the index appears for the scan to be past locating: paging forward through
 #: the window (oldest), reading it backward (newest: after a pass to find its end), or
 #: looking for the item's window
-PAGING = {0: 14, 1: 14, 2: 24, 3: 15}
+PAGING = {0: 14, 1: 18, 2: 14, 3: 24, 4: 15}
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=CASES)

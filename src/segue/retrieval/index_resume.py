@@ -8,7 +8,9 @@ boundary. Where the scan was in the middle of something the index cannot name (a
 line being crossed, hits held until their window is known), the scan goes on. Every mapping
 keeps the query's answers what the scan would have given:
 
-* ``search`` newest first or by relevance: the rows below the scan's position;
+* ``search`` newest first or by relevance: the rows below the scan's position; oldest
+  first: the rows from the scan's position on (a scan still locating the floor starts the
+  index's first page, above the index's floor);
 * ``list_items``: the window is the one the scan located (the newest boundary of that id
   above the floor, checked to be below where the scan stands), and the rest of it from the
   scan's position on, in the page's order; a scan still locating the window starts the
@@ -40,8 +42,14 @@ def resume(ctx: pages.Ctx, ix: Ix, state: CursorState) -> CursorState | pages.Pa
     if state.skip is not None:
         return state
     action = ctx.req.action
+    if action == "search" and not ctx.req.newest_first:
+        if state.phase == "oloc":  # still locating the floor: nothing returned yet
+            return _ix(state, pos=ix.floor)
+        if state.phase == "ofwd":
+            return _ix(state, pos=state.pos - 1)  # hits from state.pos on
+        return state
     if action == "search":
-        if not ctx.req.newest_first or state.phase != "back":
+        if state.phase != "back":
             return state
         if state.held:
             return _held(ctx, ix, state)
