@@ -46,6 +46,7 @@ from segue.retrieval.index_file import (
     id_str,
     open_index,
     read_meta,
+    stamp_list,
     write_meta,
 )
 from segue.retrieval.ranking import index_terms
@@ -111,7 +112,9 @@ def _apply(
     if not chain or not meta.complete or meta.workspace != layout.workspace_id:
         return False
     a = meta.archive_size
-    if a != snap.archive_size:
+    archive = stamp_list(snap.archive)
+    # the archive as the index read it (a mode change alone moves its ctime, R38)
+    if a != snap.archive_size or (meta.archive or [])[:4] != (archive or [])[:4]:
         return False
     cut = a + meta.chat_read  # the first position the index does not hold afterwards
     chat_file = meta.chat_file
@@ -146,6 +149,7 @@ def _apply(
         dataclasses.replace(
             meta,
             epoch=snap.epoch,
+            archive=archive,
             chat_file=chat_file,
             chat_read=cut - a,
             win=win,
