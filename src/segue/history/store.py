@@ -48,7 +48,7 @@ from segue.history.batch import encode_batch, matches_item, parse_import, stamp
 from segue.history.inflight import refuse_if_streaming
 from segue.history.marker import Marker, remove_marker, write_marker
 from segue.history.paths import paths
-from segue.history.quarantine import quarantined, rewrite_line
+from segue.history.quarantine import quarantined, record_rewrite, rewrite_line
 from segue.history.receipt import (
     AppendJournal,
     FileStamp,
@@ -363,11 +363,14 @@ class HistoryStore:
             if new is line.row:
                 return new
             receipt = read_receipt(self.layout)
+            vouched = receipt.epoch if receipt and receipt_matches(receipt, self.layout) else None
             floor = self._next_locked(receipt)
             epoch = new_epoch()
             chat, archive = current_stamps(self.layout)
             self._publish(Receipt("pending", epoch, chat, archive, floor))
-            rewrite_line(self.layout, source, line, encode_row(new), durable=self.durable)
+            done = rewrite_line(self.layout, source, line, encode_row(new), durable=self.durable)
+            # the history index re-derives this one row instead of a rebuild (SPEC.md §7)
+            record_rewrite(self.layout, done, before=vouched, after=epoch)
             self._finalize(epoch, floor)
             return new
 

@@ -2,11 +2,14 @@
 
 When the index cannot be trusted (missing, damaged, foreign, of another schema version, or
 mismatching the transcript), the look-back that found out answers from the bounded scan;
-then, after the store lock is released, it runs one :func:`build_step`: at most
-:data:`STEP_BYTES` more of the transcript go into the side file
-``history-index.sqlite.build``. Every later call that still finds no trusted index runs the
-next step; the step that reaches the end renames the side file into place. A 1 GB transcript
-so costs each call about a second of indexing at most, never the ~50 s of a whole rebuild.
+then, after the store lock is released, it runs one :func:`build_step`: more of the
+transcript goes into the side file ``history-index.sqlite.build``, at most
+:data:`STEP_BYTES`, and no longer than the call's time allows (``deadline``: SPEC.md §6, no
+look-back call over 1 s; the step stops at the first line after it, checked every
+:data:`_CHECK_LINES` lines once it has indexed :data:`MIN_STEP_BYTES`). Every later call that still
+finds no trusted index runs the next step; the step that reaches the end renames the side
+file into place. A 1 GB transcript so costs each call under a second of indexing, never the
+minutes of a whole rebuild.
 
 Why steps in the calls rather than a background thread: a step is one SQLite transaction in
 rollback-journal mode under an ``flock`` of the side file, so it is safe whatever happens
@@ -31,6 +34,7 @@ import contextlib
 import dataclasses
 import os
 import sqlite3
+import time
 
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.fsutil import fsync_dir
@@ -61,23 +65,34 @@ from segue.retrieval.reader import HistoryMoved, Segment
 from segue.retrieval.snapshot import Snapshot, take
 from segue.workspace import Layout
 
-#: transcript bytes one step indexes (a single longer line is read whole, 64 KiB at a time)
-STEP_BYTES = 1 << 20  # analysing words costs ~1 s a MiB: no call waits longer
+#: transcript bytes one step indexes at most (a single longer line is read whole, 64 KiB at a
+#: time); a step with a deadline (every look-back's) usually stops at the deadline first
+STEP_BYTES = 64 << 20
+#: lines between two looks at the clock, and the most a step indexes after its deadline
+#: (on realistic agent rows, a few tens of milliseconds)
+_CHECK_LINES = 16
+#: bytes a step indexes whatever the clock says (~0.05-0.25 s on realistic rows): a step
+#: always makes progress, and a history smaller than this is indexed in one step
+MIN_STEP_BYTES = 256 << 10
 _STEPS = "steps"  # meta key: "1" while a side file is being built by steps
 _POS = "steps_pos"  # meta key: the global position indexed so far (a line start)
 
 
-def build_step(layout: Layout, max_bytes: int | None = None) -> Meta | None:
-    """Run one step of about ``max_bytes`` (:data:`STEP_BYTES`); returns the index's
-    metadata when this step completed it and put it in place, None when more steps are
-    needed. Raises :class:`~segue.retrieval.index_build.NotBuilt` when no step can run now."""
+def build_step(
+    layout: Layout, max_bytes: int | None = None, *, deadline: float | None = None
+) -> Meta | None:
+    """Run one step of about ``max_bytes`` (:data:`STEP_BYTES`), stopped early at
+    ``deadline`` (a :func:`time.monotonic` value; None: bytes alone bound it); returns the
+    index's metadata when this step completed it and put it in place, None when more steps
+    are needed. Raises :class:`~segue.retrieval.index_build.NotBuilt` when no step can run
+    now."""
     max_bytes = STEP_BYTES if max_bytes is None else max_bytes
     fd, snap, path = claim_side_file(
         layout, untrusted="the receipt does not vouch for the transcript files"
     )
     try:
         try:
-            meta = _run(layout, snap, fd, max_bytes)
+            meta = _run(layout, snap, fd, max_bytes, deadline)
         except sqlite3.Error as exc:
             if "locked" not in str(exc):  # held by a foreign opener: try again next call
                 _discard(layout)
@@ -109,10 +124,12 @@ class _Side:
     pos: int
 
 
-def _run(layout: Layout, snap: Snapshot, fd: int, max_bytes: int) -> Meta | None:
+def _run(
+    layout: Layout, snap: Snapshot, fd: int, max_bytes: int, deadline: float | None
+) -> Meta | None:
     side = _open(layout, snap, fd)
     try:
-        return _step(side, layout, snap, max_bytes)
+        return _step(side, layout, snap, max_bytes, deadline)
     finally:
         side.conn.close()
 
@@ -166,7 +183,9 @@ def _open(layout: Layout, snap: Snapshot, fd: int) -> _Side:
     return _Side(conn, meta, 0)
 
 
-def _step(side: _Side, layout: Layout, snap: Snapshot, max_bytes: int) -> Meta | None:
+def _step(
+    side: _Side, layout: Layout, snap: Snapshot, max_bytes: int, deadline: float | None
+) -> Meta | None:
     a = snap.archive_size
     segs = [Segment(layout.archive, 0, a), Segment(layout.chat, a, a + snap.chat_size)]
     walker = Walker(side.meta.win, side.meta.wid, side.meta.hwin)
@@ -174,7 +193,8 @@ def _step(side: _Side, layout: Layout, snap: Snapshot, max_bytes: int) -> Meta |
     conn.execute("BEGIN IMMEDIATE")
     try:
         try:
-            done, finished = _index(conn, StepLines(segs, side.pos, max_bytes), a, walker)
+            lines = StepLines(segs, side.pos, max_bytes)
+            done, finished = _index(conn, lines, a, walker, deadline)
         except (HistoryMoved, OSError):
             done, finished = -1, False  # read without the lock: the files moved under us
         if done < 0 or not _same_files(snap, take(layout)):
@@ -207,21 +227,31 @@ def _rewritten() -> Meta | None:
 
 
 def _index(
-    conn: sqlite3.Connection, lines: StepLines, chat_start: int, walker: Walker
+    conn: sqlite3.Connection,
+    lines: StepLines,
+    chat_start: int,
+    walker: Walker,
+    deadline: float | None = None,
 ) -> tuple[int, bool]:
     """Insert the step's lines; returns the position reached and whether that is the end
-    (a torn chat tail stays out)."""
+    (a torn chat tail stays out). With ``deadline``, the step ends at the first look at the
+    clock past it (every :data:`_CHECK_LINES` lines after the first :data:`MIN_STEP_BYTES`,
+    each look after the lines are inserted, so their cost is counted)."""
     done = lines.pos
     batch: list[Record] = []
+    size = _CHECK_LINES if deadline is not None else _BATCH
     for line in lines:
         if not line.complete and line.start >= chat_start:
             _flush(conn, batch)
             return done, True
         batch.append(walker.record(line))
         done = line.end
-        if len(batch) >= _BATCH:
+        if len(batch) >= size:
             _flush(conn, batch)
             batch = []
+            late = deadline is not None and time.monotonic() >= deadline
+            if late and done - lines.pos >= MIN_STEP_BYTES:
+                return done, False
     _flush(conn, batch)
     return done, not lines.more
 

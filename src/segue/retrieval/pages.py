@@ -419,6 +419,23 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, boo
         back_state(ctx, resume), **_known(ctx, resume, last_boundary, boundary_window, state)))
 
 
+def held_page(ctx: Ctx, held: list[dict[str, Any]], window: str) -> tuple[
+    list[dict[str, Any]], list[dict[str, Any]]
+]:
+    """Hits a scan cursor held while their window was unknown, ``window`` now known for
+    those still without one (an index knows it): the entries that fit this page, in order,
+    and the held hits that wait for the next (with their window)."""
+    find = search_finder(ctx)
+    known = [{**e, "windowId": e.get("windowId") or window} for e in held]
+    entries: list[dict[str, Any]] = []
+    for index, entry in enumerate(known):
+        fitted = _fit_hit(ctx, _held_hit(entry), find) if len(entries) < ctx.req.limit else None
+        if fitted is None:
+            return entries, known[index:]
+        entries.append(fitted)
+    return entries, []
+
+
 def item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
     return {
         "itemId": item.item_id,

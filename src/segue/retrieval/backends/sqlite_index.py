@@ -3,20 +3,23 @@
 
 A call reads the page from the index when it is trusted (checked and caught up under the
 same lock as the scan's); otherwise that call reads the bounded scan, and after the lock is
-released one bounded step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`),
-so calls are fast again once a step completes it. Both paths answer the same. A cursor
-issued by an index page also holds its place as a scan cursor, so a next page that cannot
-use the index (behind, locked by another reader's catch-up, damaged, rebuilt) goes on with
-the scan: only what expires any cursor expires it (R26).
+released one step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`), until
+:data:`CALL_SECONDS` after the page began, so calls are fast again once a step completes it.
+An index untrusted only by a recorded one-line rewrite (a failed send's quarantine) is
+re-derived at that row first (:mod:`~segue.retrieval.index_rewrites`) and answers the same
+call. Both paths answer the same. A cursor issued by an index page also holds its place as
+a scan cursor, so a next page that cannot use the index (behind, locked by another reader's
+catch-up, damaged, rebuilt) goes on with the scan: only what expires any cursor expires it
+(R26); and a scan cursor goes on from the index once it is trusted, where its place maps
+(:mod:`~segue.retrieval.index_resume`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-
-import msgspec
 
 from segue.fsutil import describe_os_error
 from segue.retrieval import envelope, pages
@@ -24,7 +27,12 @@ from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend, scan_page, 
 from segue.retrieval.cursor import CursorState
 from segue.workspace import Layout
 
+#: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
+#: call over 1 s; the rest is the step's commit and the answer's way out)
+CALL_SECONDS = 0.6
+
 if TYPE_CHECKING:
+    from segue.retrieval.index_pages import Ix
     from segue.views.windows import Hit
 
 
@@ -39,6 +47,7 @@ class IndexBackend(ScanBackend):
         super().__init__(layout, lock_timeout=lock_timeout)
         self.build_index = build_index
         self._rebuild = False
+        self._started = 0.0
 
     def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         # The index modules (and sqlite3) load on the first call, not with the command line.
@@ -46,9 +55,13 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_pages import IndexMismatch
 
         self._rebuild = False
+        self._started = time.monotonic()
         if state is not None and state.phase != "ix":
             # a look-back that began on the scan: back on the index as soon as it is trusted
-            state = self._back_on_index(ctx, state)
+            resumed = self._back_on_index(ctx, state)
+            if isinstance(resumed, pages.Page):
+                return resumed
+            state = resumed
         indexed = state is not None and state.phase == "ix"
         if state is None or indexed:
             try:
@@ -63,29 +76,28 @@ class IndexBackend(ScanBackend):
             state = scan_state(state)
         return scan_page(ctx, state)
 
-    def _back_on_index(self, ctx: pages.Ctx, state: CursorState) -> CursorState:
+    def _back_on_index(self, ctx: pages.Ctx, state: CursorState) -> CursorState | pages.Page:
         """A scan cursor as an index cursor where the index is trusted and the place maps
-        (a newest-first or relevance search that holds no hits and crosses no long line);
-        else the scan cursor, and a rebuild step runs after the call when the index is not
-        trusted (so a paging look-back rebuilds it too)."""
+        (index_resume.py); else the scan cursor, and a rebuild step runs after the call when
+        the index is not trusted (so a paging look-back rebuilds it too)."""
+        import sqlite3
+
         from segue.retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
-        from segue.retrieval.index_pages import open_for_call
+        from segue.retrieval.index_resume import resume
 
         write = self.build_index and not stream_in_progress(self.layout)
         try:
-            ix = open_for_call(self.layout, ctx.snap, write=write)
+            ix = self._open(ctx, write=write)
         except IndexUnusable as exc:
             self.index_problem = str(exc)
             self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
             return state
-        ix.conn.close()
-        maps = (
-            ctx.req.action == "search" and ctx.req.newest_first and state.phase == "back"
-            and not state.held and state.skip is None and state.after is None
-        )
-        if not maps:
+        try:
+            return resume(ctx, ix, state)
+        except sqlite3.Error:  # a damaged page: the index call that follows finds out
             return state
-        return msgspec.structs.replace(state, phase="ix", scan=state, ranked=(), rk=0)
+        finally:
+            ix.conn.close()
 
     def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         import sqlite3
@@ -94,13 +106,36 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_file import IndexUnusable, stream_in_progress
 
         write = self.build_index and not stream_in_progress(self.layout)
-        ix = index_pages.open_for_call(self.layout, ctx.snap, write=write)
+        ix = self._open(ctx, write=write)
         try:
             return index_pages.ACTIONS[ctx.req.action](ctx, ix, state)
         except sqlite3.Error as exc:  # a page of the file is damaged
             raise IndexUnusable(f"index unreadable: {exc}") from None
         finally:
             ix.conn.close()
+
+    def _open(self, ctx: pages.Ctx, *, write: bool) -> Ix:
+        """The index for this call (checked and caught up), after re-deriving the rows a
+        recorded one-line rewrite changed (index_rewrites.py) when that is what untrusted
+        it; :class:`IndexUnusable` otherwise."""
+        from segue.retrieval.index_file import IndexBehind, IndexUnusable
+        from segue.retrieval.index_pages import open_for_call
+
+        try:
+            return open_for_call(self.layout, ctx.snap, write=write)
+        except IndexBehind:
+            raise
+        except IndexUnusable:
+            if not write:
+                raise
+            from segue.retrieval.index_rewrites import rederive
+
+            outcome = rederive(self.layout, ctx.snap)
+            if outcome == "busy":
+                raise IndexBehind("the index is busy re-deriving a rewritten row") from None
+            if outcome != "rederived":
+                raise
+        return open_for_call(self.layout, ctx.snap, write=write)
 
     def after_call(self) -> None:
         # Outside the store lock, one bounded step per call (index_steps.py): the answer
@@ -112,7 +147,7 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_steps import build_step
 
         try:
-            if build_step(self.layout) is None:
+            if build_step(self.layout, deadline=self._started + CALL_SECONDS) is None:
                 self.index_problem = f"{self.index_problem}; rebuilding (one step per call)"
         except NotBuilt as exc:
             self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"

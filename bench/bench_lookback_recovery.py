@@ -1,0 +1,187 @@
+"""Look-back after the history index is lost or a failed send is quarantined (SPEC.md §6:
+"back on the index within 3 calls; no call over 1 s"; §7 "Freshness"; issue 27 §4).
+
+A history of realistic agent rows (:mod:`bench.agent_rows`: the recorded runs, varied and
+repeated, with a rollover window every ~400 KB) of 10 MB (100 MB with
+``SEGUE_BENCH_SCALE=large``) and a trusted index. Then, five times each:
+
+(a) the index file is deleted;
+(b) a message is sent and the send fails: the store quarantines it (R22), a one-line rewrite
+    under the lock with a new epoch;
+
+and the agent looks back: a paging search (by relevance, then literal, cursor and all; a
+finished look-back is followed by the next query) until a call is answered from the index.
+Each row reports the calls that took (the call that answered from the index included) and
+the slowest of those calls, medians of 5 with min–max, against one call on the trusted index
+timed side by side in the same process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench import agent_rows
+from bench.common import SCALE, Result
+from segue.context.boundaries import item_id
+from segue.context.rollover import boundary_row
+from segue.history.store import HistoryStore
+from segue.messages import Row, make_row
+from segue.retrieval import SessionHistoryTool
+from segue.retrieval.index_build import rebuild
+from segue.retrieval.index_file import build_path, index_path
+from segue.workspace import Layout
+
+LARGE = SCALE == "large"
+SIZE_MB = 100 if LARGE else 10
+RUNS = 5
+MAX_CALLS = 1000
+QUERIES: list[dict[str, Any]] = [
+    {"action": "search", "query": "failing test AttributeError traceback"},
+    {"action": "search", "match": "literal", "query": "Traceback", "limit": 5},
+    {"action": "search", "query": "which file did we edit first"},
+]
+
+
+def _boundary(tag: str, n: int) -> Row:
+    """A rollover boundary Xum's validators accept (a window, not a floor)."""
+    return boundary_row(
+        row_id=f"{tag}-window-{n}",
+        rollover_id=f"{tag}-rollover-{n}",
+        reason="on-send",
+        previous_window_id=f"w:m:{tag}-window-{n - 1}" if n > 1 else "w:0",
+        context_tokens=150_000,
+        max_tokens=200_000,
+        now_ms=1_700_000_000_000 + n,
+    )
+
+
+def _size(layout: Layout) -> int:
+    total = 0
+    for path in (layout.archive, layout.chat):
+        with contextlib.suppress(FileNotFoundError):
+            total += path.stat().st_size
+    return total
+
+
+def _fill(layout: Layout, megabytes: int, tag: str) -> None:
+    store = HistoryStore(layout, durable=False)
+    target = megabytes << 20
+    source = agent_rows.rows(tag)
+    window_at = agent_rows.WINDOW_BYTES
+    windows = 0
+    while (end := _size(layout)) < target:
+        batch: list[Row] = []
+        if end >= window_at:
+            windows += 1
+            batch.append(_boundary(tag, windows))
+            window_at = end + agent_rows.WINDOW_BYTES
+        batch.extend(next(source) for _ in range(20))
+        store.append(batch)
+
+
+def _calls(tool: SessionHistoryTool) -> Iterator[tuple[float, bool]]:
+    """The agent's look-back calls, each as (seconds, answered from the index)."""
+    while True:
+        for args in QUERIES:
+            cursor: str | None = None
+            while True:
+                start = time.perf_counter()
+                page = tool.call(args if cursor is None else {**args, "cursor": cursor})
+                spent = time.perf_counter() - start
+                assert page["ok"], page
+                # from the index: no index problem, and no more rows read than returned
+                read = page["scanned"]["rows"] <= len(page["items"])
+                yield spent, tool.index_problem is None and read
+                cursor = page["nextCursor"]
+                if cursor is None:
+                    break
+
+
+def _recover(tool: SessionHistoryTool) -> tuple[int, float]:
+    """(calls until one is answered from the index, the slowest of them)."""
+    slowest = 0.0
+    for n, (spent, indexed) in enumerate(_calls(tool), start=1):
+        slowest = max(slowest, spent)
+        if indexed:
+            return n, slowest
+        if n >= MAX_CALLS:
+            break
+    return MAX_CALLS, slowest
+
+
+def _lose(layout: Layout) -> None:
+    for path in (index_path(layout), build_path(layout)):
+        path.unlink(missing_ok=True)
+
+
+def _failed_send(layout: Layout, n: int) -> None:
+    store = HistoryStore(layout, durable=False)
+    sent = store.append([make_row("user", f"run the failing test again ({n})", id=f"send-{n}")])
+    store.quarantine(item_id(sent[0]), send_failure="upstream 503")
+
+
+def _trusted_call(layout: Layout) -> float:
+    tool = SessionHistoryTool(layout, build_index=False)
+    start = time.perf_counter()
+    page = tool.call(QUERIES[0])
+    spent = time.perf_counter() - start
+    assert page["ok"], page
+    assert tool.index_problem is None, tool.index_problem
+    return spent
+
+
+def _span(values: list[float], fmt: str) -> str:
+    return f"median of {len(values)}, {fmt.format(min(values))}–{fmt.format(max(values))}"
+
+
+def _case(layout: Layout, name: str, event: Any) -> list[Result]:
+    calls: list[float] = []
+    slowest: list[float] = []
+    trusted: list[float] = []
+    for run in range(RUNS):
+        trusted.append(_trusted_call(layout))
+        event(layout, run)
+        n, worst = _recover(SessionHistoryTool(layout))
+        calls.append(float(n))
+        slowest.append(worst)
+    label = f"look-back after {name}, {SIZE_MB} MB"
+    worst_ms = [s * 1e3 for s in slowest]
+    return [
+        Result(
+            f"{label}: calls to the index",
+            statistics.median(calls),
+            "the §6 target (3 calls)",
+            3.0,
+            "<= 3 calls (§6)",
+            ratio_meaning="calls / 3",
+            unit="calls",
+            note=_span(calls, "{:.0f}"),
+        ),
+        Result(
+            f"{label}: slowest call",
+            statistics.median(slowest),
+            "a call on the trusted index",
+            statistics.median(trusted),
+            "no call over 1 s (§6)",
+            note=f"{_span(worst_ms, '{:.0f}')} ms; the §6 bound is 1000 ms",
+        ),
+    ]
+
+
+def run() -> list[Result]:
+    print(f"bench_lookback_recovery {agent_rows.describe()}", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        layout = Layout(Path(tmp), "recovery")
+        _fill(layout, SIZE_MB, "rec")
+        rebuild(layout)
+        return [
+            *_case(layout, "a lost index", lambda lay, _run: _lose(lay)),
+            *_case(layout, "a failed send", _failed_send),
+        ]
