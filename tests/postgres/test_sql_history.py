@@ -17,6 +17,7 @@ from segue.messages import Row, make_row
 from segue.postgres import pages as sql_pages
 from segue.postgres.derive import fingerprint
 from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.schema import SCHEMA_VERSION
 from segue.postgres.store import PostgresStore
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.tool import SessionHistoryTool
@@ -110,15 +111,39 @@ def test_schema_1_is_migrated_and_its_rows_filled_in(pg_url: str, tmp_path: Path
         "ALTER TABLE segue_rows DROP COLUMN kind, DROP COLUMN length, DROP COLUMN win,"
         " DROP COLUMN wid, DROP COLUMN wkind, DROP COLUMN aid, DROP COLUMN rid,"
         " DROP COLUMN role, DROP COLUMN ts, DROP COLUMN tools, DROP COLUMN abody,"
-        " DROP COLUMN risky"
+        " DROP COLUMN risky, DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach"
     )
     conn.execute("ALTER TABLE segue_workspaces DROP COLUMN agent_win, DROP COLUMN derived")
-    conn.execute("DELETE FROM segue_schema WHERE version = 2")
+    conn.execute("DELETE FROM segue_schema WHERE version >= 2")
     store.close()
-    with PostgresStore(pg_url, WS) as again:  # first use migrates: 1 -> 2, rows filled in
+    with PostgresStore(pg_url, WS) as again:  # first use migrates: 1 -> 3, rows filled in
         assert again.epoch() != ""
         got = again._writer().execute("SELECT max(version) FROM segue_schema").fetchone()
-        assert got == (2,)
+        assert got == (SCHEMA_VERSION,)
+        _same_as_jsonl(again, layout)
+
+
+def test_schema_2_gets_the_words_columns_filled_in(pg_url: str, tmp_path: Path) -> None:
+    store, layout = _both(tmp_path, pg_url, history())
+    conn = store._writer()
+    # back to schema version 2 as the previous segue left it: no words columns
+    conn.execute("ALTER TABLE segue_rows DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach")
+    conn.execute("UPDATE segue_workspaces SET derived = 'segue-pg-derived/2'")
+    conn.execute("DELETE FROM segue_schema WHERE version = 3")
+    store.close()
+    with PostgresStore(pg_url, WS) as again:  # 2 -> 3, in the migration
+        assert again.epoch() != ""
+        writer = again._writer()
+        assert writer.execute("SELECT max(version) FROM segue_schema").fetchone() == (3,)
+        assert writer.execute("SELECT derived FROM segue_workspaces").fetchone() == (
+            fingerprint(),)
+        filled = writer.execute(
+            "SELECT count(*) FROM segue_rows WHERE kind = 0 AND words IS NULL AND NOT risky"
+        ).fetchone()
+        assert filled == (0,)
+        reader = PgSessionHistoryTool(again, rederive=False)  # no derivation left to do
+        found = reader.call({"action": "search", "query": "needles"})
+        assert found["ok"] and found["items"], found
         _same_as_jsonl(again, layout)
 
 

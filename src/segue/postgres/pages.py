@@ -15,6 +15,10 @@ step, so both stores answer alike:
   under three characters has no trigram, and a word most rows hold is found sooner walking
   ``pos`` in order: the server tests those rows itself, still in SQL. Filters (R36) are part
   of the ``WHERE``;
+* a words search (R39) takes its candidates from the ``words`` column's GIN index and, in
+  relevance order, ranks them with BM25 in SQL (:mod:`segue.postgres.words`): the best
+  :data:`RANKED` items above the floor as of the first page, then every other hit newest
+  first, as the history index does; the ranked positions live in the cursor's state;
 * order and limits: newest or oldest first by ``pos``; a page ends at the limit or at the
   first entry that would not fit the 16 KiB result, where the index's pages end;
 * every returned row is read again from the table (its bytes) and classified again; those
@@ -26,14 +30,16 @@ SQL text is put together only from fixed fragments; every value is a bound param
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.context.floor import mentions_reset_key
 from segue.history.scan import MAX_LINE
+from segue.postgres import words as sql_words
 from segue.postgres.rows import (
     KIND_FLOOR,
     ROOT_POS,
@@ -65,6 +71,9 @@ _JOIN = (
 _WINDOW = "b.wid, b.off + b.length"
 #: the phases of this module's cursors
 PHASES = ("pg", "item")
+#: a relevance search ranks this many of the best items first, then the rest newest first
+#: (as the history index does)
+RANKED = 250
 
 
 @dataclass
@@ -175,8 +184,12 @@ def _candidates(
     if not ctx.req.words and fts_key(ctx.req.key) is None:
         yield from _examined(ctx, sql, bound)
         return
-    if ctx.req.words:  # every item is a candidate: each is confirmed in Python, within R24
-        like, largs = "", []
+    if ctx.req.words:  # the items holding a term of the query, and the risky ones
+        found = sql_words.tokens(ctx.req.key)
+        if not found:
+            return
+        like = " AND (r.words @@ %s::tsquery OR r.risky)"
+        largs = [sql_words.tsquery(found)]
     else:
         like = r" AND (r.abody LIKE %s ESCAPE '\' OR r.risky)"
         largs = [like_pattern(ctx.req.key)]
@@ -230,15 +243,10 @@ def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, 
 
 
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
-    texts: dict[str, tuple[str, bool]] = {}
-    return pages.ranked(ctx, _search(ctx, sql, state, texts), texts)
-
-
-def _search(
-    ctx: pages.Ctx, sql: Sql, state: CursorState | None, texts: dict[str, tuple[str, bool]]
-) -> pages.Page:
-    """A literal search (the trigram index's candidates) or a words search (every item,
-    read within R24's bounds and ranked within the page, as the scan does)."""
+    """A literal search (the trigram index's candidates), a words search in relevance order
+    (:func:`_ranked`), or one newest or oldest first (the words index's candidates)."""
+    if ctx.req.words and ctx.req.relevance:
+        return _ranked(ctx, sql, state)
     find = pages.search_finder(ctx)
     newest = ctx.req.newest_first
     bound = state.pos if state is not None else (_TOP if newest else sql.floor)
@@ -254,7 +262,6 @@ def _search(
         span = find(seen.item.text)
         if span is None:  # only a risky row: its search spelling could not be exact
             continue
-        texts[seen.item.item_id] = (seen.item.text, seen.item.machine)
         entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
         if entry is None:
             return pages.Page(entries, _at(ctx, pos))
@@ -262,6 +269,72 @@ def _search(
         if len(entries) >= ctx.req.limit:
             return pages.Page(entries, _state(ctx, pos))
     return pages.Page(entries, None)
+
+
+def _ranked(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
+    """A words search in rank order: the best :data:`RANKED` items above the floor below
+    where the look-back stands (BM25 in SQL), then every other hit newest first below the
+    first page's bound. Appends move no position, so they neither repeat nor lose an item;
+    what was appended after the first page is not part of the query."""
+    find = pages.search_finder(ctx)
+    found = sql_words.tokens(ctx.req.key)
+    if not found:
+        return pages.Page([], None)
+    if state is None or (state.rk == 0 and not state.ranked):
+        below = _TOP if state is None else state.pos
+        tool = ctx.req.tool_name
+        ranked = sql_words.ranked(
+            sql.conn, sql.workspace, found, floor=sql.floor, below=below,
+            rows_above=ctx.snap.chat_size - sql.floor - 1, role=ctx.req.role,
+            tools=None if tool is None else storable(TOOL_SEP + tool + TOOL_SEP),
+            limit=RANKED,
+        )
+        state = ctx.state(phase="pg", pos=below, ranked=ranked, rk=0)
+    ranked, rk, bound = state.ranked, state.rk, state.pos
+    chosen = frozenset(ranked)
+    queue = _located(sql, [(i, p) for i, p in enumerate(ranked) if i >= rk])
+    tail = ((len(ranked), *c) for c in _candidates(ctx, sql, bound) if c[0] not in chosen)
+    entries: list[dict[str, Any]] = []
+    for index, pos, length, wid in itertools.chain(queue, tail):
+        at_tail = index >= len(ranked)
+        try:
+            seen = _item(ctx, sql, pos, length)
+        except _OutOfBudget:
+            at = ctx.state(phase="pg", pos=pos + 1 if at_tail else bound, ranked=ranked, rk=index)
+            return pages.Page(entries, at, _note(entries))
+        assert seen.item is not None
+        span = find(seen.item.text)
+        if span is None:  # a risky row, or two terms sharing a token
+            continue
+        entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
+        if entry is None:
+            at = ctx.state(phase="pg", pos=pos + 1 if at_tail else bound, ranked=ranked, rk=index)
+            return pages.Page(entries, at)
+        entries.append(entry)
+        if len(entries) >= ctx.req.limit:
+            at = ctx.state(phase="pg", pos=pos if at_tail else bound, ranked=ranked, rk=index + 1)
+            return pages.Page(entries, at)
+    return pages.Page(entries, None)
+
+
+def _located(
+    sql: Sql, order: Iterable[tuple[int, int]]
+) -> Iterator[tuple[int, int, int, str]]:  # the ranked rows, which a query named by pos
+    """(index, pos, length, window id) of each (index, pos) of ``order``, looked up a few
+    rows at a time."""
+    it = iter(order)
+    while chunk := list(itertools.islice(it, _SLACK)):
+        got = {
+            int(p): (int(n), window_id(int(w), wid, end))
+            for p, n, w, wid, end in sql.rows(
+                f"SELECT r.pos, r.length, r.win, {_WINDOW} FROM segue_rows r{_JOIN}"  # noqa: S608
+                " WHERE r.workspace = %s AND r.pos = ANY(%s)",
+                [[p for _, p in chunk]],
+            )
+        }
+        for index, pos in chunk:
+            if pos in got:
+                yield index, pos, *got[pos]
 
 
 # -- list_items ------------------------------------------------------------------------------

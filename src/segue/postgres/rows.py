@@ -9,12 +9,16 @@ the files:
 * the agent's view (``session_history``, :class:`Agent`): the very
   :func:`segue.retrieval.project.classify` of the bounded scan and of the history index
   (kind, window, projection R25, floor candidates R11 including undecodable lines), the
-  item's ids, role and tool names (R36), and its projected text folded for ``pg_trgm``.
+  item's ids, role and tool names (R36), its projected text folded for ``pg_trgm``, and its
+  words (R39): the terms :func:`segue.retrieval.words.terms` finds it by, as the tokens the
+  history index's words table holds (:func:`segue.retrieval.ranking.index_terms`), each
+  with its count, in PostgreSQL's ``tsvector`` spelling (:func:`words_of`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -29,6 +33,7 @@ from segue.history.scan import MAX_LINE, parse_line
 from segue.messages import Row
 from segue.retrieval.filters import tool_names
 from segue.retrieval.project import Kind, classify, raw_window_id
+from segue.retrieval.ranking import index_terms
 from segue.retrieval.reader import RawLine
 from segue.views.project import display, is_hidden
 
@@ -39,6 +44,13 @@ KINDS = {Kind.ITEM: KIND_ITEM, Kind.BOUNDARY: KIND_BOUNDARY, Kind.FLOOR: KIND_FL
          Kind.SKIP: KIND_SKIP}
 ROOT_POS = -1  # ``win`` of the rows of the root window
 TOOL_SEP = "\x1f"
+#: a term counted more often than this is counted this often (a ``tsvector`` keeps at most
+#: 256 positions of a lexeme; BM25's weight of a term hardly grows past a few occurrences)
+MAX_COUNT = 256
+#: the largest words column stored (a ``tsvector`` holds at most 1 MiB); an item with more
+#: distinct terms is ``risky``: always a candidate, matched on its text
+MAX_WORDS = 512 << 10
+_POSITIONS = [",".join(str(i) for i in range(1, n + 1)) for n in range(MAX_COUNT + 1)]
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,10 @@ class Agent:
     quarantine that moves later bytes moves it too) and its kind in ``wkind``. Items have
     their ids (UTF-8, lone surrogates kept), role, timestamp, tool names and ``abody``, the
     projected text as :func:`searchable` spells it; ``risky``: the text held a lone
-    surrogate, so the search spelling may miss it and the row is always a candidate."""
+    surrogate, or more words than a ``tsvector`` holds, so the search spelling may miss it
+    and the row is always a candidate. ``words``: the item's terms and their counts
+    (:func:`words_of`), ``wlen`` how many terms it has (BM25's document length) and
+    ``mach`` whether the text is a machine-authored note (ranked below people's)."""
 
     kind: int
     length: int
@@ -65,6 +80,9 @@ class Agent:
     tools: str | None = None
     abody: str | None = None
     risky: bool = False
+    words: str | None = None
+    wlen: int | None = None
+    mach: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +156,7 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
     if item is None or seen.row is None:
         return Agent(kind, length, win)
     names = tool_names(seen.row)
+    words, wlen = words_of(item.text)
     return Agent(
         kind,
         length,
@@ -148,8 +167,21 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
         ts=item.timestamp,
         tools=storable(TOOL_SEP + TOOL_SEP.join(names) + TOOL_SEP),
         abody=searchable(item.text),
-        risky=_SURROGATE.search(item.text) is not None,
+        risky=words is None or _SURROGATE.search(item.text) is not None,
+        words=words,
+        wlen=wlen,
+        mach=item.machine,
     )
+
+
+def words_of(text: str) -> tuple[str | None, int]:
+    """The ``tsvector`` of a text's terms (each term's token once, with positions 1..its
+    count, so that ``ts_rank_cd`` with unit weights of a one-term query is that count) and
+    how many terms the text has; None for the vector when it would not fit a column."""
+    tokens = index_terms(text).split()
+    counts = Counter(tokens)
+    vector = " ".join(f"{t}:{_POSITIONS[min(n, MAX_COUNT)]}" for t, n in counts.items())
+    return (vector if len(vector) <= MAX_WORDS else None), len(tokens)
 
 
 def prepare(
