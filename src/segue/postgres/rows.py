@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from segue.context.boundaries import (
@@ -44,13 +44,14 @@ KINDS = {Kind.ITEM: KIND_ITEM, Kind.BOUNDARY: KIND_BOUNDARY, Kind.FLOOR: KIND_FL
          Kind.SKIP: KIND_SKIP}
 ROOT_POS = -1  # ``win`` of the rows of the root window
 TOOL_SEP = "\x1f"
-#: a term counted more often than this is counted this often (a ``tsvector`` keeps at most
-#: 256 positions of a lexeme; BM25's weight of a term hardly grows past a few occurrences)
-MAX_COUNT = 256
+#: a term's count in an item is kept up to this (BM25's weight of a term hardly grows past a
+#: few occurrences: 32 weighs 96 % of an endless count, with the constants of ``words``)
+MAX_COUNT = 32
+#: the count beyond one is kept in these many bits, each a lexeme of its own (``words_of``)
+COUNT_BITS = 5
 #: the largest words column stored (a ``tsvector`` holds at most 1 MiB); an item with more
 #: distinct terms is ``risky``: always a candidate, matched on its text
 MAX_WORDS = 512 << 10
-_POSITIONS = [",".join(str(i) for i in range(1, n + 1)) for n in range(MAX_COUNT + 1)]
 
 
 @dataclass(frozen=True)
@@ -175,13 +176,31 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
 
 
 def words_of(text: str) -> tuple[str | None, int]:
-    """The ``tsvector`` of a text's terms (each term's token once, with positions 1..its
-    count, so that ``ts_rank_cd`` with unit weights of a one-term query is that count) and
-    how many terms the text has; None for the vector when it would not fit a column."""
+    """The ``tsvector`` of a text's terms, and how many terms it has (BM25's length); None
+    for the vector when it would not fit a column.
+
+    Each distinct term is its token (:func:`~segue.retrieval.ranking.index_terms`: the
+    history index's words table's, 8 characters of ``[a-z2-7]``), and its count is spelled
+    in lexemes too, so that the GIN index alone answers how often an item holds a term:
+    bit ``k`` of ``count - 1`` (the count up to :data:`MAX_COUNT`) set is the lexeme token
+    + ``k``. No positions: the vector is what the index is built from, not read back."""
     tokens = index_terms(text).split()
-    counts = Counter(tokens)
-    vector = " ".join(f"{t}:{_POSITIONS[min(n, MAX_COUNT)]}" for t, n in counts.items())
+    lexemes: list[str] = []
+    for token, n in Counter(tokens).items():
+        lexemes.append(token)
+        extra = min(n, MAX_COUNT) - 1
+        if extra:
+            lexemes.extend(_BITS[extra](token))
+    vector = " ".join(lexemes)
     return (vector if len(vector) <= MAX_WORDS else None), len(tokens)
+
+
+def _bit_lexemes(extra: int) -> Callable[[str], list[str]]:
+    bits = [str(k) for k in range(COUNT_BITS) if extra >> k & 1]
+    return lambda token: [token + k for k in bits]
+
+
+_BITS = [_bit_lexemes(n) for n in range(MAX_COUNT)]
 
 
 def prepare(

@@ -4,38 +4,40 @@ Every item row holds its terms (``rows.words_of``): the tokens of
 :func:`segue.retrieval.ranking.index_terms`, the very tokens the history index's FTS5 words
 table holds, so PostgreSQL, the index and the bounded scan agree on what a word is (segue's
 own code-aware analysis: identifiers whole and by parts, paths, stems, case folding). Each
-token is a lexeme of a ``tsvector`` with positions 1..its count; the column has a GIN index.
+token is a lexeme of a ``tsvector``, and so is each set bit of its count beyond one; the
+column has a GIN index.
 
 * **Candidates**: the items whose vector holds any of the query's terms (``@@`` an OR
   ``tsquery``), and the ``risky`` ones (a text whose vector could not be stored, or that
   holds a lone surrogate), which are always candidates. Each candidate is confirmed on its
   row read again with :func:`segue.retrieval.ranking.words_finder`, as on the other
   backends, so a hash collision of two tokens finds nothing more.
-* **Ranking**: BM25 computed in SQL, with the constants of
+* **Ranking**: BM25 computed in SQL from the GIN index alone (a vector is never read: one
+  bitmap scan per query term and count bit, each returning positions), with the constants of
   :mod:`segue.retrieval.words` (k1 1.2, b 0.75) and the index's "plus one" idf: a term's
-  count in an item is ``ts_rank_cd`` with unit weights of the one-term query (one cover per
-  position); its document frequency is the number of the query's matches above the floor
-  holding it (a window aggregate of the same scan); N is the number of rows above the floor;
-  the average length is that of the matches. Machine-authored notes are weighed down by
-  :data:`segue.retrieval.ranking.MACHINE_WEIGHT`, ties go to the newer item, and the filters
-  (R36) apply after the statistics, as they do to FTS5's.
+  count in an item is 1 + the bits found (up to ``rows.MAX_COUNT``); its document frequency
+  the number of items above the floor holding it; N the number of rows above the floor (at
+  least the items matched); the average length that of the items matched (each once per
+  query term it holds). Machine-authored
+  notes are weighed down by :data:`segue.retrieval.ranking.MACHINE_WEIGHT`, ties go to the
+  newer item, and the filters (R36) apply after the statistics, as they do to FTS5's.
 
-SQL text is put together only from fixed fragments (one per query term); every value is a
-bound parameter.
+SQL text is put together only from fixed fragments; every value is a bound parameter.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from segue.postgres.rows import COUNT_BITS
 from segue.retrieval.ranking import MACHINE_WEIGHT, index_query
 from segue.retrieval.words import BM25_B, BM25_K1
 
 if TYPE_CHECKING:
     import psycopg
 
-#: the query terms ranked; a longer query is still matched by all of its terms
-MAX_TERMS = 32
+#: the query terms ranked (the first ones); a longer query still finds items by every term
+MAX_TERMS = 12
 
 
 def tokens(query: str) -> list[str]:
@@ -64,37 +66,57 @@ def ranked(
 ) -> tuple[int, ...]:
     """Positions of the best ``limit`` items above ``floor`` and below ``below`` for the
     query's tokens ``found``, best first, of the given ``role`` and holding the tool name
-    ``tools`` (its column's spelling) when they are not None."""
+    ``tools`` (its column's spelling) when they are not None. Runs in the caller's
+    transaction, where it plans with bitmap scans only (a sequential scan would read every
+    row's vector)."""
     terms = found[:MAX_TERMS]
-    counts = ", ".join(
-        f"ts_rank_cd('{{1,1,1,1}}', r.words, %(t{i})s::tsquery)::float8 AS f{i}"
-        for i in range(len(terms))
-    )
-    freqs = ", ".join(
-        f"(count(*) FILTER (WHERE f{i} > 0) OVER ())::float8 AS d{i}" for i in range(len(terms))
-    )
-    norm = f"{BM25_K1!r} * (1 - {BM25_B!r} + {BM25_B!r} * s.wlen / greatest(s.dl, 1))"
-    score = " + ".join(
-        f"ln(1 + (s.n - s.d{i} + 0.5) / (s.d{i} + 0.5)) * s.f{i} * {BM25_K1 + 1.0!r}"
-        f" / (s.f{i} + {norm})"
-        for i in range(len(terms))
-    )
-    where = ""
+    params: dict[str, Any] = {
+        "ws": workspace, "lo": floor, "hi": below, "limit": limit, "mach": MACHINE_WEIGHT,
+        "n": rows_above, "role": role, "tools": tools,
+    }
+    lexemes: list[str] = []
+    term: list[int] = []
+    weight: list[int] = []
+    for i, token in enumerate(terms):  # the term itself (weight 0), then its count's bits
+        for k, lexeme in enumerate([token, *(f"{token}{k}" for k in range(COUNT_BITS))]):
+            lexemes.append(lexeme)
+            term.append(i)
+            weight.append(0 if k == 0 else 1 << (k - 1))
+    params.update(lex=lexemes, term=term, weight=weight)
+    having = ""
     if role is not None:
-        where += " AND s.role = %(role)s"
+        having += " AND max(g.role) = %(role)s"
     if tools is not None:
-        where += " AND strpos(s.tools, %(tools)s) > 0"
-    params: dict[str, Any] = {f"t{i}": t for i, t in enumerate(terms)}
-    params.update(ws=workspace, q=tsquery(found), lo=floor, hi=below, limit=limit,
-                  mach=MACHINE_WEIGHT, n=rows_above, role=role, tools=tools)
+        having += " AND strpos(max(g.tools), %(tools)s) > 0"
+    k1, b = BM25_K1, BM25_B
     sql = (
-        "WITH c AS (SELECT r.pos, r.wlen, r.mach, r.role, r.tools, "  # noqa: S608
-        f"{counts} FROM segue_rows r WHERE r.workspace = %(ws)s AND r.kind = 0"
-        " AND r.pos > %(lo)s AND r.pos < %(hi)s AND r.words @@ %(q)s::tsquery),"
-        f" s AS (SELECT c.*, {freqs}, (avg(c.wlen) OVER ())::float8 AS dl,"
-        " greatest(%(n)s, count(*) OVER ())::float8 AS n FROM c)"
-        f" SELECT s.pos FROM s WHERE true{where}"
-        f" ORDER BY ({score}) * (CASE WHEN s.mach THEN %(mach)s ELSE 1.0 END) DESC,"
-        " s.pos DESC LIMIT %(limit)s"
+        # one bitmap scan of the GIN index per lexeme: the items holding it
+        "WITH h AS (SELECT x.t, x.w, r.pos, r.wlen, r.mach, r.role, r.tools"  # noqa: S608
+        " FROM unnest(%(lex)s::text[], %(term)s::int[], %(weight)s::int[]) AS x(lex, t, w)"
+        " CROSS JOIN LATERAL (SELECT r.pos, r.wlen, r.mach, r.role, r.tools FROM segue_rows r"
+        " WHERE r.workspace = %(ws)s AND r.kind = 0 AND r.pos > %(lo)s AND r.pos < %(hi)s"
+        " AND r.words @@ x.lex::tsquery) r),"
+        # per item and term: its count, and (from the term's own row) the item's columns
+        " f AS (SELECT pos, t, (1 + sum(w))::float8 AS tf, max(wlen) AS wlen,"
+        " bool_or(mach) AS mach, max(role) AS role, max(tools) AS tools FROM h GROUP BY pos, t),"
+        " g AS (SELECT f.*, (count(*) OVER (PARTITION BY t))::float8 AS df,"
+        " greatest(avg(wlen) OVER (), 1)::float8 AS dl FROM f),"
+        " n AS (SELECT greatest(%(n)s, count(DISTINCT pos))::float8 AS n FROM f)"
+        " SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
+        f" HAVING true{having}"
+        " ORDER BY sum(ln(1 + (n.n - g.df + 0.5) / (g.df + 0.5)) * g.tf"
+        f" * {k1 + 1.0!r} / (g.tf + {k1!r} * (1 - {b!r} + {b!r} * g.wlen / g.dl)))"
+        " * (CASE WHEN bool_or(g.mach) THEN %(mach)s ELSE 1.0 END) DESC,"
+        " g.pos DESC LIMIT %(limit)s"
     )
-    return tuple(int(r[0]) for r in conn.execute(sql, params).fetchall())
+    conn.execute(_PLAN, ("off", "off"))
+    try:
+        return tuple(int(r[0]) for r in conn.execute(sql, params).fetchall())
+    finally:
+        conn.execute(_PLAN, ("on", "on"))
+
+
+#: bitmap scans only, for the statement that ranks (in the caller's transaction)
+_PLAN = (
+    "SELECT set_config('enable_seqscan', %s, true), set_config('enable_indexscan', %s, true)"
+)
