@@ -82,22 +82,31 @@ def test_search_goes_through_the_trigram_index(
     store, layout = _both(tmp_path, pg_url, batches)
     with store:
         store._writer().execute("ANALYZE segue_rows")
-        plans: list[str] = []
-        real = sql_pages.Sql.rows
+        plans: dict[str, list[str]] = {"abody LIKE": [], "words @@": []}
+        real = sql_pages.Sql.query
 
-        def explained(self: sql_pages.Sql, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
-            if "abody LIKE" in sql:
-                plan = self.conn.execute("EXPLAIN " + sql, [self.workspace, *args]).fetchall()
-                plans.append("\n".join(str(r[0]) for r in plan))
+        def explained(self: sql_pages.Sql, sql: str, args: Any) -> list[tuple[Any, ...]]:
+            for marker, seen in plans.items():
+                if marker in sql:
+                    plan = self.conn.execute("EXPLAIN " + sql, args).fetchall()
+                    seen.append("\n".join(str(r[0]) for r in plan))
             return real(self, sql, args)
 
-        monkeypatch.setattr(sql_pages.Sql, "rows", explained)
-        answer = PgSessionHistoryTool(store).call({**LITERAL, "query": "ZANZIBARquux"})
+        monkeypatch.setattr(sql_pages.Sql, "query", explained)
+        tool = PgSessionHistoryTool(store)
+        answer = tool.call({**LITERAL, "query": "ZANZIBARquux"})
         assert [i["itemId"] for i in answer["items"]] == ["1740"]
         assert answer["nextCursor"] is None
         # only the hit's row was read back: 3,000 rows were searched by the index
         assert answer["scanned"]["rows"] == 1
-        assert plans and all("segue_rows_abody_trgm" in p for p in plans), plans
+        assert plans["abody LIKE"], plans
+        assert all("segue_rows_abody_trgm" in p for p in plans["abody LIKE"]), plans
+        # a words search (R39) ranks from the words column's GIN index: one row read back
+        words = tool.call({"action": "search", "query": "zanzibarquux settings"})
+        assert [i["itemId"] for i in words["items"]] == ["1740"]
+        assert words["scanned"]["rows"] == 1
+        assert plans["words @@"], plans
+        assert all("segue_rows_words" in p for p in plans["words @@"]), plans["words @@"]
         rebuild(layout)
         want = SessionHistoryTool(layout).call({**LITERAL, "query": "ZANZIBARquux"})
         assert answer == {**want, "nextCursor": None}
@@ -192,16 +201,16 @@ def test_a_connection_dropped_mid_page(
         call = {"action": "search", "match": "literal", "query": "needle", "limit": 5}
         first = tool.call(call)
         assert [i["itemId"] for i in first["items"]] == ["29", "28", "27", "26", "25"]
-        real = sql_pages.Sql.one
+        real = sql_pages._reread
         reads = {"n": 0}
 
-        def dropping(self: sql_pages.Sql, sql: str, args: list[Any]) -> tuple[Any, ...] | None:
+        def dropping(*args: Any, **kwargs: Any) -> Any:
             reads["n"] += 1
             if reads["n"] == 3:  # two rows of the page read back, then the cut
                 drop_connections(pg_cluster, pg_url)
-            return real(self, sql, args)
+            return real(*args, **kwargs)
 
-        monkeypatch.setattr(sql_pages.Sql, "one", dropping)
+        monkeypatch.setattr(sql_pages, "_reread", dropping)
         cut = tool.call({**call, "cursor": first["nextCursor"]})
         assert cut["ok"] is False and cut["error"]["code"] == "history_changed"
         assert "call again" in cut["error"]["message"]

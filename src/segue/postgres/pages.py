@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import ROOT_WINDOW_ID
@@ -83,9 +83,15 @@ class Sql:
     conn: psycopg.Connection[Any]
     workspace: str
     floor: int
+    #: rows read ahead in one query (pos -> off, raw), taken by the page that reads them
+    ahead: dict[int, tuple[int, bytes]] = field(default_factory=dict)
 
     def rows(self, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
-        return list(self.conn.execute(sql, [self.workspace, *args]).fetchall())
+        return self.query(sql, [self.workspace, *args])
+
+    def query(self, sql: str, args: list[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` with exactly ``args`` (the workspace among them)."""
+        return list(self.conn.execute(sql, args).fetchall())
 
     def one(self, sql: str, args: list[Any]) -> tuple[Any, ...] | None:
         got: tuple[Any, ...] | None = self.conn.execute(sql, [self.workspace, *args]).fetchone()
@@ -121,7 +127,9 @@ def _reread(ctx: pages.Ctx, sql: Sql, pos: int, length: int, *, check: bool = Tr
     budget = ctx.budget
     if check and (budget.rows_left == 0 or length > budget.bytes_left):
         raise _OutOfBudget
-    got = sql.one("SELECT off, raw FROM segue_rows WHERE workspace = %s AND pos = %s", [pos])
+    got = sql.ahead.pop(pos, None) or sql.one(
+        "SELECT off, raw FROM segue_rows WHERE workspace = %s AND pos = %s", [pos]
+    )
     budget.bytes += length
     budget.rows += 1
     if got is None:
@@ -132,6 +140,34 @@ def _reread(ctx: pages.Ctx, sql: Sql, pos: int, length: int, *, check: bool = Tr
         mentions_reset_key(raw), True,
     )
     return classify(line)
+
+
+def _fetch(
+    ctx: pages.Ctx, sql: Sql, inner: str, args: list[Any], order: str
+) -> list[tuple[int, int, str]]:
+    """(pos, length, window id) of the rows ``inner`` selects (its columns: pos, length,
+    win, wid, wend, off, raw), in ``order``; the first rows the page is about to read again
+    come with their bytes in the same round trip (as many as the call's budget, R24, and
+    the page's limit leave room for: nothing the bound would not let the page read), kept
+    in ``sql.ahead`` for :func:`_reread`."""
+    budget = ctx.budget
+    room, count = budget.bytes_left, min(budget.rows_left, ctx.req.limit)
+    got = sql.query(
+        "SELECT s.pos, s.length, s.win, s.wid, s.wend, s.off, CASE WHEN sum(s.length)"  # noqa: S608
+        " OVER w <= %s AND row_number() OVER w <= %s THEN s.raw END"
+        f" FROM ({inner}) s WINDOW w AS (ORDER BY {order}) ORDER BY {order}",
+        [room, count, *args],
+    )
+    out = []
+    for pos, length, win, wid, end, off, raw in got:
+        if raw is not None:
+            sql.ahead[int(pos)] = (int(off), bytes(raw))
+        out.append((int(pos), int(length), window_id(int(win), wid, end)))
+    return out
+
+
+#: what :func:`_fetch` selects of a row ``r`` and its window's boundary ``b``
+_FETCHED = "r.pos, r.length, r.win, b.wid, b.off + b.length AS wend, r.off, r.raw"
 
 
 def _item(ctx: pages.Ctx, sql: Sql, pos: int, length: int, *, check: bool = True) -> Seen:
@@ -197,17 +233,18 @@ def _candidates(
         lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
         # PostgreSQL plans it: the trigram index for a selective query, a walk along ``pos``
         # (a word most rows hold: the page is a few rows away) otherwise; both in SQL.
-        batch = sql.rows(
-            f"SELECT r.pos, r.length, r.win, {_WINDOW} FROM segue_rows r{_JOIN}"  # noqa: S608
+        batch = _fetch(
+            ctx, sql,
+            f"SELECT {_FETCHED} FROM segue_rows r{_JOIN}"  # noqa: S608
             " WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s AND r.pos < %s"
             f"{like}{narrow} ORDER BY r.pos {direction} LIMIT %s",
-            [lo, hi, *largs, *nargs, ctx.req.limit + _SLACK],
+            [sql.workspace, lo, hi, *largs, *nargs, ctx.req.limit + _SLACK],
+            f"s.pos {direction}",
         )
-        for pos, length, win, wid, end in batch:
-            yield int(pos), int(length), window_id(int(win), wid, end)
+        yield from batch
         if len(batch) < ctx.req.limit + _SLACK:
             return
-        bound = int(batch[-1][0])
+        bound = batch[-1][0]
 
 
 def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, str]]:
@@ -283,17 +320,21 @@ def _ranked(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
     if state is None or (state.rk == 0 and not state.ranked):
         below = _TOP if state is None else state.pos
         tool = ctx.req.tool_name
-        ranked = sql_words.ranked(
-            sql.conn, sql.workspace, found, floor=sql.floor, below=below,
+        ranked, every = sql_words.ranked(
+            sql.query, sql.workspace, found, floor=sql.floor, below=below,
             rows_above=ctx.snap.chat_size - sql.floor - 1, role=ctx.req.role,
             tools=None if tool is None else storable(TOOL_SEP + tool + TOOL_SEP),
             limit=RANKED,
         )
-        state = ctx.state(phase="pg", pos=below, ranked=ranked, rk=0)
+        # every candidate ranked: nothing is left for the tail (its bound is the floor)
+        state = ctx.state(phase="pg", pos=sql.floor if every else below, ranked=ranked, rk=0)
     ranked, rk, bound = state.ranked, state.rk, state.pos
     chosen = frozenset(ranked)
-    queue = _located(sql, [(i, p) for i, p in enumerate(ranked) if i >= rk])
-    tail = ((len(ranked), *c) for c in _candidates(ctx, sql, bound) if c[0] not in chosen)
+    queue = _located(ctx, sql, [(i, p) for i, p in enumerate(ranked) if i >= rk])
+    tail = (
+        (len(ranked), *c) for c in (_candidates(ctx, sql, bound) if bound > sql.floor else ())
+        if c[0] not in chosen
+    )
     entries: list[dict[str, Any]] = []
     for index, pos, length, wid in itertools.chain(queue, tail):
         at_tail = index >= len(ranked)
@@ -318,18 +359,20 @@ def _ranked(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
 
 
 def _located(
-    sql: Sql, order: Iterable[tuple[int, int]]
+    ctx: pages.Ctx, sql: Sql, order: Iterable[tuple[int, int]]
 ) -> Iterator[tuple[int, int, int, str]]:  # the ranked rows, which a query named by pos
-    """(index, pos, length, window id) of each (index, pos) of ``order``, looked up a few
-    rows at a time."""
+    """(index, pos, length, window id) of each (index, pos) of ``order``, looked up a page
+    at a time, the rows read ahead."""
     it = iter(order)
-    while chunk := list(itertools.islice(it, _SLACK)):
+    while chunk := list(itertools.islice(it, ctx.req.limit + _SLACK)):
         got = {
-            int(p): (int(n), window_id(int(w), wid, end))
-            for p, n, w, wid, end in sql.rows(
-                f"SELECT r.pos, r.length, r.win, {_WINDOW} FROM segue_rows r{_JOIN}"  # noqa: S608
-                " WHERE r.workspace = %s AND r.pos = ANY(%s)",
-                [[p for _, p in chunk]],
+            pos: (length, wid)
+            for pos, length, wid in _fetch(
+                ctx, sql,
+                f"SELECT {_FETCHED}, u.n FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(p, n)"  # noqa: S608
+                f" JOIN segue_rows r ON r.workspace = %s AND r.pos = u.p{_JOIN}",
+                [[p for _, p in chunk], sql.workspace],
+                "s.n",
             )
         }
         for index, pos in chunk:

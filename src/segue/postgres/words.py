@@ -27,15 +27,15 @@ SQL text is put together only from fixed fragments; every value is a bound param
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from segue.postgres.rows import COUNT_BITS
 from segue.retrieval.ranking import MACHINE_WEIGHT, index_query
 from segue.retrieval.words import BM25_B, BM25_K1
 
-if TYPE_CHECKING:
-    import psycopg
-
+#: runs a statement with named parameters in the call's transaction: its rows
+Query = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
 #: the query terms ranked (the first ones); a longer query still finds items by every term
 MAX_TERMS = 12
 
@@ -53,7 +53,7 @@ def tsquery(tokens: list[str]) -> str:
 
 
 def ranked(
-    conn: psycopg.Connection[Any],
+    query: Query,
     workspace: str,
     found: list[str],
     *,
@@ -63,12 +63,17 @@ def ranked(
     role: str | None,
     tools: str | None,
     limit: int,
-) -> tuple[int, ...]:
+) -> tuple[tuple[int, ...], bool]:
     """Positions of the best ``limit`` items above ``floor`` and below ``below`` for the
     query's tokens ``found``, best first, of the given ``role`` and holding the tool name
-    ``tools`` (its column's spelling) when they are not None. Runs in the caller's
-    transaction, where it plans with bitmap scans only (a sequential scan would read every
-    row's vector)."""
+    ``tools`` (its column's spelling) when they are not None; and whether they are every
+    candidate there is (fewer than ``limit``, every token ranked, no ``risky`` row).
+
+    The items holding a lexeme come from a subquery planned on its own (``OFFSET 0``), run
+    once per lexeme, and sequential scans are off for the rest of the transaction, so the
+    plan is a bitmap scan of the GIN index per lexeme whatever the statistics say (a
+    sequential scan, or the join taken the other way round, would read every row's
+    vector)."""
     terms = found[:MAX_TERMS]
     params: dict[str, Any] = {
         "ws": workspace, "lo": floor, "hi": below, "limit": limit, "mach": MACHINE_WEIGHT,
@@ -95,28 +100,24 @@ def ranked(
         " FROM unnest(%(lex)s::text[], %(term)s::int[], %(weight)s::int[]) AS x(lex, t, w)"
         " CROSS JOIN LATERAL (SELECT r.pos, r.wlen, r.mach, r.role, r.tools FROM segue_rows r"
         " WHERE r.workspace = %(ws)s AND r.kind = 0 AND r.pos > %(lo)s AND r.pos < %(hi)s"
-        " AND r.words @@ x.lex::tsquery) r),"
+        " AND r.words @@ x.lex::tsquery OFFSET 0) r),"  # planned on its own: per lexeme
         # per item and term: its count, and (from the term's own row) the item's columns
         " f AS (SELECT pos, t, (1 + sum(w))::float8 AS tf, max(wlen) AS wlen,"
         " bool_or(mach) AS mach, max(role) AS role, max(tools) AS tools FROM h GROUP BY pos, t),"
         " g AS (SELECT f.*, (count(*) OVER (PARTITION BY t))::float8 AS df,"
         " greatest(avg(wlen) OVER (), 1)::float8 AS dl FROM f),"
         " n AS (SELECT greatest(%(n)s, count(DISTINCT pos))::float8 AS n FROM f)"
-        " SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
+        " SELECT ARRAY(SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
         f" HAVING true{having}"
         " ORDER BY sum(ln(1 + (n.n - g.df + 0.5) / (g.df + 0.5)) * g.tf"
         f" * {k1 + 1.0!r} / (g.tf + {k1!r} * (1 - {b!r} + {b!r} * g.wlen / g.dl)))"
         " * (CASE WHEN bool_or(g.mach) THEN %(mach)s ELSE 1.0 END) DESC,"
-        " g.pos DESC LIMIT %(limit)s"
+        " g.pos DESC LIMIT %(limit)s), EXISTS (SELECT 1 FROM segue_rows r"
+        " WHERE r.workspace = %(ws)s AND r.risky AND r.kind = 0 AND r.pos > %(lo)s"
+        " AND r.pos < %(hi)s)"
     )
-    conn.execute(_PLAN, ("off", "off"))
-    try:
-        return tuple(int(r[0]) for r in conn.execute(sql, params).fetchall())
-    finally:
-        conn.execute(_PLAN, ("on", "on"))
-
-
-#: bitmap scans only, for the statement that ranks (in the caller's transaction)
-_PLAN = (
-    "SELECT set_config('enable_seqscan', %s, true), set_config('enable_indexscan', %s, true)"
-)
+    # for the rest of the call's read-only transaction (what follows reads rows by ``pos``)
+    query("SELECT set_config('enable_seqscan', 'off', true)", {})
+    got = query(sql, params)[0]  # one row, always
+    best = tuple(int(p) for p in got[0])
+    return best, len(best) < limit and len(found) <= MAX_TERMS and not got[1]
