@@ -74,7 +74,8 @@ def _check(label: str, call: dict[str, Any], got: dict[str, Any], want: dict[str
         raise RuntimeError(f"session_history literal answers differ for {call!r}")
     best = "rare" in label or "question" in label
     if best and (not mine or not theirs or mine[0] != theirs[0]):
-        raise RuntimeError(f"the best item differs for {call!r}: {mine[:1]} / {theirs[:1]}")
+        raise RuntimeError(f"the best item differs for {call!r}: {mine[:1]} / {theirs[:1]}"
+                           f" ({got} / {want})")
     same = len(set(mine) & set(theirs))
     return f"{len(mine)} items, {same} on both first pages"
 
