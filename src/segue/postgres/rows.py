@@ -10,16 +10,17 @@ the files:
   :func:`segue.retrieval.project.classify` of the bounded scan and of the history index
   (kind, window, projection R25, floor candidates R11 including undecodable lines), the
   item's ids, role and tool names (R36), its projected text folded for ``pg_trgm``, and its
-  words (R39): the terms :func:`segue.retrieval.words.terms` finds it by, as the tokens the
-  history index's words table holds (:func:`segue.retrieval.ranking.index_terms`), each
-  with its count, in PostgreSQL's ``tsvector`` spelling (:func:`words_of`).
+  words (R39): the terms :func:`segue.retrieval.words.terms` finds it by, each with its
+  count, in PostgreSQL's ``tsvector`` spelling (:func:`words_of`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from segue.context.boundaries import (
@@ -33,8 +34,8 @@ from segue.history.scan import MAX_LINE, parse_line
 from segue.messages import Row
 from segue.retrieval.filters import tool_names
 from segue.retrieval.project import Kind, classify, raw_window_id
-from segue.retrieval.ranking import index_terms
 from segue.retrieval.reader import RawLine
+from segue.retrieval.words import terms
 from segue.views.project import display, is_hidden
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -179,28 +180,41 @@ def words_of(text: str) -> tuple[str | None, int]:
     """The ``tsvector`` of a text's terms, and how many terms it has (BM25's length); None
     for the vector when it would not fit a column.
 
-    Each distinct term is its token (:func:`~segue.retrieval.ranking.index_terms`: the
-    history index's words table's, 8 characters of ``[a-z2-7]``), and its count is spelled
-    in lexemes too, so that the GIN index alone answers how often an item holds a term:
-    bit ``k`` of ``count - 1`` (the count up to :data:`MAX_COUNT`) set is the lexeme token
-    + ``k``. No positions: the vector is what the index is built from, not read back."""
-    tokens = index_terms(text).split()
-    lexemes: list[str] = []
-    for token, n in Counter(tokens).items():
-        lexemes.append(token)
-        extra = min(n, MAX_COUNT) - 1
-        if extra:
-            lexemes.extend(_BITS[extra](token))
-    vector = " ".join(lexemes)
-    return (vector if len(vector) <= MAX_WORDS else None), len(tokens)
+    Each distinct term (:func:`segue.retrieval.words.terms`) is its :func:`lexeme`, and its
+    count is spelled in lexemes too, so that the GIN index alone answers how often an item
+    holds a term: bit ``k`` of ``count - 1`` (the count up to :data:`MAX_COUNT`) set is the
+    lexeme + ``k``. No positions: the vector is what the index is built from, not read
+    back."""
+    found = terms(text)
+    known, spell = _LEXEMES.get, _SPELLINGS
+    vector = " ".join([
+        spell[min(n, MAX_COUNT) - 1].format(known(term) or lexeme(term))
+        for term, n in Counter(found).items()
+    ])
+    return (vector if len(vector) <= MAX_WORDS else None), len(found)
 
 
-def _bit_lexemes(extra: int) -> Callable[[str], list[str]]:
-    bits = [str(k) for k in range(COUNT_BITS) if extra >> k & 1]
-    return lambda token: [token + k for k in bits]
+#: :func:`lexeme`'s cache (an agent's transcript repeats its terms); emptied when full
+_LEXEMES: dict[str, str] = {}
 
 
-_BITS = [_bit_lexemes(n) for n in range(MAX_COUNT)]
+def lexeme(term: str) -> str:
+    """A term as the words column spells it: 8 characters of ``[a-z2-7]`` naming it (40 bits
+    of a digest, the history index's words table's spelling), whatever its characters and
+    length, so that no term needs quoting or passes a lexeme's size."""
+    raw = hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=5).digest()
+    token = base64.b32encode(raw).decode("ascii").lower()
+    if len(_LEXEMES) >= 1 << 17:
+        _LEXEMES.clear()
+    _LEXEMES[term] = token
+    return token
+
+
+#: a token (``{0}``) and its count's lexemes, by ``count - 1``
+_SPELLINGS = [
+    " ".join(["{0}", *(f"{{0}}{k}" for k in range(COUNT_BITS) if extra >> k & 1)])
+    for extra in range(MAX_COUNT)
+]
 
 
 def prepare(

@@ -21,7 +21,8 @@ Schema (version :data:`SCHEMA_VERSION`):
   the fingerprint of the code that derived the columns.
 * version 3 adds each item's words for R39's words search (``rows.words_of``: a
   ``tsvector`` of the terms the history index's words table holds, with their counts, GIN
-  indexed), its number of terms and whether it is a machine note. Its last step fills in
+  indexed), its number of terms and whether it is a machine note; the GIN indexes keep a
+  short pending list (:data:`_PENDING_KB`). Its last step fills in
   the agent's columns (versions 2 and 3) of the rows already stored (``derive.backfill``).
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
@@ -106,12 +107,20 @@ _V2: tuple[Step, ...] = (
     "CREATE INDEX IF NOT EXISTS segue_rows_item ON segue_rows (workspace, item)",
 )
 
+#: kB of a GIN index's entries an append may leave unmerged (its pending list), which every
+#: search reads through: small, so a search after many appends still costs about a lookup
+_PENDING_KB = 256
+
 _V3: tuple[Step, ...] = (
     "ALTER TABLE segue_rows"
     " ADD COLUMN IF NOT EXISTS words tsvector,"
     " ADD COLUMN IF NOT EXISTS wlen integer,"
     " ADD COLUMN IF NOT EXISTS mach boolean",
-    "CREATE INDEX IF NOT EXISTS segue_rows_words ON segue_rows USING gin (words)",
+    "CREATE INDEX IF NOT EXISTS segue_rows_words ON segue_rows USING gin (words)"
+    f" WITH (gin_pending_list_limit = {_PENDING_KB})",
+    # every search reads a GIN index's whole pending list (4 MB by default: ~10 ms a query)
+    f"ALTER INDEX segue_rows_body_trgm SET (gin_pending_list_limit = {_PENDING_KB})",
+    f"ALTER INDEX segue_rows_abody_trgm SET (gin_pending_list_limit = {_PENDING_KB})",
     _backfill,  # once every column exists
 )
 

@@ -1,11 +1,11 @@
 """R39's words search in SQL over the PostgreSQL store's ``words`` column.
 
-Every item row holds its terms (``rows.words_of``): the tokens of
-:func:`segue.retrieval.ranking.index_terms`, the very tokens the history index's FTS5 words
-table holds, so PostgreSQL, the index and the bounded scan agree on what a word is (segue's
-own code-aware analysis: identifiers whole and by parts, paths, stems, case folding). Each
-token is a lexeme of a ``tsvector``, and so is each set bit of its count beyond one; the
-column has a GIN index.
+Every item row holds its terms (``rows.words_of``): those of
+:func:`segue.retrieval.words.terms`, which the history index's FTS5 words table and the
+bounded scan find items by too, so the three agree on what a word is (segue's own code-aware
+analysis: identifiers whole and by parts, paths, stems, case folding). Each term is a lexeme
+of a ``tsvector`` (``rows.lexeme``: the index's token spelling), and so is each set bit of
+its count beyond one; the column has a GIN index.
 
 * **Candidates**: the items whose vector holds any of the query's terms (``@@`` an OR
   ``tsquery``), and the ``risky`` ones (a text whose vector could not be stored, or that
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from segue.postgres.rows import COUNT_BITS
-from segue.retrieval.ranking import MACHINE_WEIGHT, index_query
-from segue.retrieval.words import BM25_B, BM25_K1
+from segue.postgres.rows import COUNT_BITS, lexeme
+from segue.retrieval.ranking import MACHINE_WEIGHT
+from segue.retrieval.words import BM25_B, BM25_K1, query_terms
 
 #: runs a statement with named parameters in the call's transaction: its rows
 Query = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
@@ -41,10 +41,9 @@ MAX_TERMS = 12
 
 
 def tokens(query: str) -> list[str]:
-    """The words table's tokens of the query's terms (stop words dropped as on the other
-    backends), in first-seen order; [] when it has none."""
-    match = index_query(query)
-    return [] if match is None else [t.strip('"') for t in match.split(" OR ")]
+    """The lexemes of the query's terms (:func:`segue.retrieval.words.query_terms`: stop
+    words dropped as on the other backends), in first-seen order; [] when it has none."""
+    return list(dict.fromkeys(lexeme(t) for t in query_terms(query)))
 
 
 def tsquery(tokens: list[str]) -> str:
@@ -83,8 +82,8 @@ def ranked(
     term: list[int] = []
     weight: list[int] = []
     for i, token in enumerate(terms):  # the term itself (weight 0), then its count's bits
-        for k, lexeme in enumerate([token, *(f"{token}{k}" for k in range(COUNT_BITS))]):
-            lexemes.append(lexeme)
+        for k, spelled in enumerate([token, *(f"{token}{k}" for k in range(COUNT_BITS))]):
+            lexemes.append(spelled)
             term.append(i)
             weight.append(0 if k == 0 else 1 << (k - 1))
     params.update(lex=lexemes, term=term, weight=weight)
