@@ -69,10 +69,10 @@ def ranked(
     candidate there is (fewer than ``limit``, every token ranked, no ``risky`` row).
 
     The items holding a lexeme come from a subquery planned on its own (``OFFSET 0``), run
-    once per lexeme, and sequential scans are off for the rest of the transaction, so the
-    plan is a bitmap scan of the GIN index per lexeme whatever the statistics say (a
-    sequential scan, or the join taken the other way round, would read every row's
-    vector)."""
+    once per lexeme; with sequential scans off in the caller's transaction
+    (``pages.call_floor``), the plan is a bitmap scan of the GIN index per lexeme whatever
+    the statistics say (a sequential scan, or the join taken the other way round, would
+    read every row's vector)."""
     terms = found[:MAX_TERMS]
     params: dict[str, Any] = {
         "ws": workspace, "lo": floor, "hi": below, "limit": limit, "mach": MACHINE_WEIGHT,
@@ -115,8 +115,6 @@ def ranked(
         " WHERE r.workspace = %(ws)s AND r.risky AND r.kind = 0 AND r.pos > %(lo)s"
         " AND r.pos < %(hi)s)"
     )
-    # for the rest of the call's read-only transaction (what follows reads rows by ``pos``)
-    query("SELECT set_config('enable_seqscan', 'off', true)", {})
     got = query(sql, params)[0]  # one row, always
     best = tuple(int(p) for p in got[0])
     return best, len(best) < limit and len(found) <= MAX_TERMS and not got[1]
