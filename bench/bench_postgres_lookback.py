@@ -90,6 +90,50 @@ def _vacuum(url: str) -> None:
         conn.execute("VACUUM (ANALYZE) segue_rows")
 
 
+def _derivation() -> Result:
+    """What the words column costs an append: ``rows.words_of`` over the items of realistic
+    rows against the term analysis it is built from (``retrieval.words.terms``, which the
+    JSONL index pays too), interleaved; the note gives the rate of a row's whole
+    derivation (``rows.agent_of``, words included)."""
+    import itertools
+    import statistics
+    import time
+
+    from segue.messages import encode_row
+    from segue.postgres.rows import agent_of, words_of
+    from segue.retrieval.project import classify
+    from segue.retrieval.reader import RawLine
+    from segue.retrieval.words import terms
+
+    raws = [encode_row(r) for r in itertools.islice(agent_rows.rows("pgd"), 3000)]
+    texts = [seen.item.text for raw in raws
+             if (seen := classify(RawLine(0, len(raw) + 1, raw, False, True))).item]
+    megabytes = sum(len(r) for r in raws) / 1e6
+    t_words: list[float] = []
+    t_terms: list[float] = []
+    t_rows: list[float] = []
+    for _ in range(5):
+        for times, work in ((t_words, lambda: [words_of(t) for t in texts]),
+                            (t_terms, lambda: [terms(t) for t in texts]),
+                            (t_rows, lambda: [agent_of(r, pos=i, off=0, win=0)
+                                              for i, r in enumerate(raws)])):
+            start = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - start)
+    rows_s = statistics.median(t_rows)
+    return Result(
+        name="postgres: words column derivation",
+        segue_seconds=statistics.median(t_words),
+        baseline="the term analysis alone (retrieval.words.terms)",
+        baseline_seconds=statistics.median(t_terms),
+        goal="printed (an append's cost: the write side's)",
+        note=(f"{len(raws)} rows, {megabytes:.1f} MB; a row's whole derivation with words "
+              f"{megabytes / rows_s:.1f} MB/s; median of 5, min-max "
+              f"{min(t_words) * 1e3:.0f}-{max(t_words) * 1e3:.0f} ms vs "
+              f"{min(t_terms) * 1e3:.0f}-{max(t_terms) * 1e3:.0f} ms"),
+    )
+
+
 def run() -> list[Result]:
     url = _server()
     if url is None:
@@ -105,7 +149,7 @@ def run() -> list[Result]:
           file=sys.stderr)
     size = 200 * MB if SCALE == "large" else 30 * MB
     root = Path(tempfile.mkdtemp(prefix="segue-bench-pgl-"))
-    results: list[Result] = []
+    results: list[Result] = [_derivation()]
     try:
         ws = "l-" + uuid.uuid4().hex[:8]
         layout = Layout(root, ws)

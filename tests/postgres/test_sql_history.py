@@ -102,9 +102,9 @@ def test_search_goes_through_the_trigram_index(
         assert plans["abody LIKE"], plans
         assert all("segue_rows_abody_trgm" in p for p in plans["abody LIKE"]), plans
         # a words search (R39) ranks from the words column's GIN index: one row read back
-        words = tool.call({"action": "search", "query": "zanzibarquux settings"})
-        assert [i["itemId"] for i in words["items"]] == ["1740"]
-        assert words["scanned"]["rows"] == 1
+        ranked = tool.call({"action": "search", "query": "zanzibarquux settings"})
+        assert [i["itemId"] for i in ranked["items"]] == ["1740"]
+        assert ranked["scanned"]["rows"] == 1
         assert plans["words @@"], plans
         assert all("segue_rows_words" in p for p in plans["words @@"]), plans["words @@"]
         rebuild(layout)
