@@ -5,7 +5,6 @@ do not fit a column."""
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -54,26 +53,25 @@ def test_a_terms_count_is_spelled_in_lexemes(count: int) -> None:
     assert length == count + 1
 
 
-def _store(rows: list[Row]) -> tuple[PostgresStore, Layout, Path]:
+def _store(root: Path, rows: list[Row]) -> tuple[PostgresStore, Layout]:
     """The rows in a new PostgreSQL workspace and in a JSONL store with its index."""
     ws = "w" + uuid.uuid4().hex[:10]
-    root = Path(tempfile.mkdtemp(prefix="segue-words-"))
     layout = Layout(root, ws)
     HistoryStore(layout, durable=False).append(rows)
     rebuild(layout)
     pg = PostgresStore(_url(), ws)
     pg.append(rows)
-    return pg, layout, root
+    return pg, layout
 
 
-def test_ranking_in_sql_puts_rare_words_first_and_machine_notes_below() -> None:
+def test_ranking_in_sql_puts_rare_words_first_and_machine_notes_below(tmp_path: Path) -> None:
     rows = [make_row("user", "the zanzibar error, once", id="rare-old")]
     rows += [make_row("assistant", f"error in step {i} of the build", id=f"e{i}")
              for i in range(40)]
     rows += [make_row("user", "the zanzibar error, once", id="rare-new"),
              make_row("user", "the zanzibar error, once", id="note",
                       metadata={"synthetic": True, "uiVisible": True})]
-    pg, layout, _ = _store(rows)
+    pg, layout = _store(tmp_path, rows)
     try:
         tool = PgSessionHistoryTool(pg)
         got = _all(tool, {**WORDS, "query": "zanzibar error", "limit": 5})
@@ -93,9 +91,9 @@ def test_ranking_in_sql_puts_rare_words_first_and_machine_notes_below() -> None:
         pg.close()
 
 
-def test_rank_order_cursors_survive_an_append() -> None:
+def test_rank_order_cursors_survive_an_append(tmp_path: Path) -> None:
     rows = [make_row("user", f"needle {'hay ' * (i % 7)}{i}", id=f"n{i}") for i in range(30)]
-    pg, _, _ = _store(rows)
+    pg, _ = _store(tmp_path, rows)
     try:
         tool = PgSessionHistoryTool(pg)
         args = {**WORDS, "query": "needle", "limit": 4}
@@ -114,11 +112,11 @@ def test_rank_order_cursors_survive_an_append() -> None:
         pg.close()
 
 
-def test_an_item_whose_words_do_not_fit_a_column_is_still_found() -> None:
+def test_an_item_whose_words_do_not_fit_a_column_is_still_found(tmp_path: Path) -> None:
     text = " ".join(f"w{i}x" for i in range(60_000))
     assert words_of(text)[0] is None  # too many distinct terms for one column
-    pg, layout, _ = _store([make_row("user", text, id="big"),
-                            make_row("user", "w59999x alone", id="small")])
+    pg, layout = _store(tmp_path, [make_row("user", text, id="big"),
+                                   make_row("user", "w59999x alone", id="small")])
     try:
         tool = PgSessionHistoryTool(pg)
         got = _all(tool, {**WORDS, "query": "w59999x"})
