@@ -17,6 +17,7 @@ from segue.messages import Row, make_row
 from segue.postgres import pages as sql_pages
 from segue.postgres.derive import fingerprint
 from segue.postgres.history_tool import PgSessionHistoryTool
+from segue.postgres.schema import SCHEMA_VERSION
 from segue.postgres.store import PostgresStore
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.tool import SessionHistoryTool
@@ -81,22 +82,31 @@ def test_search_goes_through_the_trigram_index(
     store, layout = _both(tmp_path, pg_url, batches)
     with store:
         store._writer().execute("ANALYZE segue_rows")
-        plans: list[str] = []
-        real = sql_pages.Sql.rows
+        plans: dict[str, list[str]] = {"abody LIKE": [], "words @@": []}
+        real = sql_pages.Sql.query
 
-        def explained(self: sql_pages.Sql, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
-            if "abody LIKE" in sql:
-                plan = self.conn.execute("EXPLAIN " + sql, [self.workspace, *args]).fetchall()
-                plans.append("\n".join(str(r[0]) for r in plan))
+        def explained(self: sql_pages.Sql, sql: str, args: Any) -> list[tuple[Any, ...]]:
+            for marker, seen in plans.items():
+                if marker in sql:
+                    plan = self.conn.execute("EXPLAIN " + sql, args).fetchall()
+                    seen.append("\n".join(str(r[0]) for r in plan))
             return real(self, sql, args)
 
-        monkeypatch.setattr(sql_pages.Sql, "rows", explained)
-        answer = PgSessionHistoryTool(store).call({**LITERAL, "query": "ZANZIBARquux"})
+        monkeypatch.setattr(sql_pages.Sql, "query", explained)
+        tool = PgSessionHistoryTool(store)
+        answer = tool.call({**LITERAL, "query": "ZANZIBARquux"})
         assert [i["itemId"] for i in answer["items"]] == ["1740"]
         assert answer["nextCursor"] is None
         # only the hit's row was read back: 3,000 rows were searched by the index
         assert answer["scanned"]["rows"] == 1
-        assert plans and all("segue_rows_abody_trgm" in p for p in plans), plans
+        assert plans["abody LIKE"], plans
+        assert all("segue_rows_abody_trgm" in p for p in plans["abody LIKE"]), plans
+        # a words search (R39) ranks from the words column's GIN index: one row read back
+        ranked = tool.call({"action": "search", "query": "zanzibarquux settings"})
+        assert [i["itemId"] for i in ranked["items"]] == ["1740"]
+        assert ranked["scanned"]["rows"] == 1
+        assert plans["words @@"], plans
+        assert all("segue_rows_words" in p for p in plans["words @@"]), plans["words @@"]
         rebuild(layout)
         want = SessionHistoryTool(layout).call({**LITERAL, "query": "ZANZIBARquux"})
         assert answer == {**want, "nextCursor": None}
@@ -110,15 +120,39 @@ def test_schema_1_is_migrated_and_its_rows_filled_in(pg_url: str, tmp_path: Path
         "ALTER TABLE segue_rows DROP COLUMN kind, DROP COLUMN length, DROP COLUMN win,"
         " DROP COLUMN wid, DROP COLUMN wkind, DROP COLUMN aid, DROP COLUMN rid,"
         " DROP COLUMN role, DROP COLUMN ts, DROP COLUMN tools, DROP COLUMN abody,"
-        " DROP COLUMN risky"
+        " DROP COLUMN risky, DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach"
     )
     conn.execute("ALTER TABLE segue_workspaces DROP COLUMN agent_win, DROP COLUMN derived")
-    conn.execute("DELETE FROM segue_schema WHERE version = 2")
+    conn.execute("DELETE FROM segue_schema WHERE version >= 2")
     store.close()
-    with PostgresStore(pg_url, WS) as again:  # first use migrates: 1 -> 2, rows filled in
+    with PostgresStore(pg_url, WS) as again:  # first use migrates: 1 -> 3, rows filled in
         assert again.epoch() != ""
         got = again._writer().execute("SELECT max(version) FROM segue_schema").fetchone()
-        assert got == (2,)
+        assert got == (SCHEMA_VERSION,)
+        _same_as_jsonl(again, layout)
+
+
+def test_schema_2_gets_the_words_columns_filled_in(pg_url: str, tmp_path: Path) -> None:
+    store, layout = _both(tmp_path, pg_url, history())
+    conn = store._writer()
+    # back to schema version 2 as the previous segue left it: no words columns
+    conn.execute("ALTER TABLE segue_rows DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach")
+    conn.execute("UPDATE segue_workspaces SET derived = 'segue-pg-derived/2'")
+    conn.execute("DELETE FROM segue_schema WHERE version = 3")
+    store.close()
+    with PostgresStore(pg_url, WS) as again:  # 2 -> 3, in the migration
+        assert again.epoch() != ""
+        writer = again._writer()
+        assert writer.execute("SELECT max(version) FROM segue_schema").fetchone() == (3,)
+        assert writer.execute("SELECT derived FROM segue_workspaces").fetchone() == (
+            fingerprint(),)
+        filled = writer.execute(
+            "SELECT count(*) FROM segue_rows WHERE kind = 0 AND words IS NULL AND NOT risky"
+        ).fetchone()
+        assert filled == (0,)
+        reader = PgSessionHistoryTool(again, rederive=False)  # no derivation left to do
+        found = reader.call({"action": "search", "query": "needles"})
+        assert found["ok"] and found["items"], found
         _same_as_jsonl(again, layout)
 
 
@@ -167,16 +201,16 @@ def test_a_connection_dropped_mid_page(
         call = {"action": "search", "match": "literal", "query": "needle", "limit": 5}
         first = tool.call(call)
         assert [i["itemId"] for i in first["items"]] == ["29", "28", "27", "26", "25"]
-        real = sql_pages.Sql.one
+        real = sql_pages._reread
         reads = {"n": 0}
 
-        def dropping(self: sql_pages.Sql, sql: str, args: list[Any]) -> tuple[Any, ...] | None:
+        def dropping(*args: Any, **kwargs: Any) -> Any:
             reads["n"] += 1
             if reads["n"] == 3:  # two rows of the page read back, then the cut
                 drop_connections(pg_cluster, pg_url)
-            return real(self, sql, args)
+            return real(*args, **kwargs)
 
-        monkeypatch.setattr(sql_pages.Sql, "one", dropping)
+        monkeypatch.setattr(sql_pages, "_reread", dropping)
         cut = tool.call({**call, "cursor": first["nextCursor"]})
         assert cut["ok"] is False and cut["error"]["code"] == "history_changed"
         assert "call again" in cut["error"]["message"]

@@ -54,7 +54,7 @@ class SqlView:
         self.layout = Layout(Path(), workspace)
         self._conn = snap.conn
         self._workspace = workspace
-        self._sql = sql_pages.Sql(snap.conn, workspace, sql_pages.floor_pos(snap.conn, workspace))
+        self._sql = sql_pages.Sql(snap.conn, workspace, sql_pages.call_floor(snap.conn, workspace))
 
     def continues(self, state: CursorState) -> bool:
         return state.phase in sql_pages.PHASES and continuation_ok(

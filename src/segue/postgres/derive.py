@@ -22,14 +22,15 @@ if TYPE_CHECKING:
 
 _FETCH = 512
 COLUMNS = ("kind", "length", "win", "wid", "wkind", "aid", "rid", "role", "ts", "tools",
-            "abody", "risky")
+            "abody", "risky", "words", "wlen", "mach")
 #: The version of what a row's agent columns are (``agent_of`` and the window walk). Bump it
 #: when that changes: stored columns of another version are derived again (tests/postgres/
 #: test_derived_version.py pins a digest of what a fixed corpus becomes, so a change without
 #: a bump fails there). A constant, not a digest of the source: an upgrade that leaves the
 #: columns alone re-derives nothing, and two versions sharing a database agree.
 #: 2: tool inputs projected as a person reads them (R39); floors exact both ways (R11)
-DERIVED_VERSION = 2
+#: 3: each item's words (R39's words search in SQL): ``words``, ``wlen``, ``mach``
+DERIVED_VERSION = 3
 
 
 def fingerprint() -> str:
@@ -40,7 +41,8 @@ def fingerprint() -> str:
 def values(agent: Agent) -> tuple[Any, ...]:
     """The agent's columns in the order of :data:`COLUMNS`."""
     return (agent.kind, agent.length, agent.win, agent.wid, agent.wkind, agent.aid, agent.rid,
-            agent.role, agent.ts, agent.tools, agent.abody, agent.risky)
+            agent.role, agent.ts, agent.tools, agent.abody, agent.risky, agent.words,
+            agent.wlen, agent.mach)
 
 
 def window_before(conn: psycopg.Connection[Any], workspace: str, pos: int) -> int:
@@ -59,7 +61,8 @@ def rederive(conn: psycopg.Connection[Any], workspace: str, start: int = 0) -> i
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS segue_derive (pos bigint PRIMARY KEY,"
         " kind smallint, length integer, win bigint, wid bytea, wkind text, aid bytea,"
-        " rid bytea, role text, ts bigint, tools text, abody text, risky boolean)"
+        " rid bytea, role text, ts bigint, tools text, abody text, risky boolean,"
+        " words tsvector, wlen integer, mach boolean)"
         " ON COMMIT DROP"
     )
     cur = conn.cursor(name="segue_derive_rows")

@@ -15,6 +15,10 @@ step, so both stores answer alike:
   under three characters has no trigram, and a word most rows hold is found sooner walking
   ``pos`` in order: the server tests those rows itself, still in SQL. Filters (R36) are part
   of the ``WHERE``;
+* a words search (R39) takes its candidates from the ``words`` column's GIN index and, in
+  relevance order, ranks them with BM25 in SQL (:mod:`segue.postgres.words`): the best
+  :data:`RANKED` items above the floor as of the first page, then every other hit newest
+  first, as the history index does; the ranked positions live in the cursor's state;
 * order and limits: newest or oldest first by ``pos``; a page ends at the limit or at the
   first entry that would not fit the 16 KiB result, where the index's pages end;
 * every returned row is read again from the table (its bytes) and classified again; those
@@ -26,14 +30,16 @@ SQL text is put together only from fixed fragments; every value is a bound param
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.context.floor import mentions_reset_key
 from segue.history.scan import MAX_LINE
+from segue.postgres import words as sql_words
 from segue.postgres.rows import (
     KIND_FLOOR,
     ROOT_POS,
@@ -65,6 +71,9 @@ _JOIN = (
 _WINDOW = "b.wid, b.off + b.length"
 #: the phases of this module's cursors
 PHASES = ("pg", "item")
+#: a relevance search ranks this many of the best items first, then the rest newest first
+#: (as the history index does)
+RANKED = 250
 
 
 @dataclass
@@ -74,9 +83,15 @@ class Sql:
     conn: psycopg.Connection[Any]
     workspace: str
     floor: int
+    #: rows read ahead in one query (pos -> off, raw), taken by the page that reads them
+    ahead: dict[int, tuple[int, bytes]] = field(default_factory=dict)
 
     def rows(self, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
-        return list(self.conn.execute(sql, [self.workspace, *args]).fetchall())
+        return self.query(sql, [self.workspace, *args])
+
+    def query(self, sql: str, args: list[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` with exactly ``args`` (the workspace among them)."""
+        return list(self.conn.execute(sql, args).fetchall())
 
     def one(self, sql: str, args: list[Any]) -> tuple[Any, ...] | None:
         got: tuple[Any, ...] | None = self.conn.execute(sql, [self.workspace, *args]).fetchone()
@@ -88,6 +103,19 @@ def floor_pos(conn: psycopg.Connection[Any], workspace: str, since: int = 0) -> 
     got = conn.execute(
         "SELECT max(pos) FROM segue_rows WHERE workspace = %s AND kind = %s AND pos >= %s",
         (workspace, KIND_FLOOR, since),
+    ).fetchone()
+    return int(got[0]) if got is not None and got[0] is not None else ROOT_POS
+
+
+def call_floor(conn: psycopg.Connection[Any], workspace: str) -> int:
+    """The floor of a call (:func:`floor_pos`), in the statement that also turns sequential
+    scans off for the rest of the call's read-only transaction: every query a page issues
+    is an indexed lookup, and the words ranking's per-lexeme scans must stay bitmap scans of
+    the GIN index whatever the statistics say (:func:`segue.postgres.words.ranked`)."""
+    got = conn.execute(
+        "SELECT max(pos), set_config('enable_seqscan', 'off', true) FROM segue_rows"
+        " WHERE workspace = %s AND kind = %s",
+        (workspace, KIND_FLOOR),
     ).fetchone()
     return int(got[0]) if got is not None and got[0] is not None else ROOT_POS
 
@@ -112,7 +140,9 @@ def _reread(ctx: pages.Ctx, sql: Sql, pos: int, length: int, *, check: bool = Tr
     budget = ctx.budget
     if check and (budget.rows_left == 0 or length > budget.bytes_left):
         raise _OutOfBudget
-    got = sql.one("SELECT off, raw FROM segue_rows WHERE workspace = %s AND pos = %s", [pos])
+    got = sql.ahead.pop(pos, None) or sql.one(
+        "SELECT off, raw FROM segue_rows WHERE workspace = %s AND pos = %s", [pos]
+    )
     budget.bytes += length
     budget.rows += 1
     if got is None:
@@ -123,6 +153,34 @@ def _reread(ctx: pages.Ctx, sql: Sql, pos: int, length: int, *, check: bool = Tr
         mentions_reset_key(raw), True,
     )
     return classify(line)
+
+
+def _fetch(
+    ctx: pages.Ctx, sql: Sql, inner: str, args: list[Any], order: str
+) -> list[tuple[int, int, str]]:
+    """(pos, length, window id) of the rows ``inner`` selects (its columns: pos, length,
+    win, wid, wend, off, raw), in ``order``; the first rows the page is about to read again
+    come with their bytes in the same round trip (as many as the call's budget, R24, and
+    the page's limit leave room for: nothing the bound would not let the page read), kept
+    in ``sql.ahead`` for :func:`_reread`."""
+    budget = ctx.budget
+    room, count = budget.bytes_left, min(budget.rows_left, ctx.req.limit)
+    got = sql.query(
+        "SELECT s.pos, s.length, s.win, s.wid, s.wend, s.off, CASE WHEN sum(s.length)"  # noqa: S608
+        " OVER w <= %s AND row_number() OVER w <= %s THEN s.raw END"
+        f" FROM ({inner}) s WINDOW w AS (ORDER BY {order}) ORDER BY {order}",
+        [room, count, *args],
+    )
+    out = []
+    for pos, length, win, wid, end, off, raw in got:
+        if raw is not None:
+            sql.ahead[int(pos)] = (int(off), bytes(raw))
+        out.append((int(pos), int(length), window_id(int(win), wid, end)))
+    return out
+
+
+#: what :func:`_fetch` selects of a row ``r`` and its window's boundary ``b``
+_FETCHED = "r.pos, r.length, r.win, b.wid, b.off + b.length AS wend, r.off, r.raw"
 
 
 def _item(ctx: pages.Ctx, sql: Sql, pos: int, length: int, *, check: bool = True) -> Seen:
@@ -175,8 +233,12 @@ def _candidates(
     if not ctx.req.words and fts_key(ctx.req.key) is None:
         yield from _examined(ctx, sql, bound)
         return
-    if ctx.req.words:  # every item is a candidate: each is confirmed in Python, within R24
-        like, largs = "", []
+    if ctx.req.words:  # the items holding a term of the query, and the risky ones
+        found = sql_words.tokens(ctx.req.key)
+        if not found:
+            return
+        like = " AND (r.words @@ %s::tsquery OR r.risky)"
+        largs = [sql_words.tsquery(found)]
     else:
         like = r" AND (r.abody LIKE %s ESCAPE '\' OR r.risky)"
         largs = [like_pattern(ctx.req.key)]
@@ -184,17 +246,18 @@ def _candidates(
         lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
         # PostgreSQL plans it: the trigram index for a selective query, a walk along ``pos``
         # (a word most rows hold: the page is a few rows away) otherwise; both in SQL.
-        batch = sql.rows(
-            f"SELECT r.pos, r.length, r.win, {_WINDOW} FROM segue_rows r{_JOIN}"  # noqa: S608
+        batch = _fetch(
+            ctx, sql,
+            f"SELECT {_FETCHED} FROM segue_rows r{_JOIN}"  # noqa: S608
             " WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s AND r.pos < %s"
             f"{like}{narrow} ORDER BY r.pos {direction} LIMIT %s",
-            [lo, hi, *largs, *nargs, ctx.req.limit + _SLACK],
+            [sql.workspace, lo, hi, *largs, *nargs, ctx.req.limit + _SLACK],
+            f"s.pos {direction}",
         )
-        for pos, length, win, wid, end in batch:
-            yield int(pos), int(length), window_id(int(win), wid, end)
+        yield from batch
         if len(batch) < ctx.req.limit + _SLACK:
             return
-        bound = int(batch[-1][0])
+        bound = batch[-1][0]
 
 
 def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, str]]:
@@ -230,15 +293,10 @@ def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, 
 
 
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
-    texts: dict[str, tuple[str, bool]] = {}
-    return pages.ranked(ctx, _search(ctx, sql, state, texts), texts)
-
-
-def _search(
-    ctx: pages.Ctx, sql: Sql, state: CursorState | None, texts: dict[str, tuple[str, bool]]
-) -> pages.Page:
-    """A literal search (the trigram index's candidates) or a words search (every item,
-    read within R24's bounds and ranked within the page, as the scan does)."""
+    """A literal search (the trigram index's candidates), a words search in relevance order
+    (:func:`_ranked`), or one newest or oldest first (the words index's candidates)."""
+    if ctx.req.words and ctx.req.relevance:
+        return _ranked(ctx, sql, state)
     find = pages.search_finder(ctx)
     newest = ctx.req.newest_first
     bound = state.pos if state is not None else (_TOP if newest else sql.floor)
@@ -254,7 +312,6 @@ def _search(
         span = find(seen.item.text)
         if span is None:  # only a risky row: its search spelling could not be exact
             continue
-        texts[seen.item.item_id] = (seen.item.text, seen.item.machine)
         entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
         if entry is None:
             return pages.Page(entries, _at(ctx, pos))
@@ -262,6 +319,78 @@ def _search(
         if len(entries) >= ctx.req.limit:
             return pages.Page(entries, _state(ctx, pos))
     return pages.Page(entries, None)
+
+
+def _ranked(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
+    """A words search in rank order: the best :data:`RANKED` items above the floor below
+    where the look-back stands (BM25 in SQL), then every other hit newest first below the
+    first page's bound. Appends move no position, so they neither repeat nor lose an item;
+    what was appended after the first page is not part of the query."""
+    find = pages.search_finder(ctx)
+    found = sql_words.tokens(ctx.req.key)
+    if not found:
+        return pages.Page([], None)
+    if state is None or (state.rk == 0 and not state.ranked):
+        below = _TOP if state is None else state.pos
+        tool = ctx.req.tool_name
+        ranked, every = sql_words.ranked(
+            sql.query, sql.workspace, found, floor=sql.floor, below=below,
+            rows_above=ctx.snap.chat_size - sql.floor - 1, role=ctx.req.role,
+            tools=None if tool is None else storable(TOOL_SEP + tool + TOOL_SEP),
+            limit=RANKED,
+        )
+        # every candidate ranked: nothing is left for the tail (its bound is the floor)
+        state = ctx.state(phase="pg", pos=sql.floor if every else below, ranked=ranked, rk=0)
+    ranked, rk, bound = state.ranked, state.rk, state.pos
+    chosen = frozenset(ranked)
+    queue = _located(ctx, sql, [(i, p) for i, p in enumerate(ranked) if i >= rk])
+    tail = (
+        (len(ranked), *c) for c in (_candidates(ctx, sql, bound) if bound > sql.floor else ())
+        if c[0] not in chosen
+    )
+    entries: list[dict[str, Any]] = []
+    for index, pos, length, wid in itertools.chain(queue, tail):
+        at_tail = index >= len(ranked)
+        try:
+            seen = _item(ctx, sql, pos, length)
+        except _OutOfBudget:
+            at = ctx.state(phase="pg", pos=pos + 1 if at_tail else bound, ranked=ranked, rk=index)
+            return pages.Page(entries, at, _note(entries))
+        assert seen.item is not None
+        span = find(seen.item.text)
+        if span is None:  # a risky row, or two terms sharing a token
+            continue
+        entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
+        if entry is None:
+            at = ctx.state(phase="pg", pos=pos + 1 if at_tail else bound, ranked=ranked, rk=index)
+            return pages.Page(entries, at)
+        entries.append(entry)
+        if len(entries) >= ctx.req.limit:
+            at = ctx.state(phase="pg", pos=pos if at_tail else bound, ranked=ranked, rk=index + 1)
+            return pages.Page(entries, at)
+    return pages.Page(entries, None)
+
+
+def _located(
+    ctx: pages.Ctx, sql: Sql, order: Iterable[tuple[int, int]]
+) -> Iterator[tuple[int, int, int, str]]:  # the ranked rows, which a query named by pos
+    """(index, pos, length, window id) of each (index, pos) of ``order``, looked up a page
+    at a time, the rows read ahead."""
+    it = iter(order)
+    while chunk := list(itertools.islice(it, ctx.req.limit + _SLACK)):
+        got = {
+            pos: (length, wid)
+            for pos, length, wid in _fetch(
+                ctx, sql,
+                f"SELECT {_FETCHED}, u.n FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(p, n)"  # noqa: S608
+                f" JOIN segue_rows r ON r.workspace = %s AND r.pos = u.p{_JOIN}",
+                [[p for _, p in chunk], sql.workspace],
+                "s.n",
+            )
+        }
+        for index, pos in chunk:
+            if pos in got:
+                yield index, pos, *got[pos]
 
 
 # -- list_items ------------------------------------------------------------------------------

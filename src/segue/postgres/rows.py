@@ -9,12 +9,17 @@ the files:
 * the agent's view (``session_history``, :class:`Agent`): the very
   :func:`segue.retrieval.project.classify` of the bounded scan and of the history index
   (kind, window, projection R25, floor candidates R11 including undecodable lines), the
-  item's ids, role and tool names (R36), and its projected text folded for ``pg_trgm``.
+  item's ids, role and tool names (R36), its projected text folded for ``pg_trgm``, and its
+  words (R39): the terms :func:`segue.retrieval.words.terms` finds it by, each with its
+  count, in PostgreSQL's ``tsvector`` spelling (:func:`words_of`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -30,6 +35,7 @@ from segue.messages import Row
 from segue.retrieval.filters import tool_names
 from segue.retrieval.project import Kind, classify, raw_window_id
 from segue.retrieval.reader import RawLine
+from segue.retrieval.words import terms
 from segue.views.project import display, is_hidden
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -39,6 +45,14 @@ KINDS = {Kind.ITEM: KIND_ITEM, Kind.BOUNDARY: KIND_BOUNDARY, Kind.FLOOR: KIND_FL
          Kind.SKIP: KIND_SKIP}
 ROOT_POS = -1  # ``win`` of the rows of the root window
 TOOL_SEP = "\x1f"
+#: a term's count in an item is kept up to this (BM25's weight of a term hardly grows past a
+#: few occurrences: 32 weighs 96 % of an endless count, with the constants of ``words``)
+MAX_COUNT = 32
+#: the count beyond one is kept in these many bits, each a lexeme of its own (``words_of``)
+COUNT_BITS = 5
+#: the largest words column stored (a ``tsvector`` holds at most 1 MiB); an item with more
+#: distinct terms is ``risky``: always a candidate, matched on its text
+MAX_WORDS = 512 << 10
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,10 @@ class Agent:
     quarantine that moves later bytes moves it too) and its kind in ``wkind``. Items have
     their ids (UTF-8, lone surrogates kept), role, timestamp, tool names and ``abody``, the
     projected text as :func:`searchable` spells it; ``risky``: the text held a lone
-    surrogate, so the search spelling may miss it and the row is always a candidate."""
+    surrogate, or more words than a ``tsvector`` holds, so the search spelling may miss it
+    and the row is always a candidate. ``words``: the item's terms and their counts
+    (:func:`words_of`), ``wlen`` how many terms it has (BM25's document length) and
+    ``mach`` whether the text is a machine-authored note (ranked below people's)."""
 
     kind: int
     length: int
@@ -65,6 +82,9 @@ class Agent:
     tools: str | None = None
     abody: str | None = None
     risky: bool = False
+    words: str | None = None
+    wlen: int | None = None
+    mach: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +158,7 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
     if item is None or seen.row is None:
         return Agent(kind, length, win)
     names = tool_names(seen.row)
+    words, wlen = words_of(item.text)
     return Agent(
         kind,
         length,
@@ -148,8 +169,52 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
         ts=item.timestamp,
         tools=storable(TOOL_SEP + TOOL_SEP.join(names) + TOOL_SEP),
         abody=searchable(item.text),
-        risky=_SURROGATE.search(item.text) is not None,
+        risky=words is None or _SURROGATE.search(item.text) is not None,
+        words=words,
+        wlen=wlen,
+        mach=item.machine,
     )
+
+
+def words_of(text: str) -> tuple[str | None, int]:
+    """The ``tsvector`` of a text's terms, and how many terms it has (BM25's length); None
+    for the vector when it would not fit a column.
+
+    Each distinct term (:func:`segue.retrieval.words.terms`) is its :func:`lexeme`, and its
+    count is spelled in lexemes too, so that the GIN index alone answers how often an item
+    holds a term: bit ``k`` of ``count - 1`` (the count up to :data:`MAX_COUNT`) set is the
+    lexeme + ``k``. No positions: the vector is what the index is built from, not read
+    back."""
+    found = terms(text)
+    known, spell = _LEXEMES.get, _SPELLINGS
+    vector = " ".join([
+        spell[min(n, MAX_COUNT) - 1].format(known(term) or lexeme(term))
+        for term, n in Counter(found).items()
+    ])
+    return (vector if len(vector) <= MAX_WORDS else None), len(found)
+
+
+#: :func:`lexeme`'s cache (an agent's transcript repeats its terms); emptied when full
+_LEXEMES: dict[str, str] = {}
+
+
+def lexeme(term: str) -> str:
+    """A term as the words column spells it: 8 characters of ``[a-z2-7]`` naming it (40 bits
+    of a digest, the history index's words table's spelling), whatever its characters and
+    length, so that no term needs quoting or passes a lexeme's size."""
+    raw = hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=5).digest()
+    token = base64.b32encode(raw).decode("ascii").lower()
+    if len(_LEXEMES) >= 1 << 17:
+        _LEXEMES.clear()
+    _LEXEMES[term] = token
+    return token
+
+
+#: a token (``{0}``) and its count's lexemes, by ``count - 1``
+_SPELLINGS = [
+    " ".join(["{0}", *(f"{{0}}{k}" for k in range(COUNT_BITS) if extra >> k & 1)])
+    for extra in range(MAX_COUNT)
+]
 
 
 def prepare(

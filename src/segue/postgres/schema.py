@@ -18,8 +18,12 @@ Schema (version :data:`SCHEMA_VERSION`):
 * version 2 adds what ``session_history`` answers from (``rows.Agent``): each line's kind
   (item, boundary, floor candidate, other), its window, ids, role, tool names and projected
   text (R25) with its own ``pg_trgm`` index, and per workspace the agent's open window and
-  the fingerprint of the code that derived the columns. The migration fills them in for
-  the rows already stored (``derive.backfill``).
+  the fingerprint of the code that derived the columns.
+* version 3 adds each item's words for R39's words search (``rows.words_of``: a
+  ``tsvector`` of the terms the history index's words table holds, with their counts, GIN
+  indexed), its number of terms and whether it is a machine note; the GIN indexes keep a
+  short pending list (:data:`_PENDING_KB`). Its last step fills in
+  the agent's columns (versions 2 and 3) of the rows already stored (``derive.backfill``).
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -36,7 +40,7 @@ from segue.errors import StoreError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: advisory lock key (a constant outside the per-workspace key space's usual range) held
 #: while migrating
 _MIGRATE_KEY = 0x5E6E_0000
@@ -92,7 +96,6 @@ _V2: tuple[Step, ...] = (
     " ADD COLUMN IF NOT EXISTS tools text,"
     " ADD COLUMN IF NOT EXISTS abody text,"
     " ADD COLUMN IF NOT EXISTS risky boolean",
-    _backfill,
     "CREATE INDEX IF NOT EXISTS segue_rows_abody_trgm ON segue_rows"
     " USING gin (abody gin_trgm_ops)",
     "CREATE INDEX IF NOT EXISTS segue_rows_kind ON segue_rows (workspace, kind, pos)",
@@ -104,9 +107,26 @@ _V2: tuple[Step, ...] = (
     "CREATE INDEX IF NOT EXISTS segue_rows_item ON segue_rows (workspace, item)",
 )
 
+#: kB of a GIN index's entries an append may leave unmerged (its pending list), which every
+#: search reads through: small, so a search after many appends still costs about a lookup
+_PENDING_KB = 256
+
+_V3: tuple[Step, ...] = (
+    "ALTER TABLE segue_rows"
+    " ADD COLUMN IF NOT EXISTS words tsvector,"
+    " ADD COLUMN IF NOT EXISTS wlen integer,"
+    " ADD COLUMN IF NOT EXISTS mach boolean",
+    "CREATE INDEX IF NOT EXISTS segue_rows_words ON segue_rows USING gin (words)"
+    f" WITH (gin_pending_list_limit = {_PENDING_KB})",
+    # every search reads a GIN index's whole pending list (4 MB by default: ~10 ms a query)
+    f"ALTER INDEX segue_rows_body_trgm SET (gin_pending_list_limit = {_PENDING_KB})",
+    f"ALTER INDEX segue_rows_abody_trgm SET (gin_pending_list_limit = {_PENDING_KB})",
+    _backfill,  # once every column exists
+)
+
 #: version -> steps (statements, or functions of the connection) taking the schema from
 #: version-1 to version
-MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2}
+MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def _psycopg() -> Any:

@@ -516,12 +516,17 @@ class PostgresStore:
         with translated("cannot read the transcript", self.url):
             conn = self._reader()
         try:
+            from psycopg import IsolationLevel  # loaded: the connection is psycopg's
+
+            # BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY: one round trip, not two
+            conn.isolation_level, conn.read_only = IsolationLevel.REPEATABLE_READ, True
             with translated("cannot read the transcript", self.url), conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 state = self._state(conn)
                 snap = PgSnapshot(self, conn, state, chat_off(conn, self.workspace_id, state))
                 yield snap
         finally:
+            with contextlib.suppress(Exception):  # a broken connection is not reused
+                conn.isolation_level, conn.read_only = None, None
             self._release(conn)
 
     def _query(self, where: str, params: tuple[Any, ...], order: str) -> Iterator[PgLine]:
