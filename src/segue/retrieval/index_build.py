@@ -32,6 +32,7 @@ from pathlib import Path
 from segue.context.boundaries import ROOT_WINDOW_ID, is_boundary, window_id_of_boundary
 from segue.fsutil import fsync_dir
 from segue.retrieval.filters import tool_names
+from segue.retrieval.index_ddl import LEX_MAX
 from segue.retrieval.index_file import (
     DDL,
     KIND_BOUNDARY,
@@ -55,8 +56,13 @@ from segue.retrieval.index_file import (
     stream_in_progress,
     write_meta,
 )
+from segue.retrieval.index_words import (
+    chunks,
+    holds_long_token,
+    literal_tokens,
+    words_and_chunks,
+)
 from segue.retrieval.project import Kind, classify
-from segue.retrieval.ranking import index_terms
 from segue.retrieval.reader import (
     Budget,
     ForwardReader,
@@ -85,11 +91,22 @@ _KINDS = {
 }
 _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
-    "text, vkind, vtext, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "vkind, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+_RISKY_LONG = 3  # rows.risky: a token longer than LEX_MAX (index_ddl.py)
 
 Progress = Callable[[int, int], None]
-Record = tuple[object, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What one line becomes: its ``rows`` values, its ``words`` text and its literal tokens
+    (of the agent's and people's text)."""
+
+    values: tuple[object, ...]
+    words: str | None  # the ``words`` table's text (items only)
+    body: str | None  # the ``lit`` table's text: the agent's and people's text
+    chunks: set[bytes]  # of ``body`` (index_words.py)
 
 
 class NotBuilt(Exception):
@@ -130,7 +147,16 @@ class Walker:
         if vtext is not None:
             vtext, changed = storable(vtext)
             risky = 2 if changed else risky
-        return (
+        words: str | None = None
+        found: set[bytes] = set()
+        if text is not None and kind == KIND_ITEM:
+            words, found = words_and_chunks(text)
+        if vtext is not None:
+            found |= chunks(vtext)
+        if risky == 0 and holds_long_token(found, LEX_MAX):
+            risky = _RISKY_LONG
+        body = "\n".join(t for t in (text, vtext) if t is not None) if found else None
+        values = (
             line.start,
             line.end - line.start,
             digest(line.raw) if line.raw is not None else None,
@@ -143,13 +169,12 @@ class Walker:
             item.role if item is not None else (row.role if row is not None else None),
             tools,
             item.timestamp if item is not None else None,
-            text,
             vkind,
-            vtext,
             id_bytes(self.hwin),
             risky,
             int(item is not None and item.machine),
         )
+        return Record(values, words, body, found)
 
 
 def _risky(text: str | None) -> bool:
@@ -158,19 +183,22 @@ def _risky(text: str | None) -> bool:
 
 
 def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
-    conn.executemany(_INSERT, records)
+    conn.executemany(_INSERT, [r.values for r in records])
     conn.executemany(
-        "INSERT INTO fts (rowid, body) VALUES (?, ?)",
-        [(r[0], _body(r[12], r[14])) for r in records if r[12] is not None or r[14] is not None],
+        "INSERT INTO lit (rowid, body) VALUES (?, ?)",
+        [(r.values[0], r.body) for r in records if r.body is not None],
     )
+    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
+    conn.executemany(
+        "INSERT OR IGNORE INTO lex (term) VALUES (?)",
+        [(t,) for t in literal_tokens(set().union(*(r.chunks for r in records)))
+         if len(t) <= LEX_MAX],
+    )  # fmt: skip
+    conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,))
     conn.executemany(  # items only: what the agent's words search finds
         "INSERT INTO words (rowid, terms) VALUES (?, ?)",
-        [(r[0], index_terms(str(r[12]))) for r in records if r[3] == KIND_ITEM],
+        [(r.values[0], r.words) for r in records if r.words is not None],
     )
-
-
-def _body(text: object, vtext: object) -> str:
-    return "\n".join(str(t) for t in (text, vtext) if t is not None)
 
 
 def _index_lines(

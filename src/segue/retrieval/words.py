@@ -47,6 +47,7 @@ __all__ = [
     "best_passage",
     "bm25_scores",
     "query_terms",
+    "raw_tokens",
     "terms",
 ]
 
@@ -215,6 +216,11 @@ def terms(text: str, opt: Options = DEFAULT) -> list[str]:
             parts.extend(token.parts)
             wholes.extend(token.wholes)
     return [t for t in parts + wholes if t]
+
+
+def raw_tokens(text: str) -> list[str]:
+    """The text's tokens as written (the unit :func:`terms` analyses), in text order."""
+    return _TOKEN.findall(text)
 
 
 def query_terms(query: str, *, stop_words: bool = True, opt: Options = DEFAULT) -> list[str]:
