@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from segue.retrieval import SessionHistoryTool
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.index_literal import Need, pieces, tokens
-from segue.retrieval.index_words import chunks, literal_tokens, words_and_chunks
+from segue.retrieval.index_words import line_tokens, lines, longest_token, words_and_lines
 from segue.retrieval.ranking import index_terms
 from segue.workspace import Layout
 from tests.retrieval.helpers import encoded, entries, text_row, write_history
@@ -48,13 +48,14 @@ def test_tokens_are_fts5_ascii_tokens(text: str) -> None:
 
 
 @settings(max_examples=300)
-@given(texts)
+@given(st.lists(texts, min_size=1, max_size=3).map("\n".join))
 def test_the_fast_analysis_equals_its_definitions(text: str) -> None:
-    words, found = words_and_chunks(text)
+    words, found = words_and_lines(text)
+    assert found == lines(text)
     assert Counter(words.split()) == Counter(index_terms(text).split())
-    assert literal_tokens(found) == literal_tokens(chunks(text)) == {
-        t.decode() for t in tokens(text)
-    }
+    want = {t.decode() for t in tokens(text)}
+    assert line_tokens(found) == line_tokens(set(found)) == want
+    assert longest_token(found) == max(map(len, want), default=0)
 
 
 @settings(max_examples=300)
@@ -124,3 +125,18 @@ def test_pieces_inside_and_across_tokens_are_found_reading_only_their_rows(
         assert page["items"] and page["nextCursor"] is None, query
         assert page["scanned"]["rows"] <= 5, (query, page["scanned"])
         assert page["items"] == entries(scan, args), query
+
+
+def test_a_query_inside_a_token_too_long_for_the_lexicon_is_found(tmp_path: Path) -> None:
+    """``lex`` keeps tokens of at most LEX_MAX characters; a row holding a longer one (a
+    digest, base64, a minified line) is always a candidate, so a piece inside it is found."""
+    layout = Layout(tmp_path, "ws")
+    blob = "a" * 200 + "NeedleInBlob" + "b" * 200
+    rows = [text_row(f"plain {i}", i) for i in range(30)] + [text_row(f"data {blob}", 30)]
+    write_history(layout, [], encoded(rows))
+    rebuild(layout)
+    for query in ["needleinblob", "aaNeedle", "Blobbb"]:
+        args = {"action": "search", "match": "literal", "query": query}
+        got = entries(SessionHistoryTool(layout, build_index=False), args)
+        assert [i["itemId"] for i in got] == ["30"], query
+        assert got == entries(SessionHistoryTool(layout, use_index=False), args)

@@ -23,7 +23,7 @@ from tests.retrieval.helpers import stamp_receipt, write_history
 PINNED = {
     2: "8e1a0c80823c9c792ceb696e00f22b90",
     3: "fce4d8f48cc5c522200df46bf2ee0006",
-    4: "998faf95a80a394a037eb6266cad0a03",
+    4: "66333a8d5278ba2245d96ef294ba8160",
 }
 
 _META = b'"metadata":{"timestamp":1700000000000,"historySequence":%d}'

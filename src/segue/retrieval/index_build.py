@@ -56,12 +56,7 @@ from segue.retrieval.index_file import (
     stream_in_progress,
     write_meta,
 )
-from segue.retrieval.index_words import (
-    chunks,
-    holds_long_token,
-    literal_tokens,
-    words_and_chunks,
-)
+from segue.retrieval.index_words import line_tokens, lines, longest_token, words_and_lines
 from segue.retrieval.project import Kind, classify
 from segue.retrieval.reader import (
     Budget,
@@ -106,7 +101,7 @@ class Record:
     values: tuple[object, ...]
     words: str | None  # the ``words`` table's text (items only)
     body: str | None  # the ``lit`` table's text: the agent's and people's text
-    chunks: set[bytes]  # of ``body`` (index_words.py)
+    lines: list[str]  # of ``body`` (index_words.py)
 
 
 class NotBuilt(Exception):
@@ -148,14 +143,15 @@ class Walker:
             vtext, changed = storable(vtext)
             risky = 2 if changed else risky
         words: str | None = None
-        found: set[bytes] = set()
+        found: list[str] = []
         if text is not None and kind == KIND_ITEM:
-            words, found = words_and_chunks(text)
+            words, found = words_and_lines(text)
         if vtext is not None:
-            found |= chunks(vtext)
-        if risky == 0 and holds_long_token(found, LEX_MAX):
+            found = found + lines(vtext)
+        if risky == 0 and longest_token(found) > LEX_MAX:
             risky = _RISKY_LONG
-        body = "\n".join(t for t in (text, vtext) if t is not None) if found else None
+        # each distinct line once: people's text mostly repeats the agent's (tool output)
+        body = "\n".join(set(found)) if found else None
         values = (
             line.start,
             line.end - line.start,
@@ -191,14 +187,20 @@ def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
     (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
     conn.executemany(
         "INSERT OR IGNORE INTO lex (term) VALUES (?)",
-        [(t,) for t in literal_tokens(set().union(*(r.chunks for r in records)))
-         if len(t) <= LEX_MAX],
+        [(t,) for t in line_tokens(_distinct(records)) if len(t) <= LEX_MAX],
     )  # fmt: skip
     conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,))
     conn.executemany(  # items only: what the agent's words search finds
         "INSERT INTO words (rowid, terms) VALUES (?, ?)",
         [(r.values[0], r.words) for r in records if r.words is not None],
     )
+
+
+def _distinct(records: list[Record]) -> set[str]:
+    found: set[str] = set()
+    for r in records:
+        found.update(r.lines)
+    return found
 
 
 def _index_lines(
