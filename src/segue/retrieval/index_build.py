@@ -75,6 +75,7 @@ from segue.workspace import Layout
 #: chat bytes one call may catch up; more waits for the next call (that call scans)
 CATCH_UP_BYTES = 2 << 20  # per call (words analysis is the cost); the rest on the next
 _BATCH = 2000
+_LEXICON_MAX = 1 << 18  # lex terms a rebuild remembers having inserted
 _UNBOUNDED = 1 << 62
 #: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
 _RISKY = re.compile("[\u212a\u017f\u0130\u0131]")
@@ -178,17 +179,25 @@ def _risky(text: str | None) -> bool:
     return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
-def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
+def _insert(
+    conn: sqlite3.Connection, records: list[Record], lexicon: set[str] | None = None
+) -> None:
+    """Insert the records' rows and search tables. ``lexicon``: the ``lex`` terms this
+    transaction already inserted (a whole rebuild is one transaction, and a failed one is
+    thrown away whole, so the set can never name a term the file lacks)."""
     conn.executemany(_INSERT, [r.values for r in records])
     conn.executemany(
         "INSERT INTO lit (rowid, body) VALUES (?, ?)",
         [(r.values[0], r.body) for r in records if r.body is not None],
     )
+    terms = {t for t in line_tokens(_distinct(records)) if len(t) <= LEX_MAX}
+    if lexicon is not None:
+        terms -= lexicon
+        if len(lexicon) > _LEXICON_MAX:
+            lexicon.clear()  # bounded: the next batches insert (or ignore) a few more again
+        lexicon |= terms
     (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
-    conn.executemany(
-        "INSERT OR IGNORE INTO lex (term) VALUES (?)",
-        [(t,) for t in line_tokens(_distinct(records)) if len(t) <= LEX_MAX],
-    )  # fmt: skip
+    conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", [(t,) for t in terms])
     conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,))
     conn.executemany(  # items only: what the agent's words search finds
         "INSERT INTO words (rowid, terms) VALUES (?, ?)",
@@ -216,18 +225,19 @@ def _index_lines(
     newline (None when there is none)."""
     batch: list[Record] = []
     torn: int | None = None
+    lexicon: set[str] = set()
     for line in lines:
         if not line.complete and line.start >= chat_start:
             torn = line.start
             break
         batch.append(walker.record(line))
         if len(batch) >= _BATCH:
-            _insert(conn, batch)
+            _insert(conn, batch, lexicon)
             batch = []
             if progress is not None:
                 progress(line.end, total)
     if batch:
-        _insert(conn, batch)
+        _insert(conn, batch, lexicon)
     return torn
 
 
