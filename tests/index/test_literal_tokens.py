@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from segue.retrieval import SessionHistoryTool
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.index_literal import Need, pieces, tokens
-from segue.retrieval.index_words import line_tokens, lines, longest_token, words_and_lines
+from segue.retrieval.index_words import holds_long_token, line_tokens, lines, words_and_lines
 from segue.retrieval.ranking import index_terms
 from segue.workspace import Layout
 from tests.retrieval.helpers import encoded, entries, text_row, write_history
@@ -55,7 +55,9 @@ def test_the_fast_analysis_equals_its_definitions(text: str) -> None:
     assert Counter(words.split()) == Counter(index_terms(text).split())
     want = {t.decode() for t in tokens(text)}
     assert line_tokens(found) == line_tokens(set(found)) == want
-    assert longest_token(found) == max(map(len, want), default=0)
+    longest = max(map(len, want), default=0)
+    for limit in {0, 1, 3, max(0, longest - 1), longest}:
+        assert holds_long_token(found, limit) == (longest > limit)
 
 
 @settings(max_examples=300)

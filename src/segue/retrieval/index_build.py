@@ -56,7 +56,7 @@ from segue.retrieval.index_file import (
     stream_in_progress,
     write_meta,
 )
-from segue.retrieval.index_words import line_tokens, lines, longest_token, words_and_lines
+from segue.retrieval.index_words import holds_long_token, line_tokens, lines, words_and_lines
 from segue.retrieval.project import Kind, classify
 from segue.retrieval.reader import (
     Budget,
@@ -74,8 +74,8 @@ from segue.workspace import Layout
 
 #: chat bytes one call may catch up; more waits for the next call (that call scans)
 CATCH_UP_BYTES = 2 << 20  # per call (words analysis is the cost); the rest on the next
-_BATCH = 2000
-_LEXICON_MAX = 1 << 18  # lex terms a rebuild remembers having inserted
+_BATCH = 1000  # rows (a few MB): a batch's texts are held until it is inserted
+_LEXICON_MAX = 1 << 17  # lex terms a rebuild remembers having inserted
 _UNBOUNDED = 1 << 62
 #: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
 _RISKY = re.compile("[\u212a\u017f\u0130\u0131]")
@@ -101,8 +101,8 @@ class Record:
 
     values: tuple[object, ...]
     words: str | None  # the ``words`` table's text (items only)
-    body: str | None  # the ``lit`` table's text: the agent's and people's text
-    lines: list[str]  # of ``body`` (index_words.py)
+    body: str | None  # the ``lit`` table's text: the distinct lines of the agent's and
+    # people's text
 
 
 class NotBuilt(Exception):
@@ -149,7 +149,7 @@ class Walker:
             words, found = words_and_lines(text)
         if vtext is not None:
             found = found + lines(vtext)
-        if risky == 0 and longest_token(found) > LEX_MAX:
+        if risky == 0 and holds_long_token(found, LEX_MAX):
             risky = _RISKY_LONG
         # each distinct line once: people's text mostly repeats the agent's (tool output)
         body = "\n".join(set(found)) if found else None
@@ -171,7 +171,7 @@ class Walker:
             risky,
             int(item is not None and item.machine),
         )
-        return Record(values, words, body, found)
+        return Record(values, words, body)
 
 
 def _risky(text: str | None) -> bool:
@@ -206,9 +206,11 @@ def _insert(
 
 
 def _distinct(records: list[Record]) -> set[str]:
+    """The distinct lines of the records' texts."""
     found: set[str] = set()
     for r in records:
-        found.update(r.lines)
+        if r.body is not None:
+            found.update(lines(r.body))
     return found
 
 

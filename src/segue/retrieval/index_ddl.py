@@ -26,8 +26,8 @@ from __future__ import annotations
 #: tests/index/test_schema_version.py pins a digest of both, so a change without a bump fails
 #: there.
 SCHEMA_VERSION = 4
-#: pending FTS5 data a transaction holds in memory before it writes a segment (16 MiB)
-HASH_BYTES = 16 << 20
+#: pending FTS5 data a transaction holds in memory before it writes a segment (8 MiB)
+HASH_BYTES = 8 << 20
 #: the longest token ``lex`` keeps (a row with a longer one is always a literal candidate)
 LEX_MAX = 256
 

@@ -21,12 +21,11 @@ token:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
 
 from segue.retrieval.index_literal import tokens
 from segue.retrieval.ranking import index_terms
 
-__all__ = ["line_tokens", "lines", "longest_token", "words_and_lines"]
+__all__ = ["holds_long_token", "line_tokens", "lines", "words_and_lines"]
 
 #: ASCII word characters and joiners kept, every other ASCII byte a space; bytes of
 #: non-ASCII characters (>= 0x80) kept, so a chunk never splits a character
@@ -35,8 +34,9 @@ _CHUNK = bytes(
     else 32
     for c in range(256)
 )
-_MAX = 1 << 16  # entries of each cache; emptied when full, so their memory stays bounded
+_MAX = 1 << 15  # chunks each chunk cache holds; emptied when full: its memory stays bounded
 _MAX_LINE = 4096  # a longer line is analysed every time it comes (never cached)
+_MAX_CHARS = 8 << 20  # characters the line cache holds (lines and their terms)
 
 
 def _decode(data: bytes) -> str:
@@ -72,43 +72,24 @@ _CHUNK_WORDS = _ChunkWords()
 _CHUNK_TOKENS = _ChunkTokens()
 
 
-_V = TypeVar("_V")
+class _LineWords(dict[str, str]):
+    """line → its ``words`` text, each term followed by a space. Bounded by the characters
+    it holds (lines and their terms), not only by its entries."""
 
+    held = 0
 
-class _LineCache(dict[str, _V]):
-    def _keep(self, line: str, value: _V) -> _V:
+    def __missing__(self, line: str) -> str:
+        value = "".join(map(_CHUNK_WORDS.__getitem__, _chunks(line)))
         if len(line) <= _MAX_LINE:
-            if len(self) >= _MAX:
+            if self.held > _MAX_CHARS:
                 self.clear()
+                self.held = 0
             self[line] = value
+            self.held += len(line) + len(value)
         return value
 
 
-class _LineWords(_LineCache[str]):
-    """line → its ``words`` text, each term followed by a space."""
-
-    def __missing__(self, line: str) -> str:
-        return self._keep(line, "".join(map(_CHUNK_WORDS.__getitem__, _chunks(line))))
-
-
-class _LineTokens(_LineCache[frozenset[str]]):
-    """line → its distinct literal tokens."""
-
-    def __missing__(self, line: str) -> frozenset[str]:
-        found = frozenset().union(*map(_CHUNK_TOKENS.__getitem__, set(_chunks(line))))
-        return self._keep(line, found)
-
-
-class _LineLongest(_LineCache[int]):
-    """line → the length of its longest literal token (0: none)."""
-
-    def __missing__(self, line: str) -> int:
-        return self._keep(line, max(map(len, _LINE_TOKENS[line]), default=0))
-
-
 _LINE_WORDS = _LineWords()
-_LINE_TOKENS = _LineTokens()
-_LINE_LONGEST = _LineLongest()
 
 
 def lines(text: str) -> list[str]:
@@ -125,9 +106,17 @@ def words_and_lines(text: str) -> tuple[str, list[str]]:
 
 def line_tokens(found: Iterable[str]) -> frozenset[str]:
     """The literal tokens (:func:`~segue.retrieval.index_literal.tokens`) of the lines."""
-    return frozenset().union(*map(_LINE_TOKENS.__getitem__, found))
+    every = set(_chunks("\n".join(found)))
+    return frozenset().union(*map(_CHUNK_TOKENS.__getitem__, every))
 
 
-def longest_token(found: Iterable[str]) -> int:
-    """The length of the longest literal token of the lines (0: none)."""
-    return max(map(_LINE_LONGEST.__getitem__, found), default=0)
+def holds_long_token(found: list[str], limit: int) -> bool:
+    """Whether a literal token of the lines is longer than ``limit`` characters. A line, and
+    a chunk, is at least as long as each of its tokens, so only long ones are looked into."""
+    if max(map(len, found), default=0) <= limit:
+        return False
+    for line in (x for x in found if len(x) > limit):
+        for chunk in (c for c in _chunks(line) if len(c) > limit):
+            if any(len(t) > limit for t in _CHUNK_TOKENS[chunk]):
+                return True
+    return False
