@@ -36,7 +36,7 @@ _CHUNK = bytes(
 )
 _MAX = 1 << 15  # chunks each chunk cache holds; emptied when full: its memory stays bounded
 _MAX_LINE = 4096  # a longer line is analysed every time it comes (never cached)
-_MAX_CHARS = 8 << 20  # characters the line cache holds (lines and their terms)
+_MAX_CHARS = 4 << 20  # characters the line cache holds (lines and their terms)
 
 
 def _decode(data: bytes) -> str:

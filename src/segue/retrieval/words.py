@@ -145,12 +145,12 @@ _Analysis = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 #: :func:`terms`' own cache of ASCII tokens under the default options (a dict lookup costs less
 #: than the lru_cache's hashing of its arguments); emptied when full, so its size is bounded
 _KNOWN: dict[str, _Analysis] = {}
-_KNOWN_MAX = 1 << 16
+_KNOWN_MAX = 1 << 15
 
 
 # A token's analysis depends on its text alone, and an agent's transcript repeats its tokens
 # (identifiers, paths, words) over and over: cached, rebuilding an index analyses each once.
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 15)
 def _analysis(raw: str, humps: bool, opt: Options) -> _Analysis:
     """(parts, wholes, raw parts) of one token: see :class:`_Token`."""
     if len(raw) > _MAX_SPLIT:
