@@ -75,7 +75,6 @@ from segue.workspace import Layout
 #: chat bytes one call may catch up; more waits for the next call (that call scans)
 CATCH_UP_BYTES = 2 << 20  # per call (words analysis is the cost); the rest on the next
 _BATCH = 1000  # rows (a few MB): a batch's texts are held until it is inserted
-_LEXICON_MAX = 1 << 17  # lex terms a rebuild remembers having inserted
 _UNBOUNDED = 1 << 62
 #: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
 _RISKY = re.compile("[\u212a\u017f\u0130\u0131]")
@@ -179,30 +178,40 @@ def _risky(text: str | None) -> bool:
     return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
-def _insert(
-    conn: sqlite3.Connection, records: list[Record], lexicon: set[str] | None = None
-) -> None:
-    """Insert the records' rows and search tables. ``lexicon``: the ``lex`` terms this
-    transaction already inserted (a whole rebuild is one transaction, and a failed one is
-    thrown away whole, so the set can never name a term the file lacks)."""
+def _insert(conn: sqlite3.Connection, records: list[Record], *, lexicon: bool = True) -> None:
+    """Insert the records' rows and search tables; ``lexicon=False`` leaves ``lex`` to
+    :func:`_lexicon` (a whole rebuild fills it once, at its end)."""
     conn.executemany(_INSERT, [r.values for r in records])
     conn.executemany(
         "INSERT INTO lit (rowid, body) VALUES (?, ?)",
         [(r.values[0], r.body) for r in records if r.body is not None],
     )
-    terms = {t for t in line_tokens(_distinct(records)) if len(t) <= LEX_MAX}
-    if lexicon is not None:
-        terms -= lexicon
-        if len(lexicon) > _LEXICON_MAX:
-            lexicon.clear()  # bounded: the next batches insert (or ignore) a few more again
-        lexicon |= terms
-    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
-    conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", [(t,) for t in terms])
-    conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,))
+    if lexicon:
+        terms = [(t,) for t in line_tokens(_distinct(records)) if len(t) <= LEX_MAX]
+        (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
+        conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
+        conn.execute(
+            "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
+        )
     conn.executemany(  # items only: what the agent's words search finds
         "INSERT INTO words (rowid, terms) VALUES (?, ?)",
         [(r.values[0], r.words) for r in records if r.words is not None],
     )
+
+
+def _lexicon(conn: sqlite3.Connection) -> None:
+    """Fill ``lex`` and ``lexgrams`` from the tokens ``lit`` holds (one pass in SQLite over
+    its vocabulary, instead of each batch's tokens from Python)."""
+    conn.execute("CREATE VIRTUAL TABLE temp.lit_terms USING fts5vocab(main, lit, row)")
+    try:
+        conn.execute(
+            "INSERT OR IGNORE INTO lex (term) SELECT term FROM temp.lit_terms "
+            "WHERE length(term) <= ?",
+            (LEX_MAX,),
+        )
+        conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex")
+    finally:
+        conn.execute("DROP TABLE temp.lit_terms")
 
 
 def _distinct(records: list[Record]) -> set[str]:
@@ -227,19 +236,19 @@ def _index_lines(
     newline (None when there is none)."""
     batch: list[Record] = []
     torn: int | None = None
-    lexicon: set[str] = set()
     for line in lines:
         if not line.complete and line.start >= chat_start:
             torn = line.start
             break
         batch.append(walker.record(line))
         if len(batch) >= _BATCH:
-            _insert(conn, batch, lexicon)
+            _insert(conn, batch, lexicon=False)
             batch = []
             if progress is not None:
                 progress(line.end, total)
     if batch:
-        _insert(conn, batch, lexicon)
+        _insert(conn, batch, lexicon=False)
+    _lexicon(conn)
     return torn
 
 
