@@ -142,3 +142,8 @@ def test_a_query_inside_a_token_too_long_for_the_lexicon_is_found(tmp_path: Path
         got = entries(SessionHistoryTool(layout, build_index=False), args)
         assert [i["itemId"] for i in got] == ["30"], query
         assert got == entries(SessionHistoryTool(layout, use_index=False), args)
+
+
+def test_a_long_line_of_separators_holds_no_long_token() -> None:
+    assert not holds_long_token([" " * 300, "(" * 300, "x"], 256)
+    assert holds_long_token(["(" * 300 + "y" * 257], 256)

@@ -36,7 +36,7 @@ _CHUNK = bytes(
 )
 _MAX = 1 << 15  # chunks each chunk cache holds; emptied when full: its memory stays bounded
 _MAX_LINE = 4096  # a longer line is analysed every time it comes (never cached)
-_MAX_CHARS = 4 << 20  # characters the line cache holds (lines and their terms)
+_MAX_CHARS = 8 << 20  # characters the line cache holds (lines and their terms)
 
 
 def _decode(data: bytes) -> str:
@@ -116,7 +116,9 @@ def holds_long_token(found: list[str], limit: int) -> bool:
     if max(map(len, found), default=0) <= limit:
         return False
     for line in (x for x in found if len(x) > limit):
-        for chunk in (c for c in _chunks(line) if len(c) > limit):
-            if any(len(t) > limit for t in _CHUNK_TOKENS[chunk]):
-                return True
+        cut = _chunks(line)
+        if max(map(len, cut), default=0) > limit:
+            for chunk in (c for c in cut if len(c) > limit):
+                if any(len(t) > limit for t in _CHUNK_TOKENS[chunk]):
+                    return True
     return False
