@@ -23,7 +23,7 @@ from tests.retrieval.helpers import stamp_receipt, write_history
 PINNED = {
     2: "8e1a0c80823c9c792ceb696e00f22b90",
     3: "fce4d8f48cc5c522200df46bf2ee0006",
-    4: "278fea63964af118ed227a7921bdb18d",
+    4: "7e73ce5e370b3e96a194050b3113b1b9",
 }
 
 _META = b'"metadata":{"timestamp":1700000000000,"historySequence":%d}'

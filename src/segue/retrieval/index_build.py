@@ -178,16 +178,26 @@ def _risky(text: str | None) -> bool:
     return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
-def _insert(conn: sqlite3.Connection, records: list[Record], *, lexicon: bool = True) -> None:
-    """Insert the records' rows and search tables; ``lexicon=False`` leaves ``lex`` to
-    :func:`_lexicon` (a whole rebuild fills it once, at its end)."""
+def _insert(
+    conn: sqlite3.Connection,
+    records: list[Record],
+    *,
+    lexicon: bool = True,
+    known: set[str] | None = None,
+) -> set[str]:
+    """Insert the records' rows and search tables; returns the distinct lines whose tokens
+    went into ``lex``. ``lexicon=False`` leaves ``lex`` to :func:`_lexicon` (a whole rebuild
+    fills it once, at its end); ``known``: lines whose tokens this file's ``lex`` already
+    holds (:class:`_Known`), not tokenized again."""
     conn.executemany(_INSERT, [r.values for r in records])
     conn.executemany(
         "INSERT INTO lit (rowid, body) VALUES (?, ?)",
         [(r.values[0], r.body) for r in records if r.body is not None],
     )
+    found = _distinct(records)
     if lexicon:
-        terms = [(t,) for t in line_tokens(_distinct(records)) if len(t) <= LEX_MAX]
+        fresh = found - known if known else found
+        terms = [(t,) for t in line_tokens(fresh) if len(t) <= LEX_MAX]
         (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
         conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
         conn.execute(
@@ -197,6 +207,38 @@ def _insert(conn: sqlite3.Connection, records: list[Record], *, lexicon: bool = 
         "INSERT INTO words (rowid, terms) VALUES (?, ?)",
         [(r.values[0], r.words) for r in records if r.words is not None],
     )
+    return found
+
+
+@dataclass
+class _Known:
+    """Lines whose tokens one index file's ``lex`` holds, as this process committed them:
+    the file (its random ``lexicon`` name) and how far it had read (``chat_read``). Used only
+    while the file is exactly there (an older copy put back reads less far), and updated only
+    after a commit, so it never names a line whose tokens the file lacks."""
+
+    lexicon: str
+    at: int
+    lines: set[str]
+    chars: int = 0
+
+    def add(self, found: set[str]) -> None:
+        if self.chars > _KNOWN_CHARS:
+            return
+        for line in found - self.lines:
+            if self.chars > _KNOWN_CHARS:
+                return
+            self.lines.add(line)
+            self.chars += len(line)
+
+
+_KNOWN_CHARS = 4 << 20  # characters of remembered lines
+_known: _Known | None = None  # one file at a time
+
+
+def _lexicon_name(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT v FROM meta WHERE k = 'lexicon'").fetchone()
+    return None if row is None else str(row[0])
 
 
 def _lexicon(conn: sqlite3.Connection) -> None:
@@ -229,6 +271,7 @@ def _index_lines(
     walker: Walker,
     chat_start: int,
     *,
+    seen: _Known,
     progress: Progress | None = None,
     total: int = 0,
 ) -> int | None:
@@ -242,12 +285,12 @@ def _index_lines(
             break
         batch.append(walker.record(line))
         if len(batch) >= _BATCH:
-            _insert(conn, batch, lexicon=False)
+            seen.add(_insert(conn, batch, lexicon=False))
             batch = []
             if progress is not None:
                 progress(line.end, total)
     if batch:
-        _insert(conn, batch, lexicon=False)
+        seen.add(_insert(conn, batch, lexicon=False))
     _lexicon(conn)
     return torn
 
@@ -303,7 +346,7 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + "-journal")
         try:
-            meta = _build_into(layout, snap, str(path), progress)
+            meta, seen = _build_into(layout, snap, str(path), progress)
         except (HistoryMoved, OSError):
             # read without the lock: a rotation or rewrite moved the files under us
             meta = None
@@ -319,12 +362,16 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
             raise NotBuilt("the transcript was rewritten while it was indexed")
         os.replace(path, index_path(layout))
         fsync_dir(layout.session_dir)
+        global _known  # noqa: PLW0603 (the process's memory of one file, see _Known)
+        _known = seen if seen.lexicon else None
         return meta
     finally:
         os.close(fd)
 
 
-def _build_into(layout: Layout, snap: Snapshot, path: str, progress: Progress | None) -> Meta:
+def _build_into(
+    layout: Layout, snap: Snapshot, path: str, progress: Progress | None
+) -> tuple[Meta, _Known]:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=OFF")  # a crashed build is thrown away whole
@@ -339,7 +386,8 @@ def _build_into(layout: Layout, snap: Snapshot, path: str, progress: Progress | 
         walker = Walker()
         reader = ForwardReader(segs, FwdState(0), Budget(_UNBOUNDED, _UNBOUNDED))
         total = a + snap.chat_size
-        torn = _index_lines(conn, reader, walker, a, progress=progress, total=total)
+        seen = _Known(_lexicon_name(conn) or "", 0, set())
+        torn = _index_lines(conn, reader, walker, a, seen=seen, progress=progress, total=total)
         chat_read = (torn if torn is not None else total) - a
         meta = Meta(
             schema=schema_id(),
@@ -359,7 +407,8 @@ def _build_into(layout: Layout, snap: Snapshot, path: str, progress: Progress | 
         conn.execute("PRAGMA journal_mode=DELETE")  # what every later writer uses
         if progress is not None:
             progress(total, total)
-        return meta
+        seen.at = chat_read
+        return meta, seen
     finally:
         conn.close()
 
@@ -381,10 +430,17 @@ def catch_up(
     walker = Walker(meta.win, meta.wid, meta.hwin)
     limit = CATCH_UP_BYTES if max_bytes is None else max_bytes
     reader = StepLines([Segment(layout.chat, a, a + end)], a + meta.chat_read, limit)
+    name = _lexicon_name(conn)
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.Error as exc:
         raise IndexUnusable(f"index is locked: {exc}") from None
+    global _known  # noqa: PLW0603 (the process's memory of one file, see _Known)
+    known = _known if _known is not None and (_known.lexicon, _known.at) == (
+        name, meta.chat_read) else None  # fmt: skip
+    lines = known.lines if known is not None else None
+    _known = None  # until this commit is in
+    added: set[str] = set()
     try:
         done = a + meta.chat_read
         batch: list[Record] = []
@@ -394,10 +450,10 @@ def catch_up(
             batch.append(walker.record(line))
             done = line.end
             if len(batch) >= _BATCH:
-                _insert(conn, batch)
+                added |= _insert(conn, batch, known=lines)
                 batch = []
         if batch:
-            _insert(conn, batch)
+            added |= _insert(conn, batch, known=lines)
         new = Meta(
             **{
                 **meta.__dict__,
@@ -410,6 +466,10 @@ def catch_up(
         )
         write_meta(conn, new)
         conn.execute("COMMIT")
+        if name is not None:
+            _known = known if known is not None else _Known(name, 0, set())
+            _known.add(added)
+            _known.at = new.chat_read
         return new
     except BaseException:
         with contextlib.suppress(sqlite3.Error):

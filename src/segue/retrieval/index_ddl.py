@@ -67,5 +67,7 @@ CREATE VIRTUAL TABLE words USING fts5(terms, content='', tokenize='ascii');
 -- a rebuild writes each table's terms in few large segments, not in many small ones merged
 -- again and again (as fast again, a quarter smaller; HASH_BYTES bounds the memory)
 INSERT INTO lit (lit, rank) VALUES ('hashsize', {HASH_BYTES});
+-- this file's own name, for a process's memory of the lines whose tokens it holds
+INSERT INTO meta (k, v) VALUES ('lexicon', lower(hex(randomblob(16))));
 INSERT INTO words (words, rank) VALUES ('hashsize', {HASH_BYTES});
 """  # noqa: S608 (a constant of this module)
