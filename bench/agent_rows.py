@@ -120,14 +120,18 @@ def rows(tag: str, *, start_pass: int = 0) -> Iterator[Row]:
 
 
 def boundary(tag: str, n: int) -> Row:
-    """A rollover boundary (a new window) for the ``n``-th window of a filled history."""
+    """A rollover boundary (a new window, never a floor: it validates strictly, R11) for the
+    ``n``-th window of a filled history."""
     from segue.context.rollover import boundary_row
 
     return boundary_row(
         row_id=f"{tag}-window-{n}",
         rollover_id=f"{tag}-rollover-{n}",
         reason="on-send",
-        previous_window_id=f"{tag}-w{n - 1}",
+        # a window id as the store names windows: the root's, or the previous boundary's
+        # (a malformed one makes the row a manual reset, a privacy floor that hid everything
+        # before it from look-back)
+        previous_window_id="w:0" if n <= 1 else f"w:m:{tag}-window-{n - 1}",
         context_tokens=150_000,
         max_tokens=200_000,
         now_ms=1_700_000_000_000 + n,

@@ -47,7 +47,7 @@ def test_reindex_then_search_finds_what_the_scan_finds(imported: Layout) -> None
 
 
 def test_search_uses_the_index(imported: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index really answers (the scan is not called), and an index whose text says a
+    """The index really answers (the scan is not called), and an index whose tokens say a
     row holds a word it lacks makes no false hit: every hit is re-read and matched again."""
     want = _search(imported.home, "the")
     assert segue(imported.home, "history", "reindex").exit_code == 0
@@ -58,10 +58,9 @@ def test_search_uses_the_index(imported: Layout, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr("segue.cli.history.search", no_scan)
     assert _search(imported.home, "the") == want
     conn = sqlite3.connect(index_path(imported))
-    conn.execute("UPDATE rows SET vtext = 'planted-word', vkind = 2 WHERE kind = 0")
-    conn.execute(
-        "INSERT INTO fts (rowid, body) SELECT pos, 'planted-word' FROM rows WHERE kind = 0"
-    )
+    conn.execute("INSERT INTO lit (rowid, body) SELECT pos, 'planted-word' FROM rows")
+    conn.execute("INSERT OR IGNORE INTO lex (term) VALUES ('planted'), ('word')")
+    conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex")
     conn.commit()
     conn.close()
     assert _search(imported.home, "planted-word") == []

@@ -101,12 +101,13 @@ def _wrong_digest(layout: Layout) -> None:
     conn.close()
 
 
-def _wrong_text(layout: Layout) -> None:
+def _forged_tokens(layout: Layout) -> None:
+    """The literal tables claim every row holds "needle" and "forged": every candidate is
+    verified on its re-read text, so no answer changes."""
     conn = sqlite3.connect(index_path(layout))
-    conn.execute("UPDATE rows SET text = 'needle forged' WHERE kind = 0")
-    conn.execute(
-        "INSERT INTO fts (rowid, body) SELECT pos, 'needle forged' FROM rows WHERE kind = 0"
-    )
+    conn.execute("INSERT INTO lit (rowid, body) SELECT pos, 'needle forged' FROM rows")
+    conn.execute("INSERT OR IGNORE INTO lex (term) VALUES ('needle'), ('forged')")
+    conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex")
     conn.commit()
     conn.close()
 
@@ -118,7 +119,7 @@ DAMAGE: dict[str, Callable[[Layout], None]] = {
     "foreign": _foreign,
     "old schema": _old_schema,
     "row digest differs": _wrong_digest,
-    "row text differs": _wrong_text,
+    "tokens claim every row": _forged_tokens,
 }
 
 

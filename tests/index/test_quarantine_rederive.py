@@ -84,7 +84,8 @@ def _dump(path: Path) -> dict[str, Any]:
     try:
         out: dict[str, Any] = {
             "rows": conn.execute("SELECT * FROM rows ORDER BY pos").fetchall(),
-            "meta": sorted(conn.execute("SELECT k, v FROM meta").fetchall()),
+            # (each index file names itself at random: its lexicon's name)
+            "meta": sorted(conn.execute("SELECT k, v FROM meta WHERE k != 'lexicon'").fetchall()),
         }
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%fts5(%'")]

@@ -32,6 +32,7 @@ from pathlib import Path
 from segue.context.boundaries import ROOT_WINDOW_ID, is_boundary, window_id_of_boundary
 from segue.fsutil import fsync_dir
 from segue.retrieval.filters import tool_names
+from segue.retrieval.index_ddl import LEX_MAX
 from segue.retrieval.index_file import (
     DDL,
     KIND_BOUNDARY,
@@ -55,8 +56,8 @@ from segue.retrieval.index_file import (
     stream_in_progress,
     write_meta,
 )
+from segue.retrieval.index_words import holds_long_token, line_tokens, lines, words_and_lines
 from segue.retrieval.project import Kind, classify
-from segue.retrieval.ranking import index_terms
 from segue.retrieval.reader import (
     Budget,
     ForwardReader,
@@ -73,7 +74,7 @@ from segue.workspace import Layout
 
 #: chat bytes one call may catch up; more waits for the next call (that call scans)
 CATCH_UP_BYTES = 2 << 20  # per call (words analysis is the cost); the rest on the next
-_BATCH = 2000
+_BATCH = 1000  # rows (a few MB): a batch's texts are held until it is inserted
 _UNBOUNDED = 1 << 62
 #: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
 _RISKY = re.compile("[\u212a\u017f\u0130\u0131]")
@@ -85,11 +86,22 @@ _KINDS = {
 }
 _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
-    "text, vkind, vtext, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "vkind, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+_RISKY_LONG = 3  # rows.risky: a token longer than LEX_MAX (index_ddl.py)
 
 Progress = Callable[[int, int], None]
-Record = tuple[object, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What one line becomes: its ``rows`` values, its ``words`` text and its literal tokens
+    (of the agent's and people's text)."""
+
+    values: tuple[object, ...]
+    words: str | None  # the ``words`` table's text (items only)
+    body: str | None  # the ``lit`` table's text: the distinct lines of the agent's and
+    # people's text
 
 
 class NotBuilt(Exception):
@@ -130,7 +142,17 @@ class Walker:
         if vtext is not None:
             vtext, changed = storable(vtext)
             risky = 2 if changed else risky
-        return (
+        words: str | None = None
+        found: list[str] = []
+        if text is not None and kind == KIND_ITEM:
+            words, found = words_and_lines(text)
+        if vtext is not None:
+            found = found + lines(vtext)
+        if risky == 0 and holds_long_token(found, LEX_MAX):
+            risky = _RISKY_LONG
+        # each distinct line once: people's text mostly repeats the agent's (tool output)
+        body = "\n".join(set(found)) if found else None
+        values = (
             line.start,
             line.end - line.start,
             digest(line.raw) if line.raw is not None else None,
@@ -143,13 +165,12 @@ class Walker:
             item.role if item is not None else (row.role if row is not None else None),
             tools,
             item.timestamp if item is not None else None,
-            text,
             vkind,
-            vtext,
             id_bytes(self.hwin),
             risky,
             int(item is not None and item.machine),
         )
+        return Record(values, words, body)
 
 
 def _risky(text: str | None) -> bool:
@@ -157,20 +178,91 @@ def _risky(text: str | None) -> bool:
     return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
-def _insert(conn: sqlite3.Connection, records: list[Record]) -> None:
-    conn.executemany(_INSERT, records)
+def _insert(
+    conn: sqlite3.Connection,
+    records: list[Record],
+    *,
+    lexicon: bool = True,
+    known: set[str] | None = None,
+) -> set[str]:
+    """Insert the records' rows and search tables; returns the distinct lines whose tokens
+    went into ``lex``. ``lexicon=False`` leaves ``lex`` to :func:`_lexicon` (a whole rebuild
+    fills it once, at its end); ``known``: lines whose tokens this file's ``lex`` already
+    holds (:class:`_Known`), not tokenized again."""
+    conn.executemany(_INSERT, [r.values for r in records])
     conn.executemany(
-        "INSERT INTO fts (rowid, body) VALUES (?, ?)",
-        [(r[0], _body(r[12], r[14])) for r in records if r[12] is not None or r[14] is not None],
+        "INSERT INTO lit (rowid, body) VALUES (?, ?)",
+        [(r.values[0], r.body) for r in records if r.body is not None],
     )
+    found = _distinct(records)
+    if lexicon:
+        fresh = found - known if known else found
+        terms = [(t,) for t in line_tokens(fresh) if len(t) <= LEX_MAX]
+        (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
+        conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
+        conn.execute(
+            "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
+        )
     conn.executemany(  # items only: what the agent's words search finds
         "INSERT INTO words (rowid, terms) VALUES (?, ?)",
-        [(r[0], index_terms(str(r[12]))) for r in records if r[3] == KIND_ITEM],
+        [(r.values[0], r.words) for r in records if r.words is not None],
     )
+    return found
 
 
-def _body(text: object, vtext: object) -> str:
-    return "\n".join(str(t) for t in (text, vtext) if t is not None)
+@dataclass
+class _Known:
+    """Lines whose tokens one index file's ``lex`` holds, as this process committed them:
+    the file (its random ``lexicon`` name) and how far it had read (``chat_read``). Used only
+    while the file is exactly there (an older copy put back reads less far), and updated only
+    after a commit, so it never names a line whose tokens the file lacks."""
+
+    lexicon: str
+    at: int
+    lines: set[str]
+    chars: int = 0
+
+    def add(self, found: set[str]) -> None:
+        if self.chars > _KNOWN_CHARS:
+            return
+        for line in found - self.lines:
+            if self.chars > _KNOWN_CHARS:
+                return
+            self.lines.add(line)
+            self.chars += len(line)
+
+
+_KNOWN_CHARS = 4 << 20  # characters of remembered lines
+_known: _Known | None = None  # one file at a time
+
+
+def _lexicon_name(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT v FROM meta WHERE k = 'lexicon'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def _lexicon(conn: sqlite3.Connection) -> None:
+    """Fill ``lex`` and ``lexgrams`` from the tokens ``lit`` holds (one pass in SQLite over
+    its vocabulary, instead of each batch's tokens from Python)."""
+    conn.execute("CREATE VIRTUAL TABLE temp.lit_terms USING fts5vocab(main, lit, row)")
+    try:
+        conn.execute(
+            "INSERT OR IGNORE INTO lex (term) SELECT term FROM temp.lit_terms "
+            "WHERE length(term) <= ?",
+            (LEX_MAX,),
+        )
+        conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex")
+    finally:
+        conn.execute("DROP TABLE temp.lit_terms")
+
+
+def _distinct(records: list[Record]) -> set[str]:
+    """The distinct lines of the records' texts."""
+    found: set[str] = set()
+    for r in records:
+        if r.body is not None:
+            found.update(lines(r.body))
+    return found
 
 
 def _index_lines(
@@ -179,6 +271,7 @@ def _index_lines(
     walker: Walker,
     chat_start: int,
     *,
+    seen: _Known,
     progress: Progress | None = None,
     total: int = 0,
 ) -> int | None:
@@ -192,12 +285,13 @@ def _index_lines(
             break
         batch.append(walker.record(line))
         if len(batch) >= _BATCH:
-            _insert(conn, batch)
+            seen.add(_insert(conn, batch, lexicon=False))
             batch = []
             if progress is not None:
                 progress(line.end, total)
     if batch:
-        _insert(conn, batch)
+        seen.add(_insert(conn, batch, lexicon=False))
+    _lexicon(conn)
     return torn
 
 
@@ -252,7 +346,7 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + "-journal")
         try:
-            meta = _build_into(layout, snap, str(path), progress)
+            meta, seen = _build_into(layout, snap, str(path), progress)
         except (HistoryMoved, OSError):
             # read without the lock: a rotation or rewrite moved the files under us
             meta = None
@@ -268,12 +362,16 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
             raise NotBuilt("the transcript was rewritten while it was indexed")
         os.replace(path, index_path(layout))
         fsync_dir(layout.session_dir)
+        global _known  # noqa: PLW0603 (the process's memory of one file, see _Known)
+        _known = seen if seen.lexicon else None
         return meta
     finally:
         os.close(fd)
 
 
-def _build_into(layout: Layout, snap: Snapshot, path: str, progress: Progress | None) -> Meta:
+def _build_into(
+    layout: Layout, snap: Snapshot, path: str, progress: Progress | None
+) -> tuple[Meta, _Known]:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=OFF")  # a crashed build is thrown away whole
@@ -288,7 +386,8 @@ def _build_into(layout: Layout, snap: Snapshot, path: str, progress: Progress | 
         walker = Walker()
         reader = ForwardReader(segs, FwdState(0), Budget(_UNBOUNDED, _UNBOUNDED))
         total = a + snap.chat_size
-        torn = _index_lines(conn, reader, walker, a, progress=progress, total=total)
+        seen = _Known(_lexicon_name(conn) or "", 0, set())
+        torn = _index_lines(conn, reader, walker, a, seen=seen, progress=progress, total=total)
         chat_read = (torn if torn is not None else total) - a
         meta = Meta(
             schema=schema_id(),
@@ -308,7 +407,8 @@ def _build_into(layout: Layout, snap: Snapshot, path: str, progress: Progress | 
         conn.execute("PRAGMA journal_mode=DELETE")  # what every later writer uses
         if progress is not None:
             progress(total, total)
-        return meta
+        seen.at = chat_read
+        return meta, seen
     finally:
         conn.close()
 
@@ -330,10 +430,17 @@ def catch_up(
     walker = Walker(meta.win, meta.wid, meta.hwin)
     limit = CATCH_UP_BYTES if max_bytes is None else max_bytes
     reader = StepLines([Segment(layout.chat, a, a + end)], a + meta.chat_read, limit)
+    name = _lexicon_name(conn)
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.Error as exc:
         raise IndexUnusable(f"index is locked: {exc}") from None
+    global _known  # noqa: PLW0603 (the process's memory of one file, see _Known)
+    known = _known if _known is not None and (_known.lexicon, _known.at) == (
+        name, meta.chat_read) else None  # fmt: skip
+    lines = known.lines if known is not None else None
+    _known = None  # until this commit is in
+    added: set[str] = set()
     try:
         done = a + meta.chat_read
         batch: list[Record] = []
@@ -343,10 +450,10 @@ def catch_up(
             batch.append(walker.record(line))
             done = line.end
             if len(batch) >= _BATCH:
-                _insert(conn, batch)
+                added |= _insert(conn, batch, known=lines)
                 batch = []
         if batch:
-            _insert(conn, batch)
+            added |= _insert(conn, batch, known=lines)
         new = Meta(
             **{
                 **meta.__dict__,
@@ -359,6 +466,10 @@ def catch_up(
         )
         write_meta(conn, new)
         conn.execute("COMMIT")
+        if name is not None:
+            _known = known if known is not None else _Known(name, 0, set())
+            _known.add(added)
+            _known.at = new.chat_read
         return new
     except BaseException:
         with contextlib.suppress(sqlite3.Error):

@@ -36,55 +36,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from segue.retrieval.index_ddl import DDL as DDL  # noqa: PLC0414 (re-exported)
+from segue.retrieval.index_ddl import SCHEMA_VERSION as SCHEMA_VERSION  # noqa: PLC0414
 from segue.retrieval.snapshot import Snapshot
 from segue.workspace import Layout
 
 INDEX_NAME = "history-index.sqlite"
 FORMAT = "segue-history-index"
-#: Bump whenever the DDL or what a line becomes in ``rows`` (the projection, the people's
-#: view, the floor and boundary rules, the row kinds and flags) changes: an index of another
-#: version is rebuilt. tests/index/test_schema_version.py pins a digest of both, so a change
-#: without a bump fails there.
-SCHEMA_VERSION = 3
 KIND_ITEM, KIND_BOUNDARY, KIND_FLOOR, KIND_SKIP = 0, 1, 2, 3
 #: people's view of a row (``segue history``): hidden, the same text as the agent's, its own
 VIEW_HIDDEN, VIEW_SAME, VIEW_OWN = 0, 1, 2
 ROOT_POS = -1  # ``win`` of rows in the root window
 TOOL_SEP = "\x1f"
 
-DDL = """
-CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
-CREATE TABLE rows (
-    pos INTEGER PRIMARY KEY,   -- global position: archive bytes, then chat bytes
-    len INTEGER NOT NULL,      -- bytes including the newline
-    digest BLOB,               -- blake2b-128 of the line without its newline (parsed lines)
-    kind INTEGER NOT NULL,     -- KIND_*
-    win INTEGER NOT NULL,      -- pos of the boundary starting this row's window (ROOT_POS)
-    wid BLOB NOT NULL,         -- items: their window id; boundaries and floors: their own
-    wkind TEXT,                -- boundaries and floors: rollover | reset | compaction
-    item BLOB, rid BLOB,       -- ids as UTF-8 with lone surrogates kept (see ``id_bytes``)
-    role TEXT, tools TEXT, ts INTEGER,
-    text TEXT,                 -- the agent's projected text (R25), items only (``storable``)
-    vkind INTEGER NOT NULL,    -- VIEW_*
-    vtext TEXT,                -- people's text where it differs from ``text``
-    hwin BLOB,                 -- people's window id (views: parseable boundaries only)
-    risky INTEGER NOT NULL,    -- 1: text holds a letter re.IGNORECASE folds onto ASCII (K, ſ,
-                               -- İ, ı); 2: text held a lone surrogate (stored replaced)
-    mach INTEGER NOT NULL      -- 1: a machine-authored item (ranks below people's text)
-);
-CREATE INDEX rows_kind ON rows(kind, pos);
-CREATE INDEX rows_win ON rows(win, pos) WHERE kind = 0;
-CREATE INDEX rows_item ON rows(item) WHERE kind = 0;
-CREATE INDEX rows_rid ON rows(rid) WHERE kind = 0;
-CREATE INDEX rows_wid ON rows(wid) WHERE kind IN (1, 2);
-CREATE INDEX rows_risky ON rows(pos) WHERE risky > 0;
--- one column: the agent's text, and people's text where it differs; a trigram index without
--- positions (a third the size), so it proves only that every trigram of a key is there: a
--- candidate, confirmed on the stored text
-CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='trigram', detail='none');
--- R39's words search: each item's terms (``ranking.index_terms``), ranked with bm25()
-CREATE VIRTUAL TABLE words USING fts5(terms, content='', tokenize='ascii');
-"""
 
 
 def schema_id() -> str:

@@ -51,7 +51,7 @@ from segue.retrieval.index_file import (
     storable,
     trusted_meta,
 )
-from segue.retrieval.index_query import candidates, fts_key
+from segue.retrieval.index_query import candidates
 from segue.retrieval.index_query import rows_in_chunks as _rows
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.ranking import MACHINE_WEIGHT, index_query
@@ -131,10 +131,10 @@ def _reread(ctx: pages.Ctx, pos: int, length: int, want: bytes | None) -> Seen:
     return classify(RawLine(pos, pos + length, data[:-1], mentions_reset_key(data), True))
 
 
-def _item(ctx: pages.Ctx, pos: int, length: int, want: bytes | None, text: str) -> Seen:
+def _item(ctx: pages.Ctx, pos: int, length: int, want: bytes | None) -> Seen:
     seen = _reread(ctx, pos, length, want)
-    if seen.kind is not Kind.ITEM or seen.item is None or storable(seen.item.text)[0] != text:
-        raise IndexMismatch(f"row at {pos} projects differently than the index says")
+    if seen.kind is not Kind.ITEM or seen.item is None:
+        raise IndexMismatch(f"row at {pos} is no longer an item")
     return seen
 
 
@@ -197,18 +197,11 @@ def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     if ctx.req.words:
         match = index_query(query)
         found = iter(()) if match is None else _words_candidates(ix, match, lo, hi, newest=newest)
-    elif fts_key(query) is None:  # no trigram to look up: every row's text, within R24
-        found = _examined(ctx, ix, find, lo, hi, newest=newest)
-    else:
-        ix.conn.create_function(
-            "segue_find", 1, lambda text: text is not None and find(text) is not None
-        )
-        found = candidates(ix.conn, query, lo, hi, newest=newest)
+    else:  # literal: the rows whose tokens hold the query's pieces, or every row, in R24
+        narrowed = candidates(ix.conn, query, lo, hi, newest=newest)
+        found = _examined(ctx, ix, lo, hi, newest=newest) if narrowed is None else narrowed
     entries: list[dict[str, Any]] = []
     for pos in found:
-        if pos < 0:  # the scan bounds are spent before the row at ~pos: go on from there
-            length, wid = _length_wid(ix, ~pos)
-            return pages.Page(entries, _search_at(ctx, ~pos, length, wid), _note(entries))
         got = _hit(ctx, ix, pos, find)
         if got is _OUT:
             length, wid = _length_wid(ix, pos)
@@ -227,31 +220,17 @@ def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
 _OUT = object()  # the call's scan budget cannot re-read this row
 
 
-def _examined(
-    ctx: pages.Ctx, ix: Ix, find: Callable[[str], tuple[int, int] | None], lo: int, hi: int,
-    *, newest: bool,
-) -> Iterator[int]:
-    """Positions in ``(lo, hi)`` of the items whose stored text matches a query without a
-    trigram key (under 3 characters, or no 3 ASCII characters in a row), examining the rows
-    in order: each row examined counts against R24's 2 MiB / 500-row bound like a row the
-    scan reads (a hit is counted when it is re-read), and ``~pos`` says the bound ends
-    before the row at ``pos``."""
+def _examined(ctx: pages.Ctx, ix: Ix, lo: int, hi: int, *, newest: bool) -> Iterator[int]:
+    """Positions in ``(lo, hi)`` of every item the filters leave, in order: the candidates
+    of a literal query no piece of which narrows the search. Each is re-read (and counted
+    against R24's 2 MiB / 500-row bound) like a row the scan reads."""
     order = "DESC" if newest else "ASC"
     narrow, nargs = _filters(ctx)  # rows the filters leave out are not examined
     sql = (
-        f"SELECT r.pos, r.len, r.text, r.risky FROM rows r WHERE r.kind = {KIND_ITEM} "  # noqa: S608
+        f"SELECT r.pos FROM rows r WHERE r.kind = {KIND_ITEM} "  # noqa: S608
         f"AND r.pos > ? AND r.pos < ?{narrow} ORDER BY r.pos {order}"
     )
-    budget = ctx.budget
-    for pos, length, text, risky in _rows(ix.conn, sql, [lo, hi, *nargs]):
-        if risky == 2 or (text is not None and find(text) is not None):
-            yield int(pos)
-            continue
-        if budget.rows_left == 0 or length > budget.bytes_left:
-            yield ~int(pos)
-            return
-        budget.bytes += int(length)
-        budget.rows += 1
+    yield from (int(r[0]) for r in _rows(ix.conn, sql, [lo, hi, *nargs]))
 
 
 def _length_wid(ix: Ix, pos: int) -> tuple[int, bytes]:
@@ -266,26 +245,23 @@ def _hit(
     not fit, length, wid)``; None when it is no hit (or filtered out); ``_OUT`` when the
     budget is spent."""
     row = ix.conn.execute(
-        "SELECT kind, len, digest, text, wid, role, tools, risky FROM rows WHERE pos = ?",
-        (pos,),
+        "SELECT kind, len, digest, wid, role, tools FROM rows WHERE pos = ?", (pos,)
     ).fetchone()
     if row is None:
         return None
-    kind, length, want, text, wid, row_role, tools, risky = row
+    kind, length, want, wid, row_role, tools = row
     role, tool = ctx.req.role, ctx.req.tool_name
     if kind != KIND_ITEM or (role is not None and row_role != role):
         return None
     if tool is not None and storable(TOOL_SEP + tool + TOOL_SEP)[0] not in (tools or ""):
         return None
-    if risky != 2 and find(text) is None:
-        return None
     try:
-        seen = _item(ctx, pos, length, want, text)
+        seen = _item(ctx, pos, length, want)
     except _OutOfBudget:
         return _OUT
     assert seen.item is not None
     span = find(seen.item.text)
-    if span is None:  # only a row whose stored text had to change (``storable``)
+    if span is None:  # a candidate only: its tokens hold the query's pieces
         return None
     return pages.fit_snippet(ctx, seen.item, id_str(wid), span[0], span[1]), length, wid
 
@@ -392,16 +368,16 @@ def list_items(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     bound = state.pos if state is not None else (_TOP if ctx.req.newest_first else _BOTTOM)
     narrow, nargs = _filters(ctx)
     sql = (
-        "SELECT pos, len, digest, text FROM rows r WHERE kind = 0 AND win = ? "  # noqa: S608
+        "SELECT pos, len, digest FROM rows r WHERE kind = 0 AND win = ? "  # noqa: S608
         f"AND pos {cmp} ?{narrow} ORDER BY pos {direction} LIMIT ?"
     )
     entries: list[dict[str, Any]] = []
     limit = ctx.req.limit
-    for pos, length, want, text in _rows(ix.conn, sql, [win, bound, *nargs, limit + 1]):
+    for pos, length, want in _rows(ix.conn, sql, [win, bound, *nargs, limit + 1]):
         if len(entries) >= limit:
             return pages.Page(entries, _items_at(ctx, ix, pos, length, win))
         try:
-            seen = _item(ctx, pos, length, want, text)
+            seen = _item(ctx, pos, length, want)
         except _OutOfBudget:
             return pages.Page(entries, _items_at(ctx, ix, pos, length, win), _note(entries))
         assert seen.item is not None
@@ -525,13 +501,13 @@ def read_item(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     row = None
     if newest is not None:
         row = ix.conn.execute(
-            "SELECT pos, len, digest, text, wid FROM rows WHERE pos = ?", (newest,)
+            "SELECT pos, len, digest, wid FROM rows WHERE pos = ?", (newest,)
         ).fetchone()
     if row is None:
         raise pages.PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
-    pos, length, want, text, wid = row
+    pos, length, want, wid = row
     try:
-        seen = _item(ctx, pos, length, want, text)
+        seen = _item(ctx, pos, length, want)
     except _OutOfBudget:  # only when a line is larger than a call's whole budget
         raise IndexUnusable("the item is larger than one call may read") from None
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0

@@ -1,12 +1,13 @@
 """``segue history search`` and ``segue history verify`` over the history index (R35). I/O.
 
 People search the whole transcript (no floor, hidden rows included, SPEC.md §5): the index
-keeps each row's people's text (:mod:`segue.views.project`) next to the agent's, and the
-trigram index covers both. Read-only: the index is opened ``mode=ro`` and never caught up or
-rebuilt here (read-only commands create and change nothing under the home); bytes appended
-since it was last caught up are scanned directly. No store lock is taken: the trusted
-snapshot is checked again at the end, and within one epoch the indexed bytes cannot change
-(index_file.py), so a changed snapshot only means "answer from the scan".
+tokenizes each row's people's text (:mod:`segue.views.project`) with the agent's, so its
+literal candidates (:mod:`segue.retrieval.index_query`) cover both. Read-only: the index is
+opened ``mode=ro`` and never caught up or rebuilt here (read-only commands create and change
+nothing under the home); bytes appended since it was last caught up are scanned directly.
+No store lock is taken: the trusted snapshot is checked again at the end, and within one
+epoch the indexed bytes cannot change (index_file.py), so a changed snapshot only means
+"answer from the scan".
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from segue.history.scan import parse_line, scan_forward
 from segue.messages import Row
 from segue.retrieval.index_file import (
     VIEW_HIDDEN,
-    VIEW_OWN,
     IndexUnusable,
     Meta,
     digest,
@@ -30,7 +30,7 @@ from segue.retrieval.index_file import (
     open_index,
     trusted_meta,
 )
-from segue.retrieval.index_query import candidates
+from segue.retrieval.index_query import candidates, rows_in_chunks
 from segue.retrieval.reader import Budget, ForwardReader, FwdState, Segment, read_span
 from segue.retrieval.snapshot import Snapshot, take
 from segue.views.project import display, is_hidden
@@ -88,17 +88,23 @@ def _hit(row: Row, window: str, pattern: re.Pattern[str], context: int) -> Hit |
 def _indexed_hits(
     conn: sqlite3.Connection, layout: Layout, snap: Snapshot, query: str, context: int
 ) -> Iterator[Hit]:
+    """The hits among the indexed rows: each candidate (every shown row when no piece of the
+    query narrows the search) re-read, checked against its digest and matched."""
     pattern = _pattern(query)
-    conn.create_function(
-        "segue_find", 1, lambda text: text is not None and pattern.search(text) is not None
-    )
     a = snap.archive_size
-    for pos in candidates(conn, query, -2, 1 << 62, newest=False):
-        vkind, length, want, text, vtext, hwin, risky = conn.execute(
-            "SELECT vkind, len, digest, text, vtext, hwin, risky FROM rows WHERE pos = ?", (pos,)
+    found = candidates(conn, query, -2, 1 << 62, newest=False)
+    if found is None:
+        found = (
+            int(r[0])
+            for r in rows_in_chunks(
+                conn, f"SELECT pos FROM rows WHERE vkind != {VIEW_HIDDEN} ORDER BY pos", []  # noqa: S608
+            )
+        )
+    for pos in found:
+        vkind, length, want, hwin = conn.execute(
+            "SELECT vkind, len, digest, hwin FROM rows WHERE pos = ?", (pos,)
         ).fetchone()
-        shown = vtext if vkind == VIEW_OWN else text
-        if vkind == VIEW_HIDDEN or (risky != 2 and not pattern.search(shown or "")):
+        if vkind == VIEW_HIDDEN:
             continue
         path, local = (layout.archive, pos) if pos < a else (layout.chat, pos - a)
         data = read_span(path, local, length)

@@ -1,9 +1,18 @@
-"""The candidate rows of a search in the history index: the trigram (FTS5) lookup of a
-query's literal key plus the rows that must always be checked (R35, SPEC.md §7).
+"""The candidate rows of a literal search in the history index: the rows whose tokens hold
+every piece of the query (:mod:`segue.retrieval.index_literal`) plus the rows that must
+always be checked (R35, SPEC.md §7).
 
 Its own small module so that ``segue history search`` reaches the index without the
 session_history tool's pages (:mod:`segue.retrieval.index_pages` uses it too). Pure SQL over
 an open connection: no transcript bytes are read here.
+
+Each piece is resolved to the ``lex`` tokens it picks out (an exact token, a range of
+tokens for a prefix, the trigram index ``lexgrams`` for a suffix or a substring); a piece
+picking out more than :data:`MAX_TERMS` tokens narrows too little to be worth its lookup and
+is left out, and a piece picking out none means no row but a risky one can hold the query.
+The candidates are the ``lit`` rows holding one token of every piece kept. When no piece can
+be kept (a query of one or two characters, or only of very common ones), :func:`candidates`
+says so and the caller reads the rows in order, within R24's bounds.
 """
 
 from __future__ import annotations
@@ -14,61 +23,106 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from segue.retrieval.index_literal import Need, Piece, pieces
+
 _ASCII_RUN = re.compile(r"[\x20-\x7e]{3,}")
 
 
 def fts_key(query: str) -> str | None:
-    """Text every hit of ``query`` contains, ASCII case aside, for the trigram index: the
-    longest run of printable ASCII (at least 3 characters). Under ``re.IGNORECASE`` an ASCII
-    character matches only itself and its ASCII case partner, except K, S and I, which also
-    match K (Kelvin), ſ, İ and ı: rows holding one of those are always candidates too
-    (``risky``). None: no such run (the candidate rows are scanned)."""
+    """Text every hit of ``query`` contains, ASCII case aside, for a trigram index (the
+    PostgreSQL store's): the longest run of printable ASCII (at least 3 characters). Under
+    ``re.IGNORECASE`` an ASCII character matches only itself and its ASCII case partner,
+    except K, S and I, which also match K (Kelvin), ſ, İ and ı: rows holding one of those are
+    always candidates too (``risky``). None: no such run (the candidate rows are scanned)."""
     runs = _ASCII_RUN.findall(query)
     return max(runs, key=len) if runs else None
 
 
-_MAX_TRIGRAMS = 16
+#: tokens one piece may stand for in the ``lit`` query
+MAX_TERMS = 256
+#: trigram matches examined for one suffix or substring piece before it counts as too common
+_MAX_GRAM_ROWS = 8 * MAX_TERMS
 
 
-def fts_match(key: str) -> str:
-    """An FTS5 query for rows holding every trigram of ``key`` (at most 16 of them, spread
-    over it: a superset of the rows holding ``key``, which is all a candidate must be)."""
-    grams = sorted({key[i : i + 3] for i in range(len(key) - 2)}, key=key.find)
-    if len(grams) > _MAX_TRIGRAMS:
-        step = len(grams) / _MAX_TRIGRAMS
-        grams = [grams[int(i * step)] for i in range(_MAX_TRIGRAMS)]
-    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+def _terms(conn: sqlite3.Connection, piece: Piece) -> list[str] | None:
+    """The ``lex`` tokens the piece picks out, or None when there are too many to use."""
+    text = piece.text
+    if piece.need is Need.EXACT:
+        got = conn.execute("SELECT term FROM lex WHERE term = ?", (text,)).fetchall()
+        return [str(r[0]) for r in got]
+    if piece.need is Need.PREFIX:
+        upper = text[:-1] + chr(ord(text[-1]) + 1)  # ASCII letters and digits: no overflow
+        got = conn.execute(
+            "SELECT term FROM lex WHERE term >= ? AND term < ? LIMIT ?",
+            (text, upper, MAX_TERMS + 1),
+        ).fetchall()
+        return [str(r[0]) for r in got] if len(got) <= MAX_TERMS else None
+    if len(text) < 3:  # no trigram to look up
+        return None
+    grams = " AND ".join(f'"{text[i : i + 3]}"' for i in range(len(text) - 2))
+    rows = conn.execute(
+        "SELECT l.term FROM lexgrams g JOIN lex l ON l.id = g.rowid "
+        "WHERE lexgrams MATCH ? LIMIT ?",
+        (grams, _MAX_GRAM_ROWS + 1),
+    ).fetchall()
+    if len(rows) > _MAX_GRAM_ROWS:
+        return None
+    if piece.need is Need.SUFFIX:
+        found = [str(r[0]) for r in rows if str(r[0]).endswith(text)]
+    else:
+        found = [str(r[0]) for r in rows if text in str(r[0])]
+    return found if len(found) <= MAX_TERMS else None
+
+
+def lit_match(conn: sqlite3.Connection, query: str) -> str | None:
+    """The ``lit`` query whose rows are the non-risky candidates of ``query``: "" when no
+    non-risky row can hold it, None when no piece narrows the search (every row is a
+    candidate)."""
+    groups: list[list[str]] = []
+    for piece in dict.fromkeys(pieces(query)):
+        terms = _terms(conn, piece)
+        if terms is None:
+            continue
+        if not terms:
+            return ""
+        groups.append(terms)
+    if not groups:
+        return None
+    return " AND ".join("(" + " OR ".join(f'"{t}"' for t in terms) + ")" for terms in groups)
 
 
 def candidates(
     conn: sqlite3.Connection, query: str, lo: int, hi: int, *, newest: bool
-) -> Iterator[int]:
+) -> Iterator[int] | None:
     """Positions in ``(lo, hi)`` of the rows that may hold ``query`` (in the agent's or in
-    people's text), newest or oldest first: the trigram matches of its key plus the risky
-    rows; without a key, the rows whose stored text matches (``segue_find``, registered by
-    the caller) or had to be changed to be stored."""
+    people's text), newest or oldest first: the ``lit`` rows holding every piece kept, and
+    the risky rows. None: no piece narrows the search; every row is a candidate."""
+    match = lit_match(conn, query)
+    if match is None:
+        return None
+    return _merged(conn, match, lo, hi, newest=newest)
+
+
+def _merged(
+    conn: sqlite3.Connection, match: str, lo: int, hi: int, *, newest: bool
+) -> Iterator[int]:
     order = "DESC" if newest else "ASC"
-    key = fts_key(query)
-    if key is None:
-        sql = (
-            "SELECT pos FROM rows WHERE pos > ? AND pos < ? AND (risky = 2 OR "  # noqa: S608
-            f"segue_find(text) OR segue_find(vtext)) ORDER BY pos {order}"
-        )
-        yield from (int(r[0]) for r in rows_in_chunks(conn, sql, [lo, hi]))
-        return
-    fts = rows_in_chunks(
-        conn,
-        f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid > ? AND rowid < ? "  # noqa: S608
-        f"ORDER BY rowid {order}",
-        [fts_match(key), lo, hi],
-    )
     risky = rows_in_chunks(
         conn,
         f"SELECT pos FROM rows WHERE risky > 0 AND pos > ? AND pos < ? ORDER BY pos {order}",  # noqa: S608
         [lo, hi],
     )
+    if not match:
+        yield from (int(r[0]) for r in risky)
+        return
+    found = rows_in_chunks(
+        conn,
+        f"SELECT rowid FROM lit WHERE lit MATCH ? AND rowid > ? AND rowid < ? "  # noqa: S608
+        f"ORDER BY rowid {order}",
+        [match, lo, hi],
+    )
     last = None
-    for (pos,) in heapq.merge(fts, risky, reverse=newest):
+    for (pos,) in heapq.merge(found, risky, reverse=newest):
         if pos != last:
             yield int(pos)
         last = pos

@@ -17,8 +17,12 @@ these holds, and leaves it alone otherwise (then it is rebuilt, as before):
 * the newest rewritten line is in the file now, with its new digest;
 * at most :data:`REDERIVE_BYTES` of indexed rows lie at or after the first rewritten line.
 
-Then every row from the first rewritten line on is removed (its words and trigram entries
-with it, with the values they were inserted with) and the index's read position is put back
+Then every row from the first rewritten line on is removed, its full-text entries with it.
+Those tables are contentless (SPEC.md §6: the index keeps no copy of the text), so an entry
+goes only when given back the values it was inserted with: the bytes the index read are
+rebuilt (the file now, each recorded rewrite undone with the original the quarantined row
+holds) and every row's line must have the row's length and digest before anything is
+removed and the index's read position is put back
 to that line, with the window open there; the catch-up that follows in the same call
 (:func:`~segue.retrieval.index_build.catch_up`) re-derives those rows from the file, and its
 first check re-reads the newest row kept, byte for byte. Rows before the line are the file's
@@ -35,10 +39,11 @@ import sqlite3
 from typing import Literal
 
 from segue.context.boundaries import ROOT_WINDOW_ID
+from segue.errors import RowDecodeError
 from segue.history.quarantine import LineRewrite, read_rewrites
-from segue.retrieval.index_build import _body
+from segue.messages import decode_row, encode_row, row_from_obj
+from segue.retrieval.index_build import Walker
 from segue.retrieval.index_file import (
-    KIND_ITEM,
     ROOT_POS,
     IndexUnusable,
     Meta,
@@ -49,8 +54,7 @@ from segue.retrieval.index_file import (
     stamp_list,
     write_meta,
 )
-from segue.retrieval.ranking import index_terms
-from segue.retrieval.reader import read_span
+from segue.retrieval.reader import _line, read_span
 from segue.retrieval.snapshot import Snapshot
 from segue.workspace import Layout
 
@@ -142,8 +146,12 @@ def _apply(
         return False
     if a + meta.chat_read - cut > REDERIVE_BYTES:
         return False
+    old = _indexed_bytes(layout, snap, chain, cut - a, meta.chat_read)
+    if old is None:
+        return False
     win, wid, hwin = _window_at(conn, cut)
-    _forget(conn, cut)
+    if not _forget(conn, cut, old):
+        return False
     write_meta(
         conn,
         dataclasses.replace(
@@ -170,24 +178,89 @@ def _window_at(conn: sqlite3.Connection, pos: int) -> tuple[int, str, str]:
     return int(row[0]), id_str(row[1]), id_str(row[2])
 
 
-def _forget(conn: sqlite3.Connection, cut: int) -> None:
+def old_line(new_raw: bytes) -> bytes | None:
+    """The line a quarantine replaced, rebuilt from the quarantined row that holds the
+    original inside it (R22), or None when ``new_raw`` is not such a row. Only a guess until
+    its digest is checked against the index's: a row another writer spelled differently does
+    not rebuild byte for byte (the index is then rebuilt)."""
+    try:
+        row = decode_row(new_raw)
+    except (RowDecodeError, ValueError, TypeError):
+        return None
+    original = row.metadata.get("contextBudgetRejectedMessage")
+    if not isinstance(original, dict):
+        return None
+    obj = dict(original)
+    meta = obj.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    if "historySequence" in row.metadata:
+        meta["historySequence"] = row.metadata["historySequence"]
+    obj["metadata"] = meta
+    if row.workspaceId is not None:
+        obj["workspaceId"] = row.workspaceId
+    try:
+        return encode_row(row_from_obj(obj))
+    except (RowDecodeError, ValueError, TypeError):
+        return None
+
+
+def _indexed_bytes(
+    layout: Layout, snap: Snapshot, chain: list[LineRewrite], off0: int, end: int
+) -> bytes | None:
+    """``chat.jsonl`` from ``off0`` to ``end`` as the index read it: the file now with each
+    recorded rewrite undone, newest first (each new line checked against its digest, each
+    rebuilt old line against its own), or None when that cannot be shown."""
+    size = snap.chat_size - off0
+    if size < 0 or size > REDERIVE_BYTES + (1 << 20):
+        return None
+    buf = read_span(layout.chat, off0, size) if size else b""
+    if buf is None:
+        return None
+    for note in reversed(chain):
+        at = note.offset - off0
+        if at < 0:
+            return None
+        new = buf[at : at + note.new_len]
+        if len(new) != note.new_len or not new.endswith(b"\n"):
+            return None
+        if digest(new[:-1]).hex() != note.new_digest:
+            return None
+        old = old_line(new[:-1])
+        if old is None or len(old) + 1 != note.old_len or digest(old).hex() != note.old_digest:
+            return None
+        buf = buf[:at] + old + b"\n" + buf[at + note.new_len :]
+    if len(buf) < end - off0:
+        return None
+    return buf[: end - off0]
+
+
+def _forget(conn: sqlite3.Connection, cut: int, old: bytes) -> bool:
     """Remove every row at or after ``cut`` and what :func:`index_build._insert` put in the
-    full-text tables for it, with the values it inserted (contentless tables forget a row
-    only so)."""
-    tables = {
-        str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-    }
+    full-text tables for it. The tables are contentless: a row's entries are removed only by
+    giving back the very values inserted, so each row's line is taken from ``old`` (the file
+    from ``cut`` on as the index read it) and must have the row's length and digest; False
+    (nothing removed) when one does not."""
     rows = conn.execute(
-        "SELECT pos, kind, text, vtext FROM rows WHERE pos >= ?", (cut,)
+        "SELECT pos, len, digest FROM rows WHERE pos >= ? ORDER BY pos", (cut,)
     ).fetchall()
-    if "fts" in tables:
-        conn.executemany(
-            "INSERT INTO fts (fts, rowid, body) VALUES ('delete', ?, ?)",
-            [(r[0], _body(r[2], r[3])) for r in rows if r[2] is not None or r[3] is not None],
-        )
-    if "words" in tables:
-        conn.executemany(
-            "INSERT INTO words (words, rowid, terms) VALUES ('delete', ?, ?)",
-            [(r[0], index_terms(str(r[2]))) for r in rows if r[1] == KIND_ITEM],
-        )
+    walker = Walker()
+    lit: list[tuple[int, str]] = []
+    words: list[tuple[int, str]] = []
+    for pos, length, want in rows:
+        at = int(pos) - cut
+        data = old[at : at + int(length)]
+        if len(data) != int(length):
+            return False
+        own_nl = data.endswith(b"\n")
+        line = _line(int(pos), int(pos) + int(length), data, own_nl)
+        if want is not None and (line.raw is None or digest(line.raw) != bytes(want)):
+            return False
+        record = walker.record(line)
+        if record.body is not None:
+            lit.append((int(pos), record.body))
+        if record.words is not None:
+            words.append((int(pos), record.words))
+    conn.executemany("INSERT INTO lit (lit, rowid, body) VALUES ('delete', ?, ?)", lit)
+    conn.executemany("INSERT INTO words (words, rowid, terms) VALUES ('delete', ?, ?)", words)
     conn.execute("DELETE FROM rows WHERE pos >= ?", (cut,))
+    return True

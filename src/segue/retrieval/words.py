@@ -47,6 +47,7 @@ __all__ = [
     "best_passage",
     "bm25_scores",
     "query_terms",
+    "raw_tokens",
     "terms",
 ]
 
@@ -95,6 +96,8 @@ def _fold(text: str) -> str:
 
 
 def _changes(run: str) -> int:
+    if run.isalpha() or run.isdigit():  # most runs: no letter next to a digit
+        return 0
     return sum(1 for a, b in itertools.pairwise(run) if a.isdigit() != b.isdigit())
 
 
@@ -142,12 +145,12 @@ _Analysis = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 #: :func:`terms`' own cache of ASCII tokens under the default options (a dict lookup costs less
 #: than the lru_cache's hashing of its arguments); emptied when full, so its size is bounded
 _KNOWN: dict[str, _Analysis] = {}
-_KNOWN_MAX = 1 << 17
+_KNOWN_MAX = 1 << 15
 
 
 # A token's analysis depends on its text alone, and an agent's transcript repeats its tokens
 # (identifiers, paths, words) over and over: cached, rebuilding an index analyses each once.
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 15)
 def _analysis(raw: str, humps: bool, opt: Options) -> _Analysis:
     """(parts, wholes, raw parts) of one token: see :class:`_Token`."""
     if len(raw) > _MAX_SPLIT:
@@ -215,6 +218,11 @@ def terms(text: str, opt: Options = DEFAULT) -> list[str]:
             parts.extend(token.parts)
             wholes.extend(token.wholes)
     return [t for t in parts + wholes if t]
+
+
+def raw_tokens(text: str) -> list[str]:
+    """The text's tokens as written (the unit :func:`terms` analyses), in text order."""
+    return _TOKEN.findall(text)
 
 
 def query_terms(query: str, *, stop_words: bool = True, opt: Options = DEFAULT) -> list[str]:

@@ -1,0 +1,124 @@
+"""What a row gives the history index's search tables, fast: an item's ``words`` text and a
+row's literal tokens (``lit``, ``lex``). Pure, with bounded caches.
+
+The same as :func:`segue.retrieval.ranking.index_terms` and
+:func:`segue.retrieval.index_literal.tokens` (tests/index/test_literal_tokens.py checks both on
+generated texts), computed the way an agent's transcript makes cheap, with no Python work per
+token:
+
+* No token of either analysis spans a newline, so a text's tokens are its lines' tokens, in
+  order; and an agent's transcript repeats its lines (file views, logs, test output, the same
+  tool output in the agent's and in people's text). Each distinct line is analysed once and
+  a row is a C-level ``map`` and ``join`` over its lines.
+* A line is analysed by *chunks*, cut at every ASCII character that is neither a word
+  character nor a joiner of :func:`~segue.retrieval.words.raw_tokens` (one
+  ``bytes.translate`` and ``split``; no token spans such a character either), and each
+  distinct chunk (identifiers, paths, words) is analysed once too.
+* The ``words`` table ranks with ``bm25()`` alone (term frequency and document length, never
+  positions), so the terms may come grouped by chunk rather than parts first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from segue.retrieval.index_literal import tokens
+from segue.retrieval.ranking import index_terms
+
+__all__ = ["holds_long_token", "line_tokens", "lines", "words_and_lines"]
+
+#: ASCII word characters and joiners kept, every other ASCII byte a space; bytes of
+#: non-ASCII characters (>= 0x80) kept, so a chunk never splits a character
+_CHUNK = bytes(
+    c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c >= 128 or c in b"_./\\:-")
+    else 32
+    for c in range(256)
+)
+_MAX = 1 << 15  # chunks each chunk cache holds; emptied when full: its memory stays bounded
+_MAX_LINE = 4096  # a longer line is analysed every time it comes (never cached)
+_MAX_CHARS = 8 << 20  # characters the line cache holds (lines and their terms)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+def _chunks(text: str) -> list[bytes]:
+    return text.encode("utf-8", "surrogatepass").translate(_CHUNK).split()
+
+
+class _ChunkWords(dict[bytes, str]):
+    """chunk → its ``words`` text with a trailing space ("" when it has no term)."""
+
+    def __missing__(self, chunk: bytes) -> str:
+        if len(self) >= _MAX:
+            self.clear()
+        words = index_terms(_decode(chunk))
+        value = self[chunk] = words + " " if words else ""
+        return value
+
+
+class _ChunkTokens(dict[bytes, tuple[str, ...]]):
+    """chunk → its literal tokens."""
+
+    def __missing__(self, chunk: bytes) -> tuple[str, ...]:
+        if len(self) >= _MAX:
+            self.clear()
+        value = self[chunk] = tuple(_decode(t) for t in tokens(_decode(chunk)))
+        return value
+
+
+_CHUNK_WORDS = _ChunkWords()
+_CHUNK_TOKENS = _ChunkTokens()
+
+
+class _LineWords(dict[str, str]):
+    """line → its ``words`` text, each term followed by a space. Bounded by the characters
+    it holds (lines and their terms), not only by its entries."""
+
+    held = 0
+
+    def __missing__(self, line: str) -> str:
+        value = "".join(map(_CHUNK_WORDS.__getitem__, _chunks(line)))
+        if len(line) <= _MAX_LINE:
+            if self.held > _MAX_CHARS:
+                self.clear()
+                self.held = 0
+            self[line] = value
+            self.held += len(line) + len(value)
+        return value
+
+
+_LINE_WORDS = _LineWords()
+
+
+def lines(text: str) -> list[str]:
+    """The text's lines (the unit the caches hold)."""
+    return text.split("\n")
+
+
+def words_and_lines(text: str) -> tuple[str, list[str]]:
+    """An item's ``words`` text (:func:`~segue.retrieval.ranking.index_terms`, its terms
+    grouped by chunk) and its lines."""
+    found = lines(text)
+    return "".join(map(_LINE_WORDS.__getitem__, found)).rstrip(" "), found
+
+
+def line_tokens(found: Iterable[str]) -> frozenset[str]:
+    """The literal tokens (:func:`~segue.retrieval.index_literal.tokens`) of the lines."""
+    every = set(_chunks("\n".join(found)))
+    return frozenset().union(*map(_CHUNK_TOKENS.__getitem__, every))
+
+
+def holds_long_token(found: list[str], limit: int) -> bool:
+    """Whether a literal token of the lines is longer than ``limit`` characters. A line, and
+    a chunk, is at least as long as each of its tokens, so only long ones are looked into."""
+    if max(map(len, found), default=0) <= limit:
+        return False
+    for line in (x for x in found if len(x) > limit):
+        cut = _chunks(line)
+        if max(map(len, cut), default=0) > limit:
+            for chunk in (c for c in cut if len(c) > limit):
+                if any(len(t) > limit for t in _CHUNK_TOKENS[chunk]):
+                    return True
+    return False
