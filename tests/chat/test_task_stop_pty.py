@@ -124,3 +124,31 @@ def test_ctrl_c_stops_the_task_then_the_turn_in_the_line_chat(
     assert link is not None and link.status == "paused"
     # The parent's own slow step was stopped by the second Ctrl-C, and settled too.
     assert parent[2][1]["error"]["code"] == "interrupted"
+
+
+def test_ctrl_c_in_segue_run_stops_the_task_and_its_turn_and_exits_130(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
+    """``segue run`` has nobody to go on for: R40's Ctrl-C stops the whole run (the task and
+    the turn that started it) and exits 130, with every settled step of both kept."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("SEGUE_HOME", "NO_COLOR")}
+    env.update(TERM="xterm", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    t = Terminal([sys.executable, "-m", "segue", "--home", str(home), "-w", WORKSPACE, "run",
+                  "-m", f"scripted:{_script(tmp_path)}", "--approve", "full",
+                  "build the project"], cwd=work, env=env)
+    terminals.append(t)
+    t.expect(rf"\[segue\] task {CHILD} \(exec\) started")
+    _wait_for(work / "child-started")
+    t.send("\x03")
+    t.expect(r"segue: interrupted")
+    assert t.wait_exit() == 130
+    assert "stopping task" not in t.text
+    assert len(_requests(tmp_path)) == 3  # the parent made no step after the task
+    child = _outputs(home, CHILD)
+    assert [name for name, _ in child] == ["bash", "bash"]
+    assert child[1][1]["error"]["code"] == "interrupted"
+    parent = _outputs(home, WORKSPACE)
+    assert [name for name, _ in parent] == ["task"]
+    assert parent[0][1]["taskId"] == CHILD and parent[0][1]["error"]["code"] == "task_incomplete"
