@@ -14,8 +14,9 @@ Invariants:
 * A failed command or turn (any :class:`~segue.errors.SegueError`) is reported on one line and
   the loop goes on; the Session is only ever replaced by a fully built one.
 * End of input leaves with status 0; two Ctrl-C in a row at the prompt (an interrupted turn
-  counts as the first) leave with 130, as a program stopped by SIGINT does. A second Ctrl-C
-  while a turn is stopping quits at once (130).
+  counts as the first) leave with 130, as a program stopped by SIGINT does. While a task
+  runs (R41), Ctrl-C stops the task and the turn goes on with its result; the next one stops
+  the turn. A Ctrl-C while a turn is stopping quits at once (130).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from segue.chat.approval import (
     preview_lines,
     remembered,
 )
-from segue.chat.interrupt import QuitNow, interrupts_raise
+from segue.chat.interrupt import OnInterrupt, QuitNow, interrupts_raise, stopping_task
 from segue.chat.meter import meter_text, reported_usage
 from segue.chat.wrap import WordWrap
 from segue.context.active import active_rows
@@ -72,14 +73,12 @@ class Guard(Protocol):
     def __call__(
         self,
         work: Callable[[], T],
-        on_interrupt: Callable[[], None],
+        on_interrupt: OnInterrupt,
         notify: Callable[[str], None],
     ) -> T: ...
 
 
-def direct(
-    work: Callable[[], T], on_interrupt: Callable[[], None], notify: Callable[[str], None]
-) -> T:
+def direct(work: Callable[[], T], on_interrupt: OnInterrupt, notify: Callable[[str], None]) -> T:
     """Run ``work`` on the calling thread; nothing can interrupt it (tests, library use)."""
     return work()
 
@@ -303,7 +302,10 @@ class ChatLoop:
                 typed = self.read_line(APPROVAL_PROMPT)
         except (EOFError, KeyboardInterrupt):
             self.write("\n")
-            self.session.cancellation.cancel()
+            # A task's question: its Ctrl-C stops the task; the turn's stops the turn.
+            said = interrupt_text(self.session.cancellation)
+            if said is not None:
+                self.say(said, fg="yellow")
             typed = ""
         answer = parse_answer(typed)
         if answer is Answer.ALWAYS:
@@ -321,7 +323,7 @@ class ChatLoop:
         cancellation = Cancellation()
         result = self.guard(
             lambda: session.send(text, cancellation=cancellation),
-            cancellation.cancel,
+            lambda: interrupt_text(cancellation),
             self._notify,
         )
         self.renderer.finish()
@@ -410,6 +412,13 @@ class ChatLoop:
         width = max(len(usage) for usage, _ in cmd.HELP)
         for usage, what in cmd.HELP:
             self.say(f"{usage:<{width}}  {what}")
+
+
+def interrupt_text(cancellation: Cancellation) -> str | None:
+    """One Ctrl-C in a turn: stop its running task (the notice saying so), or the turn
+    itself (None)."""
+    task = cancellation.interrupt()
+    return None if task is None else stopping_task(task.task_id, task.agent)
 
 
 _TONES: dict[str, dict[str, Any]] = {

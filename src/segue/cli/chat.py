@@ -103,7 +103,8 @@ def chat(
     One chat per workspace: a second chat on the same workspace says which process holds it.
 
     Ctrl-C stops a running turn at once (a streaming reply keeps what it said so far); steps
-    that settled stay on disk.
+    that settled stay on disk. While a sub-agent's task runs, Ctrl-C stops the task alone and
+    the turn goes on with its result; the next Ctrl-C stops the turn.
     Ctrl-C twice at the prompt leaves. With --tui the same chat runs full-screen (Escape
     also stops a turn; Ctrl-D or Ctrl-Q leaves).
     """

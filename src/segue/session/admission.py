@@ -36,31 +36,16 @@ from typing import Any, Protocol
 from segue.context.active import active_rows
 from segue.context.budget import Budget
 from segue.context.rollover import RolloverReason, rollover_batch
-from segue.errors import TurnCancelled, TurnPaused
+from segue.errors import TurnPaused
 from segue.history.protocol import TranscriptStore
 from segue.messages import Row
 from segue.plugins.hooks import HookSnapshot
 from segue.providers.request import ProviderRequest
+from segue.session.cancel import Cancellation as _Cancellation
 
 Checkpoint = Callable[[str], None]
-
-
-class Cancellation:
-    """A flag the edge sets (Ctrl-C); the engine checks it at safe points."""
-
-    def __init__(self) -> None:
-        self._cancelled = False
-
-    def cancel(self) -> None:
-        self._cancelled = True
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def check(self, where: str) -> None:
-        if self._cancelled:
-            raise TurnCancelled(f"cancelled {where}")
+#: The turn's cancel flag, with its tasks' flags (:mod:`segue.session.cancel`).
+Cancellation = _Cancellation
 
 
 def no_checkpoint(_phase: str) -> None:

@@ -12,11 +12,15 @@ What it takes from its parent:
 * the approval gate: the parent's mode, remembered rules and the person asked;
 * the model and provider (unless the child's agent names a model of its own), the working
   directory, the settings and the store;
-* the turn's cancel flag: stopping the parent's turn stops the child's (its settled steps
-  stay), and the parent's turn then stops at its own next check.
+* a cancel flag under the turn's (:meth:`~segue.session.cancel.Cancellation.task`):
+  stopping the parent's turn (``segue run``'s Ctrl-C, leaving a stream) stops the child's
+  too, and the parent's turn then stops at its own next check; a chat's first Ctrl-C while
+  the task runs stops the child alone (R40: its settled steps stay), and the parent's turn
+  reads that result and goes on.
 
 The result the parent's model reads is the child's final reply, with the ``taskId`` that
-``session_history`` takes as ``task_id`` to read the child's history.
+``session_history`` takes as ``task_id`` to read the child's history; a task stopped by the
+user says so (``task_stopped``), with what the child had said so far.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from segue.events import Event, TaskFinished, TaskStarted
 from segue.fsutil import file_error
 from segue.history.protocol import TranscriptStore
 from segue.policy import resolve_agent
+from segue.session.cancel import Cancellation
 from segue.session.result import TurnResult
 from segue.tools.base import tool_error
 from segue.workspace import Layout
@@ -39,6 +44,9 @@ from segue.workspace import Layout
 if TYPE_CHECKING:
     from segue.session.core import Session
     from segue.session.factory import Recipe
+
+#: Why a task ended when the user stopped it alone (its parent's turn goes on).
+STOPPED_BY_USER = "stopped by the user (Ctrl-C); the steps it settled are kept"
 
 
 class TaskRunner:
@@ -68,21 +76,33 @@ class TaskRunner:
         task_id = layout.workspace_id
         parent.on_event(TaskStarted(task_id, agent.name, prompt))
         status, reason, answer = "error", None, None
-        try:
-            answer = self._run(layout, agent.name, prompt)
-            status, reason = answer.status, answer.reason
-        except SegueError as exc:
-            reason = exc.message
-        finally:
-            # The transcript says how it ended; the link only summarizes it.
-            with contextlib.suppress(SegueError):
-                finish_child(layout, status)
+        with parent.cancellation.task(task_id, agent.name) as cancellation:
+            try:
+                answer = self._run(layout, agent.name, prompt, cancellation)
+                status, reason = answer.status, answer.reason
+            except SegueError as exc:
+                reason = exc.message
+            finally:
+                # The transcript says how it ended; the link only summarizes it.
+                with contextlib.suppress(SegueError):
+                    finish_child(layout, status)
+        # This task's own Ctrl-C: the child stopped, and the parent's turn goes on.
+        stopped = cancellation.stopped_alone and status != "completed"
+        if stopped:
+            reason = STOPPED_BY_USER
         rollovers = answer.rollovers if answer is not None else 0
         parent.on_event(TaskFinished(task_id, agent.name, status, reason, rollovers))
         common: dict[str, Any] = {"taskId": task_id, "agent": agent.name}
         if answer is not None and status == "completed":
             return {"ok": True, **common, "report": answer.text,
                     "windowId": answer.window_id, "rollovers": rollovers}
+        if stopped:
+            return {
+                "ok": False,
+                "error": {"code": "task_stopped", "message": _stopped_message(task_id)},
+                **common,
+                "report": answer.text if answer is not None and answer.text else None,
+            }
         return {
             "ok": False,
             "error": {"code": "task_incomplete",
@@ -91,7 +111,9 @@ class TaskRunner:
             "report": answer.text if answer is not None and answer.text else None,
         }
 
-    def _run(self, layout: Layout, agent_name: str, prompt: str) -> TurnResult:
+    def _run(
+        self, layout: Layout, agent_name: str, prompt: str, cancellation: Cancellation
+    ) -> TurnResult:
         from segue.session.factory import Parent, open_session
 
         parent, recipe = self.parent, self.recipe
@@ -110,9 +132,14 @@ class TaskRunner:
         )
         try:
             with child:
-                return child.send(prompt, cancellation=parent.cancellation)
+                return child.send(prompt, cancellation=cancellation)
         finally:
             _close_store(child.store)
+
+
+def _stopped_message(task_id: str) -> str:
+    return (f"the user stopped this task (Ctrl-C) before it finished; the steps it settled "
+            f"are kept: session_history with task_id {task_id!r} reads them")
 
 
 def _close_store(store: TranscriptStore) -> None:

@@ -17,8 +17,10 @@ thread. The view gives that loop its three edges:
 Invariants: the UI thread never waits for the engine (turns, commands and store reads all run
 in the worker); the worker reaches the UI only through ``call_from_thread``; Escape or Ctrl-C
 during a turn only sets the turn's Cancellation: a streaming reply stops at once (its text kept,
-R40), otherwise the engine stops at its next safe point, and every settled step stays on disk;
-quitting ends the loop through end of input, so a running turn is cancelled and stops cleanly
+R40), otherwise the engine stops at its next safe point, and every settled step stays on disk.
+While a task runs (R41) the status line names it, and the first Escape or Ctrl-C stops the
+task alone (the turn reads its result and goes on), the next one the turn. Quitting ends the
+loop through end of input, so a running turn (and its task) is cancelled and stops cleanly
 before the app is gone.
 """
 
@@ -38,8 +40,18 @@ from textual.widgets import Static
 
 from segue.chat import ChatLoop
 from segue.chat.approval import remembered
+from segue.chat.interrupt import OnInterrupt
 from segue.chat.loop import SessionSource
-from segue.events import AssistantText, Event, EventSink, StepUsage, ToolFinished, ToolStarted
+from segue.events import (
+    AssistantText,
+    Event,
+    EventSink,
+    StepUsage,
+    TaskFinished,
+    TaskStarted,
+    ToolFinished,
+    ToolStarted,
+)
 from segue.render.lines import Line, event_lines, machine
 from segue.session import Session
 from segue.tools.gate import Answer, ApprovalRequest
@@ -125,7 +137,10 @@ class ChatApp(App[int]):
         self._answers: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._lock = threading.Lock()
         #: While a turn runs: how to stop it and how to say so (from the loop's guard).
-        self._interrupt: tuple[Callable[[], None], Callable[[str], None]] | None = None
+        self._interrupt: tuple[OnInterrupt, Callable[[str], None]] | None = None
+        #: The task the turn is running (its id and agent), and whether it is stopping.
+        self._running_task: tuple[str, str] | None = None
+        self._task_stopping = False
         self._streamed: list[str] = []  # streamed text not drawn yet (under _lock)
         self._pending = ""  # the loop's output up to its next newline
         self._last_said = ""
@@ -171,7 +186,7 @@ class ChatApp(App[int]):
     def on_unmount(self) -> None:
         # However the app ends, the loop must too, or its thread would outlive the view.
         self._closing = True
-        self._cancel_turn()
+        self._cancel_turn(whole=True)
         self._typed.put(_Key.END_OF_INPUT)
         self._answers.put(False)
         self._approvals.put(Answer.NO)
@@ -218,7 +233,7 @@ class ChatApp(App[int]):
         self._to_app(self._take_output, text)
 
     def _guard(
-        self, work: Callable[[], T], on_interrupt: Callable[[], None], notify: Callable[[str], None]
+        self, work: Callable[[], T], on_interrupt: OnInterrupt, notify: Callable[[str], None]
     ) -> T:
         with self._lock:
             self._interrupt = (on_interrupt, notify)
@@ -272,6 +287,11 @@ class ChatApp(App[int]):
 
     def _show_event(self, event: Event) -> None:
         self._draw_streamed()
+        if isinstance(event, TaskStarted | TaskFinished):
+            started = isinstance(event, TaskStarted)
+            self._running_task = (event.task_id, event.agent) if started else None
+            self._task_stopping = False
+            self._show_status()
         if isinstance(event, ToolStarted | ToolFinished):
             self._activity = f"running {event.name}" if isinstance(event, ToolStarted) else (
                 "thinking")
@@ -315,6 +335,7 @@ class ChatApp(App[int]):
 
     def _set_busy(self, busy: bool) -> None:
         self._busy_since = self._clock() if busy else None
+        self._running_task = None
         self._activity = "thinking"
         self._show_status()
 
@@ -343,7 +364,13 @@ class ChatApp(App[int]):
         text = f"{self._meter} · {self._who}"
         if self._busy_since is not None:
             elapsed = int(self._clock() - self._busy_since)
-            text = f"● {self._activity} {elapsed}s (Esc stops) · {text}"
+            if self._running_task is not None:
+                task_id, agent = self._running_task
+                doing, keys = (("stopping", "Ctrl-C again stops the turn") if self._task_stopping
+                               else ("running", "Ctrl-C stops the task"))
+                text = f"● task {task_id} ({agent}) {doing} {elapsed}s · {keys} · {text}"
+            else:
+                text = f"● {self._activity} {elapsed}s (Esc stops) · {text}"
         self.query_one("#status", Static).update(text)
 
     def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:
@@ -356,18 +383,25 @@ class ChatApp(App[int]):
         self._typed.put(event.value)
         event.area.clear()
 
-    def _cancel_turn(self) -> bool:
+    def _cancel_turn(self, *, whole: bool = False) -> bool:
+        """Stop the running task, or the turn when none runs (``whole``: the turn, and so
+        its task, at once). False when no turn runs."""
         with self._lock:
             running = self._interrupt
         if running is None:
             return False
-        cancel, _notify = running
-        cancel()
+        interrupt, _notify = running
+        said = interrupt()
+        while whole and said is not None:
+            said = interrupt()  # the task is stopping; this one stops the turn
         if self._closing:
             return True  # the view is going away: nowhere to say so
+        if said is not None:
+            self._task_stopping = True
+            self._show_status()
         # As an aside: a note must not cut the reply being streamed into two entries.
         self._draw_streamed()
-        self.transcript.aside(machine(INTERRUPTING))
+        self.transcript.aside(machine(INTERRUPTING if said is None else said))
         return True
 
     def action_stop_turn(self) -> None:
@@ -379,5 +413,5 @@ class ChatApp(App[int]):
             self._typed.put(_Key.CTRL_C)
 
     def action_leave(self) -> None:
-        self._cancel_turn()
+        self._cancel_turn(whole=True)
         self._typed.put(_Key.END_OF_INPUT)
