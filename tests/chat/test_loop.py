@@ -227,7 +227,8 @@ def test_an_interrupted_turn_keeps_its_settled_step_and_the_prompt_returns(
 
 def test_a_quit_while_a_turn_stops_leaves_with_130(tmp_path: Path) -> None:
     def impatient(
-        work: Callable[[], T], on_interrupt: Callable[[], None], notify: Callable[[str], None]
+        work: Callable[[], T], on_interrupt: Callable[[], str | None],
+        notify: Callable[[str], None],
     ) -> T:
         on_interrupt()
         notify("interrupting")

@@ -70,18 +70,7 @@ def test_every_piece_of_a_substring_is_in_a_token(text: str, at: int, size: int)
         return
     held = {t.decode() for t in tokens(text)}
     for piece in pieces(query):
-        p, need = piece.text, piece.need
-
-        def fits(t: str) -> bool:
-            if need == Need.EXACT:
-                return t == p
-            if need == Need.PREFIX:
-                return t.startswith(p)
-            if need == Need.SUFFIX:
-                return t.endswith(p)
-            return p in t
-
-        assert any(fits(t) for t in held), (query, piece, held)
+        assert any(_fits(t, piece.text, piece.need) for t in held), (query, piece, held)
 
 
 _WORDS = ["zebracorn-4471", "AttributeError", "numpy_handler.py", "parseConfig(x)",
@@ -152,3 +141,14 @@ def test_a_query_inside_a_token_too_long_for_the_lexicon_is_found(tmp_path: Path
 def test_a_long_line_of_separators_holds_no_long_token() -> None:
     assert not holds_long_token([" " * 300, "(" * 300, "x"], 256)
     assert holds_long_token(["(" * 300 + "y" * 257], 256)
+
+
+def _fits(token: str, piece: str, need: Need) -> bool:
+    """Whether ``token`` holds ``piece`` as ``need`` asks."""
+    if need == Need.EXACT:
+        return token == piece
+    if need == Need.PREFIX:
+        return token.startswith(piece)
+    if need == Need.SUFFIX:
+        return token.endswith(piece)
+    return piece in token
