@@ -70,6 +70,19 @@ def _server() -> str | None:
     return cluster.new_database()
 
 
+def _other_database(url: str) -> str:
+    """A fresh database on the same server (for the rows measured without the search
+    indexes), its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    name = "segue_bench_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(urlsplit(url)._replace(path="/" + name))
+
+
 def _median_pair(a: Callable[[], object], b: Callable[[], object], runs: int) -> tuple[
     float, float, str
 ]:
@@ -244,6 +257,77 @@ def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
     return results
 
 
+MIGRATE_RUNS = 5
+
+
+def _drop_search_indexes(url: str) -> None:
+    """The schema without its GIN (search) indexes: what a migration costs apart from them."""
+    import psycopg
+
+    from segue.postgres.schema import ensure_schema
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        ensure_schema(conn)
+        names = conn.execute(
+            "SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+            " JOIN pg_am a ON a.oid = i.relam"
+            " WHERE x.indrelid = 'segue_rows'::regclass AND a.amname = 'gin'"
+        ).fetchall()
+        for (name,) in names:
+            conn.execute(f'DROP INDEX "{name}"')
+
+
+def _migrate(url: str, root: Path, rows: list[Row], *, label: str = "") -> list[Result]:
+    """``history migrate`` both ways, MB/s of transcript: JSONL -> PostgreSQL (COPY, the
+    derivation of each chunk while the server stores the last, the read-back check) and
+    PostgreSQL -> JSONL (one streamed COPY out, checked, written, fsync'd, read back)."""
+    from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
+
+    size = 200 * MB if SCALE == "large" else 20 * MB
+    src = root / f"migrate-src{label.replace(' ', '-')}"
+    src.mkdir()
+    data = src / "chat.jsonl"
+    with open(data, "wb") as f:
+        for chunk in _history(size, rows):
+            f.write(chunk)
+    total = data.stat().st_size / MB
+    to_pg: list[float] = []
+    to_jsonl: list[float] = []
+    for _ in range(MIGRATE_RUNS):
+        ws = "mig-" + uuid.uuid4().hex[:8]
+        layout = Layout(root / "migrate", ws)
+        layout.session_dir.mkdir(parents=True)
+        shutil.copyfile(data, layout.chat)
+        HistoryStore(layout).recover()
+        start = time.perf_counter()
+        jsonl_to_postgres(layout, url)
+        to_pg.append(total / (time.perf_counter() - start))
+        back = Layout(root / "migrate-back", ws)
+        start = time.perf_counter()
+        postgres_to_jsonl(url, back)
+        to_jsonl.append(total / (time.perf_counter() - start))
+        if back.chat.read_bytes() != layout.chat.read_bytes():
+            raise RuntimeError("history migrate: the round trip is not byte-exact")
+        shutil.rmtree(layout.session_dir)
+        shutil.rmtree(back.session_dir)
+    out = []
+    for name, rates in (("JSONL -> PostgreSQL", to_pg), ("PostgreSQL -> JSONL", to_jsonl)):
+        out.append(Result(
+            name=f"postgres: migrate {name}{label}, MB/s",
+            segue_seconds=statistics.median(rates),
+            baseline="target 30 MB/s",
+            baseline_seconds=30.0,
+            goal=">= 1x (the ratio is the rate over the target)",
+            ratio_meaning="higher",
+            unit="MB/s",
+            note=(
+                f"median of {MIGRATE_RUNS} runs of {total:.0f} MB, min-max "
+                f"{min(rates):.1f}-{max(rates):.1f} MB/s; verified, round trip byte-exact"
+            ),
+        ))
+    return out
+
+
 #: fleet sizes: writers x batches each (small by default: the machine is shared)
 FLEET_WRITERS = 32
 SHARED_WRITERS = 8
@@ -252,6 +336,7 @@ FLEET_RUNS = 5
 _SETTINGS = (
     "fsync", "synchronous_commit", "full_page_writes", "shared_buffers", "wal_level",
     "wal_sync_method", "wal_buffers", "commit_delay", "max_wal_size", "max_connections",
+    "default_toast_compression", "work_mem",
 )
 
 
@@ -493,9 +578,13 @@ def run() -> list[Result]:
     print(f"bench_postgres: {server_settings(url)}", file=sys.stderr)
     rows = _rows()
     root = Path(tempfile.mkdtemp(prefix="segue-bench-pg-"))
+    bare = _other_database(url)
+    _drop_search_indexes(bare)
     try:
         return [
             _append_latency(url, root, rows),
+            *_migrate(url, root, rows),
+            *_migrate(bare, root, rows, label=" (no search index)"),
             _follow(url, root),
             _four_writers(url, root),
             *_fleet(url, root),

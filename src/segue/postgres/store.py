@@ -60,6 +60,9 @@ from segue.postgres.append import (
     state_values,
 )
 from segue.postgres.append import copy_rows as _copy
+from segue.postgres.bulk import Loaded, chunks, fast_toast
+from segue.postgres.bulk import copy_in as _copy_in
+from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
 from segue.postgres.pool import shared_pool
 from segue.postgres.rows import ROOT_POS, like_pattern, prepare, searchable
@@ -362,36 +365,18 @@ class PostgresStore:
         self, lines: Iterable[tuple[Source, bytes]], next_sequence: int
     ) -> None:
         """Copy lines byte for byte into an empty workspace (``history migrate``): archive
-        lines first, then chat lines, and the sequence floor. One transaction, streamed."""
+        lines first, then chat lines, and the sequence floor. One transaction and one
+        binary COPY, streamed: each chunk is derived while the server stores the last."""
         with self._mutation("cannot load the transcript") as (conn, state):
-            if self._count(conn) != 0:
+            if self._has_rows(conn):
                 raise StoreError(
                     f"workspace {self.workspace_id} already has history in "
                     f"{redact(self.url)}; migrate into an empty workspace",
                     code="target_not_empty",
                 )
-            pos, off, window, win = state.next_pos, state.next_off, state.window_id, state.win
-            chat_pos: int | None = None
-            chunk: list[bytes] = []
-
-            def flush() -> None:
-                nonlocal pos, off, window, win
-                prepared, window, win = prepare(
-                    chunk, pos=pos, off=off, window_id=window, win=win
-                )
-                _copy(conn, self.workspace_id, prepared)
-                pos += len(chunk)
-                off += sum(len(raw) + 1 for raw in chunk)
-                chunk.clear()
-
-            for source, raw in lines:
-                if source == "chat" and chat_pos is None:
-                    flush()
-                    chat_pos = pos
-                chunk.append(raw)
-                if len(chunk) >= _FETCH:
-                    flush()
-            flush()
+            fast_toast(conn)
+            at = Loaded(state.next_pos, state.next_off, state.window_id, state.win)
+            _copy_in(conn, self.workspace_id, chunks(lines, at))
             conn.execute(
                 "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
                 " next_off = %s, chat_pos = %s, window_id = %s, agent_win = %s, derived = %s"
@@ -399,27 +384,35 @@ class PostgresStore:
                 (
                     new_epoch(),
                     max(next_sequence, state.next_sequence),
-                    pos,
-                    off,
-                    chat_pos if chat_pos is not None else pos,
-                    window,
-                    win,
+                    at.pos,
+                    at.off,
+                    at.chat_pos if at.chat_pos is not None else at.pos,
+                    at.window_id,
+                    at.win,
                     fingerprint(),
                     self.workspace_id,
                 ),
             )
             self._notify(conn)
         # A bulk load changes the table's statistics at once: refresh them so the planner
-        # uses the pg_trgm index for search right away instead of after autovacuum.
+        # uses the search index right away instead of after autovacuum.
         with translated("cannot analyze the transcript table", self.url), \
                 self._connection() as conn:
             conn.execute("ANALYZE segue_rows")
 
-    def _count(self, conn: psycopg.Connection[Any]) -> int:
+    def raw_lines(self) -> Iterator[tuple[Source, int, int | None, bytes]]:
+        """Every line as ``(source, offset, historySequence, exact bytes)``, oldest first,
+        from one snapshot, without parsing a row (``history migrate``); its ``verify``
+        problems are :class:`bulk.LineCheck`'s on this stream."""
+        with self.snapshot() as snap:
+            yield from _raw_lines(snap.conn, self.workspace_id, snap.state.chat_pos)
+
+    def _has_rows(self, conn: psycopg.Connection[Any]) -> bool:
         got = conn.execute(
-            "SELECT count(*) FROM segue_rows WHERE workspace = %s", (self.workspace_id,)
+            "SELECT EXISTS (SELECT 1 FROM segue_rows WHERE workspace = %s)",
+            (self.workspace_id,),
         ).fetchone()
-        return int(got[0]) if got is not None else 0
+        return bool(got is not None and got[0])
 
     # -- rewrites --------------------------------------------------------------------------------
 
