@@ -3,7 +3,6 @@ batches): one binary ``COPY`` each way, streamed.
 
 In: :func:`copy_in` writes prepared lines (``rows.Prepared``) through one ``COPY … FROM STDIN
 (FORMAT binary)``; the caller derives the next chunk while the server stores the last one.
-The column types come from the catalog once per copy, so the copy follows the table.
 :func:`chunks` is the pure part of a load: it cuts a stream of ``(source, raw)`` lines into
 prepared chunks at their final positions and offsets, and finds where ``chat`` starts.
 
@@ -35,6 +34,15 @@ CHUNK = 512
 COPY_COLUMNS = (
     "workspace", "pos", "off", "raw", "seq", "item", "marker", "window_id", "body", *COLUMNS,
 )
+#: each column's type in ``segue_rows`` (tests/postgres/test_append_function.py checks it
+#: against the catalog, so a column added without it fails there)
+COLUMN_TYPES = {
+    "workspace": "text", "pos": "bigint", "off": "bigint", "raw": "bytea", "seq": "bigint",
+    "item": "text", "marker": "boolean", "window_id": "text", "body": "text",
+    "kind": "smallint", "length": "integer", "win": "bigint", "wid": "bytea", "wkind": "text",
+    "aid": "bytea", "rid": "bytea", "role": "text", "ts": "bigint", "tools": "text",
+    "abody": "text", "risky": "boolean",
+}
 #: lz4 for this transaction's new long values when the server was built with it
 FAST_TOAST = (
     "SELECT set_config('default_toast_compression',"
@@ -53,21 +61,11 @@ def fast_toast(conn: psycopg.Connection[Any]) -> None:
     conn.execute(FAST_TOAST)
 
 
-def _types(conn: psycopg.Connection[Any]) -> list[str]:
-    got = dict(
-        conn.execute(
-            "SELECT attname, atttypid::regtype::text FROM pg_attribute"
-            " WHERE attrelid = 'segue_rows'::regclass AND attnum > 0 AND NOT attisdropped"
-        ).fetchall()
-    )
-    return [str(got[c]) for c in COPY_COLUMNS]
-
-
 def copy_in(
     conn: psycopg.Connection[Any], workspace: str, chunks: Iterable[Iterable[Prepared]]
 ) -> int:
     """Store every prepared line of ``chunks`` in one binary COPY; the number stored."""
-    types = _types(conn)
+    types = [COLUMN_TYPES[c] for c in COPY_COLUMNS]
     n = 0
     with conn.cursor() as cur, cur.copy(
         "COPY segue_rows (" + ", ".join(COPY_COLUMNS) + ") FROM STDIN (FORMAT binary)"
@@ -171,6 +169,6 @@ class LineCheck:
 
 
 __all__ = [
-    "CHUNK", "COPY_COLUMNS", "FAST_TOAST", "LineCheck", "Loaded", "chunks", "copy_in",
-    "fast_toast", "raw_lines", "row_values",
+    "CHUNK", "COLUMN_TYPES", "COPY_COLUMNS", "FAST_TOAST", "LineCheck", "Loaded", "chunks",
+    "copy_in", "fast_toast", "raw_lines", "row_values",
 ]

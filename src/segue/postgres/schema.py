@@ -20,6 +20,8 @@ Schema (version :data:`SCHEMA_VERSION`):
   text (R25) with its own ``pg_trgm`` index, and per workspace the agent's open window and
   the fingerprint of the code that derived the columns. The migration fills them in for
   the rows already stored (``derive.backfill``).
+* version 3 adds ``segue_append``, the server-side function that appends a batch in one
+  statement (``append_call``).
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -36,7 +38,7 @@ from segue.errors import StoreError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: advisory lock key (a constant outside the per-workspace key space's usual range) held
 #: while migrating
 _MIGRATE_KEY = 0x5E6E_0000
@@ -48,6 +50,12 @@ def _backfill(conn: psycopg.Connection[Any]) -> None:
     from segue.postgres.derive import backfill
 
     backfill(conn)
+
+
+def _append_function(conn: psycopg.Connection[Any]) -> None:
+    from segue.postgres.append_call import create_function
+
+    create_function(conn)
 
 
 _V1: tuple[Step, ...] = (
@@ -104,9 +112,11 @@ _V2: tuple[Step, ...] = (
     "CREATE INDEX IF NOT EXISTS segue_rows_item ON segue_rows (workspace, item)",
 )
 
+_V3: tuple[Step, ...] = (_append_function,)
+
 #: version -> steps (statements, or functions of the connection) taking the schema from
 #: version-1 to version
-MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2}
+MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def _psycopg() -> Any:

@@ -50,22 +50,21 @@ from segue.history.reports import RecoveryReport, VerifyReport
 from segue.history.scan import Source, StoredLine, parse_line
 from segue.messages import Row, encode_row
 from segue.postgres.append import (
-    GUARDED,
     PIPELINE_ROWS,
     UPDATE,
     WorkspaceState,
-    insert_values,
     plan,
     state_of,
     state_values,
 )
 from segue.postgres.append import copy_rows as _copy
+from segue.postgres.append_call import CALL, call_params
 from segue.postgres.bulk import Loaded, chunks, fast_toast
 from segue.postgres.bulk import copy_in as _copy_in
 from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
 from segue.postgres.pool import shared_pool
-from segue.postgres.rows import ROOT_POS, like_pattern, prepare, searchable
+from segue.postgres.rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
 from segue.postgres.schema import connect, ensure_schema, redact, translated
 from segue.postgres.snapshot import PgLine, PgSnapshot, chat_off
 
@@ -84,6 +83,17 @@ _STATE = (
     " FROM segue_workspaces WHERE workspace = %s"
 )
 _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
+#: one-statement attempts before an append takes the lock for its whole transaction
+_ATTEMPTS = 4
+#: the state given when there is none to plan from (its NULL epoch matches no workspace)
+_NO_STATE = WorkspaceState(None, 0, 0, 0, 0, "w:0", ROOT_POS, "")  # type: ignore[arg-type]
+
+
+def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> WorkspaceState | None:
+    """One ``segue_append`` call: None when the batch was stored, else the workspace's state
+    (nothing was written)."""
+    got = conn.execute(CALL, params).fetchone()
+    return None if got is None or got[0] is None else state_of(got)
 
 
 def lock_key(workspace_id: str) -> int:
@@ -228,17 +238,23 @@ class PostgresStore:
         lock timeout (set for this transaction only: no session state is left behind).
         Inside :meth:`locked` the holder's transaction has it already."""
         if self._held:
-            holder = self._holder
-            if holder is None or holder.closed or holder.broken:
-                # the lock died with its connection: what the caller holds it for can no
-                # longer be serialised
-                raise StoreError(
-                    f"lost the connection to the PostgreSQL store {redact(self.url)} while "
-                    "holding the workspace lock",
-                    code="store_unavailable",
-                )
+            self._check_holder()
             return
         self._take_lock(conn)
+
+    def _check_holder(self) -> None:
+        """Inside :meth:`locked`: the holder's connection still holds the lock."""
+        if not self._held:
+            return
+        holder = self._holder
+        if holder is None or holder.closed or holder.broken:
+            # the lock died with its connection: what the caller holds it for can no
+            # longer be serialised
+            raise StoreError(
+                f"lost the connection to the PostgreSQL store {redact(self.url)} while "
+                "holding the workspace lock",
+                code="store_unavailable",
+            )
 
     def _take_lock(self, conn: psycopg.Connection[Any]) -> None:
         import psycopg
@@ -291,51 +307,94 @@ class PostgresStore:
     def append(self, rows: Sequence[Row]) -> list[Row]:
         if not rows:
             return []
-        # Encode once without the lock to fail early on an unencodable row; the real batch
-        # is stamped inside the transaction.
-        encode_batch(rows)
         known = self._known
         self._known = None  # set again only by a commit this store saw succeed
-        if known is not None and len(rows) <= PIPELINE_ROWS:
-            with translated("cannot append to the transcript", self.url), \
-                    self._connection() as conn:
-                stored = self._append_known(conn, known, rows)
-            if stored is not None:
-                return stored
-        with self._mutation("cannot append to the transcript") as (conn, state):
-            stored, raws = self._stamped(rows, state)
-            after = self._insert(conn, state, raws, next_sequence=state.next_sequence + len(rows))
-        self._known = after
-        return stored
+        if len(rows) > PIPELINE_ROWS:
+            # Encode once without the lock to fail early on an unencodable row; the real
+            # batch is stamped inside the transaction.
+            encode_batch(rows)
+            with self._mutation("cannot append to the transcript") as (conn, state):
+                stored, raws = self._stamped(rows, state)
+                after = self._insert(
+                    conn, state, raws, next_sequence=state.next_sequence + len(rows)
+                )
+            self._known = after
+            return stored
+        done = self._append_call(rows, known)
+        return done if done is not None else self._append_locked(rows)
 
     def _stamped(self, rows: Sequence[Row], state: WorkspaceState) -> tuple[list[Row], list[bytes]]:
         stored = stamp(rows, state.next_sequence, self.workspace_id)
         data, _ = encode_batch(stored)
         return stored, data.split(b"\n")[:-1]
 
-    def _append_known(
-        self, conn: psycopg.Connection[Any], known: WorkspaceState, rows: Sequence[Row]
-    ) -> list[Row] | None:
-        """The append in three statements, from the state this store's last commit left:
-        the lock; a guarded update of the workspace row that fails unless the row still
-        holds exactly that state, with the notification; the rows. None when
-        another client changed the workspace meanwhile (nothing was written: the caller
-        takes the ordinary path, which reads the state under the lock)."""
+    def _call(
+        self,
+        conn: psycopg.Connection[Any],
+        rows: Sequence[Row],
+        known: WorkspaceState | None,
+        *,
+        lock: bool,
+    ) -> tuple[list[Row], WorkspaceState | None]:
+        """One call of ``segue_append`` for ``rows`` planned from ``known`` (None: no rows,
+        only the workspace's state). Returns the stored rows and None when the batch was
+        stored (``self._known`` is the state after it), else the state to plan from."""
         import psycopg
 
-        stored, raws = self._stamped(rows, known)
-        prepared, after = plan(
-            known, raws, next_sequence=known.next_sequence + len(rows)
+        stored: list[Row] = []
+        prepared: list[Prepared] = []
+        after = known
+        if known is not None:
+            stored, raws = self._stamped(rows, known)
+            prepared, after = plan(known, raws, next_sequence=known.next_sequence + len(rows))
+        if lock:
+            self._check_holder()
+        params = call_params(
+            self.workspace_id,
+            lock_key=self._key if lock and not self._held else None,
+            lock_timeout_ms=max(1, int(self.lock_timeout * 1000)),
+            channel=self._channel,
+            fresh_epoch=new_epoch(),
+            fresh_derived=fingerprint(),
+            known=known if known is not None else _NO_STATE,
+            after=after if after is not None else _NO_STATE,
+            lines=prepared,
         )
         try:
-            with conn.transaction():
-                self._xact_lock(conn)
-                conn.execute(GUARDED, (*state_values(after), self.workspace_id,
-                                        *state_values(known), self._channel))
-                insert_values(conn, self.workspace_id, prepared)
-        except psycopg.errors.UndefinedObject:
-            return None  # the guard: the workspace moved on since this store last wrote
-        self._known = after
+            moved = call_append(conn, params)
+        except psycopg.errors.LockNotAvailable:
+            raise LockTimeout(self._lock_name(), self.lock_timeout) from None
+        if moved is None and after is not None:
+            self._known = after
+        return stored, moved
+
+    def _append_call(self, rows: Sequence[Row], known: WorkspaceState | None) -> list[Row] | None:
+        """The append in one statement per attempt, planned from the state this store's
+        last commit left (or, the first time, the state the first call reads). Each miss
+        (another client moved the workspace on) wrote nothing and returns the state under
+        the lock to plan again from; None after :data:`_ATTEMPTS` misses (the caller takes
+        the lock for the whole transaction)."""
+        state = known
+        with translated("cannot append to the transcript", self.url), \
+                self._connection() as conn:
+            for _ in range(_ATTEMPTS):
+                stored, moved = self._call(conn, rows, state, lock=True)
+                if moved is None and state is not None:
+                    return stored
+                state = moved
+        return None
+
+    def _append_locked(self, rows: Sequence[Row]) -> list[Row]:
+        """The append with the workspace lock held for its whole transaction: read the
+        state under it, then store the batch planned from it (the guard cannot miss)."""
+        with translated("cannot append to the transcript", self.url), \
+                self._connection() as conn, conn.transaction():
+            _, state = self._call(conn, rows, None, lock=True)
+            if state is None:
+                raise StoreError("the workspace row vanished under its lock")
+            stored, missed = self._call(conn, rows, state, lock=False)
+            if missed is not None:
+                raise StoreError("the workspace moved on under its lock")
         return stored
 
     def _insert(
