@@ -6,7 +6,7 @@ The function, in this order and in the statement's own transaction: takes the wo
 advisory lock (unless the caller's :meth:`PostgresStore.locked` holder has it) with the
 store's lock timeout (a setting of this transaction only); updates the workspace row from
 the state the batch was planned from to the state after it, guarded by that whole state;
-and only when the guard held inserts the rows (one array per column) and sends the
+and only when the guard held inserts the rows (one JSON array) and sends the
 workspace's ``NOTIFY``. When the guard fails (another client moved the workspace on, or it
 has no row yet: then it creates it) nothing is written and it returns the workspace's
 state as read under the lock, which the caller plans the batch again from; on success it
@@ -41,30 +41,37 @@ _ARGS: tuple[tuple[str, str], ...] = (
     *_HEAD,
     *((f"o_{c}", _STATE_TYPES[c]) for c in STATE_COLUMNS),
     *((f"n_{c}", _STATE_TYPES[c]) for c in STATE_COLUMNS),
-    *((f"r_{c}", COLUMN_TYPES[c] + "[]") for c in _ROW_COLUMNS),
+    ("batch", "json"),
 )
+#: the rows travel as one JSON array of objects (one parameter: a fraction of the client's
+#: work of adapting an array per column), bytea values as hex
+_BYTEA = frozenset(c for c in _ROW_COLUMNS if COLUMN_TYPES[c] == "bytea")
 
 
-def function_ddl() -> str:
+def function_ddl(*, lz4: bool = False) -> str:
     """``CREATE OR REPLACE FUNCTION segue_append(…)`` for the columns of this code (built
-    from this package's constants only)."""
+    from this package's constants only); ``lz4``: long values are compressed with lz4 (the
+    server has it), a setting of the call's transaction only."""
     args = ", ".join(f"{name} {typ}" for name, typ in _ARGS)
     sets = ", ".join(f"{c} = n_{c}" for c in STATE_COLUMNS)
     guard = " AND ".join(f"{c} = o_{c}" for c in STATE_COLUMNS)
     cols = ", ".join(COPY_COLUMNS)
-    arrays = ", ".join(f"r_{c}" for c in _ROW_COLUMNS)
+    picked = ", ".join(f"decode(r.{c}, 'hex')" if c in _BYTEA else f"r.{c}" for c in _ROW_COLUMNS)
+    record = ", ".join(f"{c} {'text' if c in _BYTEA else COLUMN_TYPES[c]}" for c in _ROW_COLUMNS)
     return (
         f"CREATE OR REPLACE FUNCTION segue_append({args}) RETURNS segue_workspaces"  # noqa: S608
         " LANGUAGE plpgsql AS $fn$\n"
         "DECLARE\n  found_state segue_workspaces;\n"
         "BEGIN\n"
-        "  IF lock_key IS NOT NULL THEN\n"
+        + ("  PERFORM set_config('default_toast_compression', 'lz4', true);\n" if lz4 else "")
+        + "  IF lock_key IS NOT NULL THEN\n"  # noqa: S608
         "    PERFORM set_config('lock_timeout', lock_timeout, true);\n"
         "    PERFORM pg_advisory_xact_lock(lock_key);\n"
         "  END IF;\n"
         f"  UPDATE segue_workspaces SET {sets} WHERE workspace = ws AND {guard};\n"
         "  IF FOUND THEN\n"
-        f"    INSERT INTO segue_rows ({cols}) SELECT ws, * FROM unnest({arrays});\n"
+        f"    INSERT INTO segue_rows ({cols}) SELECT ws, {picked}"
+        f" FROM json_to_recordset(batch) AS r({record});\n"
         "    PERFORM pg_notify(channel, '');\n"
         "    RETURN NULL;\n"
         "  END IF;\n"
@@ -78,7 +85,10 @@ def function_ddl() -> str:
 
 def create_function(conn: psycopg.Connection[Any]) -> None:
     """The migration step: (re)create ``segue_append``."""
-    conn.execute(function_ddl())
+    got = conn.execute(
+        "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
+    ).fetchone()
+    conn.execute(function_ddl(lz4=bool(got and got[0])))
 
 
 #: the call; every argument cast to its type (a list of Python ints is no bigint[] else)
@@ -102,13 +112,16 @@ def call_params(
     lines: Sequence[Prepared],
 ) -> tuple[Any, ...]:
     """The arguments of :data:`CALL` for a batch planned from ``known`` to ``after``."""
-    rows = [row_values(workspace, p)[1:] for p in lines]
-    columns = [list(col) for col in zip(*rows, strict=True)] if rows else [
-        [] for _ in _ROW_COLUMNS
+    import msgspec
+
+    batch = [
+        {c: v.hex() if c in _BYTEA and v is not None else v
+         for c, v in zip(_ROW_COLUMNS, row_values(workspace, p)[1:], strict=True)}
+        for p in lines
     ]
     return (
         workspace, lock_key, f"{lock_timeout_ms}ms", channel, fresh_epoch, fresh_derived,
-        *state_values(known), *state_values(after), *columns,
+        *state_values(known), *state_values(after), msgspec.json.encode(batch).decode(),
     )
 
 
