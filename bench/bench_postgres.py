@@ -26,7 +26,8 @@ Each figure is the median of at least 5 interleaved runs, with the min-max in th
 server's settings (fsync, synchronous_commit, shared_buffers, WAL) are printed with the rows.
 The machine these figures come from is shared (2 cores, other work running): expect noise,
 and more so in the fleet rows, where 32 processes share those cores with the server.
-The server: ``SEGUE_BENCH_PG_URL`` when set (a database the benchmark may write to), else a
+``SEGUE_BENCH_PG_ROWS=append,migrate,follow,writers,fleet,search`` runs only those groups of
+rows. The server: ``SEGUE_BENCH_PG_URL`` when set (a database the benchmark may write to), else a
 throwaway cluster started with the test suite's helper (initdb under /tmp, fsync on). Without
 PostgreSQL binaries or psycopg, the rows are skipped with a message.
 """
@@ -672,18 +673,28 @@ def run() -> list[Result]:
     root = Path(tempfile.mkdtemp(prefix="segue-bench-pg-"))
     bare = _other_database(url)
     _drop_search_indexes(bare)
-    try:
-        return [
+    groups: dict[str, Callable[[], list[Result]]] = {
+        "append": lambda: [
             _append_latency(url, root, rows),
             _append_latency(bare, root, rows, label=" (no search index)"),
+        ],
+        "migrate": lambda: [
             *_migrate(url, root, rows),
             *_migrate(bare, root, rows, label=" (no search index)"),
-            _follow(url, root),
-            _four_writers(url, root),
-            *_fleet(url, root),
-            *_fleet(bare, root, label=" (no search index)"),
-            *_search(url, root, rows),
-        ]
+        ],
+        "follow": lambda: [_follow(url, root)],
+        "writers": lambda: [_four_writers(url, root)],
+        "fleet": lambda: [*_fleet(url, root), *_fleet(bare, root, label=" (no search index)")],
+        "search": lambda: _search(url, root, rows),
+    }
+    wanted = os.environ.get("SEGUE_BENCH_PG_ROWS", "").split(",")
+    wanted = [w for w in (x.strip() for x in wanted) if w] or list(groups)
+    unknown = [w for w in wanted if w not in groups]
+    if unknown:
+        raise SystemExit(f"SEGUE_BENCH_PG_ROWS: unknown group(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(groups)}")
+    try:
+        return [r for w in wanted for r in groups[w]()]
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
