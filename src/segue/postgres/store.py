@@ -23,11 +23,12 @@ Invariants (the JSONL store's, kept with the database's own tools):
   on its own (and skips the lock its holder has). No session state outlives a transaction
   (no session lock, no ``SET``, no prepared statement), so the store works behind PgBouncer
   in transaction mode, and stores may share a pool (:func:`shared_pool`).
-* An append planned from the state this store's own last commit left runs in three
-  statements (the lock; an update of the workspace row guarded by that whole state, which
-  fails when another client moved the workspace on, with the ``NOTIFY``; one multi-row
-  INSERT); a failed guard leaves nothing and the ordinary path reads the state under the
-  lock. Each commit sends ``NOTIFY`` on the workspace's channel (``history follow``).
+* An append of up to ``PIPELINE_ROWS`` rows planned from the state this store's own last
+  commit left is one statement, ``segue_append`` (``append_call``: the lock, the workspace
+  row's update guarded by that whole state, the rows, the ``NOTIFY``, in the statement's
+  own transaction); a failed guard leaves nothing and the append then holds the lock for
+  a whole transaction, reading the state under it. Larger batches go through COPY under
+  the lock. Each commit sends ``NOTIFY`` on the workspace's channel (``history follow``).
 * Reads run in a REPEATABLE READ, read-only transaction on a connection of their own, so a
   listing sees one consistent history however long it takes to consume.
 """
