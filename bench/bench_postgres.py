@@ -1,14 +1,19 @@
 """The PostgreSQL store against the JSONL store, side by side in one process.
 
 * Append latency: the same 3-row batches, durable on both sides (the JSONL store fsyncs; the
-  server runs with ``fsync = on`` and a synchronous commit).
+  server runs with ``fsync = on`` and a synchronous commit), with the CPU each append costs
+  in the client and in the server; again in a database without the search (GIN) indexes,
+  to show what maintaining them costs.
+* ``history migrate`` both ways, MB/s, with and without the search indexes.
 * Appends per second from 4 processes on one workspace (4 x N batches, wall time).
 * ``history follow``: from an append's return to its line on a follower's output, on
   PostgreSQL (LISTEN/NOTIFY) and on JSONL (inotify).
 * A fleet: 32 writer processes, one workspace each, on one server (batches/s together and
   the p99 of each append's latency), and 8 writers sharing one workspace (throughput); after
   each run every workspace is read back: no batch lost, each writer's batches in its order,
-  ``historySequence`` strictly increasing. The writers are this module run as a script
+  ``historySequence`` strictly increasing; the CPU per batch in the writers and in the
+  server, and the rate that CPU allows on this machine's cores; the 32 writers again
+  without the search indexes. The writers are this module run as a script
   (``python -m bench.bench_postgres writer …``); they connect first and start together.
 * ``segue history search`` of a rare word: the ``pg_trgm`` index vs a scan of the JSONL
   transcript, at 20 MB of history (1 GB with ``SEGUE_BENCH_SCALE=large``).
@@ -21,7 +26,8 @@ Each figure is the median of at least 5 interleaved runs, with the min-max in th
 server's settings (fsync, synchronous_commit, shared_buffers, WAL) are printed with the rows.
 The machine these figures come from is shared (2 cores, other work running): expect noise,
 and more so in the fleet rows, where 32 processes share those cores with the server.
-The server: ``SEGUE_BENCH_PG_URL`` when set (a database the benchmark may write to), else a
+``SEGUE_BENCH_PG_ROWS=append,migrate,follow,writers,fleet,search`` runs only those groups of
+rows. The server: ``SEGUE_BENCH_PG_URL`` when set (a database the benchmark may write to), else a
 throwaway cluster started with the test suite's helper (initdb under /tmp, fsync on). Without
 PostgreSQL binaries or psycopg, the rows are skipped with a message.
 """
@@ -39,6 +45,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import SCALE, Result
@@ -50,6 +57,45 @@ from segue.workspace import Layout
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1 << 20
 RUNS = 7
+
+
+#: the data directory of the throwaway cluster (None: a server given by URL, elsewhere)
+_DATA: list[Path] = []
+
+
+def _proc_times(pid: int) -> tuple[int, list[int]]:
+    with open(f"/proc/{pid}/stat") as f:
+        text = f.read()
+    fields = text[text.rindex(")") + 2:].split()
+    return int(fields[1]), [int(x) for x in fields[11:15]]
+
+
+def server_cpu() -> float | None:
+    """CPU seconds the throwaway cluster's processes used so far (the postmaster, its
+    children, and the children it reaped); None for a server elsewhere or without /proc."""
+    if not _DATA:
+        return None
+    try:
+        postmaster = int((_DATA[0] / "postmaster.pid").read_text().split()[0])
+        total = sum(_proc_times(postmaster)[1])
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    parent, times = _proc_times(int(entry))
+                except OSError:
+                    continue
+                if parent == postmaster:
+                    total += times[0] + times[1]
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_note(client: float, server: float | None, n: int, what: str = "batch") -> str:
+    shown = f"client {client / n * 1e3:.2f} ms"
+    if server is not None:
+        shown += f", server {server / n * 1e3:.2f} ms"
+    return f"CPU per {what}: {shown}"
 
 
 def _server() -> str | None:
@@ -67,7 +113,21 @@ def _server() -> str | None:
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         print(f"bench_postgres: skipped, no PostgreSQL server ({exc})", file=sys.stderr)
         return None
+    _DATA.append(cluster.data)
     return cluster.new_database()
+
+
+def _other_database(url: str) -> str:
+    """A fresh database on the same server (for the rows measured without the search
+    indexes), its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    name = "segue_bench_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(urlsplit(url)._replace(path="/" + name))
 
 
 def _median_pair(a: Callable[[], object], b: Callable[[], object], runs: int) -> tuple[
@@ -102,26 +162,44 @@ def _batch(rows: list[Row], i: int) -> list[Row]:
     return [rows[(i * 3 + k) % len(rows)] for k in range(3)]
 
 
-def _append_latency(url: str, root: Path, rows: list[Row]) -> Result:
+def _append_latency(url: str, root: Path, rows: list[Row], *, label: str = "") -> Result:
     from segue.postgres.store import PostgresStore
 
-    disk = HistoryStore(Layout(root / "lat", "bench"))
+    disk = HistoryStore(Layout(root / f"lat{len(label)}", "bench"))
     counter = itertools.count()
+    spent = {"pg": 0.0, "disk": 0.0}
+
+    def timed(key: str, fn: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            start = time.process_time()
+            try:
+                return fn()
+            finally:
+                spent[key] += time.process_time() - start
+        return run
+
+    runs = max(RUNS, 31)
     with PostgresStore(url, "lat-" + uuid.uuid4().hex[:8]) as pg:
         pg.append(_batch(rows, 0))  # connect and create the schema outside the timing
         disk.append(_batch(rows, 0))
+        before = server_cpu()
         t_pg, t_disk, note = _median_pair(
-            lambda: pg.append(_batch(rows, next(counter))),
-            lambda: disk.append(_batch(rows, next(counter))),
-            runs=max(RUNS, 31),
+            timed("pg", lambda: pg.append(_batch(rows, next(counter)))),
+            timed("disk", lambda: disk.append(_batch(rows, next(counter)))),
+            runs=runs,
         )
+        after = server_cpu()
+    server = after - before if after is not None and before is not None else None
     return Result(
-        name="postgres: durable append, 3 rows",
+        name=f"postgres: durable append, 3 rows{label}",
         segue_seconds=t_pg,
         baseline="JSONL store durable append",
         baseline_seconds=t_disk,
         goal="<= 2x (both fsync'd: the commit is an fsync too)",
-        note=note,
+        note=(
+            f"{note}; {_cpu_note(spent['pg'], server, runs, 'append')} "
+            f"(JSONL: client {spent['disk'] / runs * 1e3:.2f} ms)"
+        ),
     )
 
 
@@ -244,6 +322,77 @@ def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
     return results
 
 
+MIGRATE_RUNS = 5
+
+
+def _drop_search_indexes(url: str) -> None:
+    """The schema without its GIN (search) indexes: what a migration costs apart from them."""
+    import psycopg
+
+    from segue.postgres.schema import ensure_schema
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        ensure_schema(conn)
+        names = conn.execute(
+            "SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+            " JOIN pg_am a ON a.oid = i.relam"
+            " WHERE x.indrelid = 'segue_rows'::regclass AND a.amname = 'gin'"
+        ).fetchall()
+        for (name,) in names:
+            conn.execute(f'DROP INDEX "{name}"')
+
+
+def _migrate(url: str, root: Path, rows: list[Row], *, label: str = "") -> list[Result]:
+    """``history migrate`` both ways, MB/s of transcript: JSONL -> PostgreSQL (COPY, the
+    derivation of each chunk while the server stores the last, the read-back check) and
+    PostgreSQL -> JSONL (one streamed COPY out, checked, written, fsync'd, read back)."""
+    from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
+
+    size = 200 * MB if SCALE == "large" else 20 * MB
+    src = root / f"migrate-src{label.replace(' ', '-')}"
+    src.mkdir()
+    data = src / "chat.jsonl"
+    with open(data, "wb") as f:
+        for chunk in _history(size, rows):
+            f.write(chunk)
+    total = data.stat().st_size / MB
+    to_pg: list[float] = []
+    to_jsonl: list[float] = []
+    for _ in range(MIGRATE_RUNS):
+        ws = "mig-" + uuid.uuid4().hex[:8]
+        layout = Layout(root / "migrate", ws)
+        layout.session_dir.mkdir(parents=True)
+        shutil.copyfile(data, layout.chat)
+        HistoryStore(layout).recover()
+        start = time.perf_counter()
+        jsonl_to_postgres(layout, url)
+        to_pg.append(total / (time.perf_counter() - start))
+        back = Layout(root / "migrate-back", ws)
+        start = time.perf_counter()
+        postgres_to_jsonl(url, back)
+        to_jsonl.append(total / (time.perf_counter() - start))
+        if back.chat.read_bytes() != layout.chat.read_bytes():
+            raise RuntimeError("history migrate: the round trip is not byte-exact")
+        shutil.rmtree(layout.session_dir)
+        shutil.rmtree(back.session_dir)
+    out = []
+    for name, rates in (("JSONL -> PostgreSQL", to_pg), ("PostgreSQL -> JSONL", to_jsonl)):
+        out.append(Result(
+            name=f"postgres: migrate {name}{label}, MB/s",
+            segue_seconds=statistics.median(rates),
+            baseline="target 30 MB/s",
+            baseline_seconds=30.0,
+            goal=">= 1x (the ratio is the rate over the target)",
+            ratio_meaning="higher",
+            unit="MB/s",
+            note=(
+                f"median of {MIGRATE_RUNS} runs of {total:.0f} MB, min-max "
+                f"{min(rates):.1f}-{max(rates):.1f} MB/s; verified, round trip byte-exact"
+            ),
+        ))
+    return out
+
+
 #: fleet sizes: writers x batches each (small by default: the machine is shared)
 FLEET_WRITERS = 32
 SHARED_WRITERS = 8
@@ -252,6 +401,7 @@ FLEET_RUNS = 5
 _SETTINGS = (
     "fsync", "synchronous_commit", "full_page_writes", "shared_buffers", "wal_level",
     "wal_sync_method", "wal_buffers", "commit_delay", "max_wal_size", "max_connections",
+    "default_toast_compression", "work_mem",
 )
 
 
@@ -273,7 +423,7 @@ def _writer_main(argv: list[str]) -> int:
     """``writer URL WORKSPACE TAG BATCHES GO_FILE OUT_FILE``: connect, say ready (OUT_FILE
     gets ``ready``), wait for GO_FILE, append BATCHES 3-row batches of realistic rows with
     ids ``TAG-<batch>-<k>``, then write each append's start and end (perf_counter) to
-    OUT_FILE."""
+    OUT_FILE, and a last line ``cpu SECONDS``: the process's CPU time over the appends."""
     import msgspec
 
     from segue.postgres.store import PostgresStore
@@ -287,6 +437,7 @@ def _writer_main(argv: list[str]) -> int:
     while not os.path.exists(go):
         time.sleep(0.001)
     times: list[tuple[float, float]] = []
+    cpu = time.process_time()
     for b in range(int(batches)):
         batch = [
             msgspec.structs.replace(r, id=f"{tag}-{b}-{k}")
@@ -295,16 +446,23 @@ def _writer_main(argv: list[str]) -> int:
         start = time.perf_counter()
         store.append(batch)
         times.append((start, time.perf_counter()))
+    cpu = time.process_time() - cpu
     store.close()
-    Path(out).write_text("".join(f"{a!r} {e!r}\n" for a, e in times))
+    Path(out).write_text("".join(f"{a!r} {e!r}\n" for a, e in times) + f"cpu {cpu!r}\n")
     return 0
 
 
-def _fleet_run(
-    url: str, root: Path, workspaces: list[str], batches: int
-) -> tuple[float, list[float]]:
-    """One run: a writer per entry of ``workspaces``; (wall seconds from the first append to
-    the last, every append's latency). Raises when a batch is lost or out of order."""
+@dataclass
+class FleetRun:
+    wall: float  # seconds from the first append to the last
+    latencies: list[float]  # every append's
+    client_cpu: float  # the writers' CPU seconds over their appends
+    server_cpu: float | None  # the server's CPU seconds from the start to the end
+
+
+def _fleet_run(url: str, root: Path, workspaces: list[str], batches: int) -> FleetRun:
+    """One run: a writer per entry of ``workspaces``. Raises when a batch is lost or out
+    of order."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
     go = root / f"go-{uuid.uuid4().hex[:8]}"
     outs = [root / f"out-{go.name}-{i}" for i in range(len(workspaces))]
@@ -321,21 +479,24 @@ def _fleet_run(
             if any(p.poll() not in (None, 0) for p in procs):
                 raise RuntimeError("a fleet writer failed to start")
             time.sleep(0.01)
+        before = server_cpu()
         go.touch()
         for p in procs:
             if p.wait() != 0:
                 raise RuntimeError("a fleet writer failed")
+        after = server_cpu()
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    spans = [
-        [tuple(map(float, line.split())) for line in o.read_text().splitlines()] for o in outs
-    ]
+    texts = [o.read_text().splitlines() for o in outs]
+    spans = [[tuple(map(float, line.split())) for line in lines[:-1]] for lines in texts]
+    client = sum(float(lines[-1].split()[1]) for lines in texts)
     latencies = [end - start for times in spans for start, end in times]
     wall = max(t[-1][1] for t in spans) - min(t[0][0] for t in spans)
     _check_fleet(url, workspaces, batches)
-    return wall, latencies
+    server = after - before if after is not None and before is not None else None
+    return FleetRun(wall, latencies, client, server)
 
 
 def _check_fleet(url: str, workspaces: list[str], batches: int) -> None:
@@ -368,29 +529,40 @@ def _p99(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
-def _fleet(url: str, root: Path) -> list[Result]:
+def _fleet(url: str, root: Path, *, label: str = "") -> list[Result]:
+    """The fleet rows; with a ``label`` (another database) only the 32 writers' two rows."""
     total = FLEET_WRITERS * FLEET_BATCHES
-    rates: list[float] = []
-    p99s: list[float] = []
-    shared_rates: list[float] = []
-    shared_p99s: list[float] = []
+    own_runs: list[FleetRun] = []
+    shared_runs: list[FleetRun] = []
     for run in range(FLEET_RUNS):
         own = [f"fleet-{run}-{i}-{uuid.uuid4().hex[:6]}" for i in range(FLEET_WRITERS)]
-        wall, lat = _fleet_run(url, root, own, FLEET_BATCHES)
-        rates.append(total / wall)
-        p99s.append(_p99(lat))
-        shared = [f"shared-{run}-{uuid.uuid4().hex[:6]}"] * SHARED_WRITERS
-        wall, lat = _fleet_run(url, root, shared, FLEET_BATCHES)
-        shared_rates.append(SHARED_WRITERS * FLEET_BATCHES / wall)
-        shared_p99s.append(_p99(lat))
+        own_runs.append(_fleet_run(url, root, own, FLEET_BATCHES))
+        if not label:
+            shared = [f"shared-{run}-{uuid.uuid4().hex[:6]}"] * SHARED_WRITERS
+            shared_runs.append(_fleet_run(url, root, shared, FLEET_BATCHES))
+    rates = [total / r.wall for r in own_runs]
+    p99s = [_p99(r.latencies) for r in own_runs]
+    shared_rates = [SHARED_WRITERS * FLEET_BATCHES / r.wall for r in shared_runs]
+    shared_p99s = [_p99(r.latencies) for r in shared_runs]
 
     def span(values: list[float], scale: float = 1.0, fmt: str = ".0f") -> str:
         return f"{min(values) * scale:{fmt}}-{max(values) * scale:{fmt}}"
 
+    def cpu(runs: list[FleetRun], n: int) -> str:
+        client = statistics.median(r.client_cpu for r in runs)
+        servers = [r.server_cpu for r in runs if r.server_cpu is not None]
+        server = statistics.median(servers) if servers else None
+        note = _cpu_note(client, server, n)
+        if server is not None:
+            cores = os.cpu_count() or 1
+            note += (f"; all {cores} cores doing nothing else would give at most "
+                     f"{cores * n / (client + server):.0f} batches/s")
+        return note
+
     checked = "every batch read back whole, in order, sequences strictly increasing"
-    return [
+    rows = [
         Result(
-            name=f"postgres: {FLEET_WRITERS} writers, a workspace each, batches/s",
+            name=f"postgres: {FLEET_WRITERS} writers, a workspace each{label}, batches/s",
             segue_seconds=statistics.median(rates),
             baseline="target 2,000 batches/s together",
             baseline_seconds=2000.0,
@@ -399,17 +571,22 @@ def _fleet(url: str, root: Path) -> list[Result]:
             unit="batches/s",
             note=(
                 f"median of {FLEET_RUNS} runs of {FLEET_WRITERS} x {FLEET_BATCHES} 3-row "
-                f"batches, min-max {span(rates)} batches/s; {checked}"
+                f"batches, min-max {span(rates)} batches/s; {cpu(own_runs, total)}; {checked}"
             ),
         ),
         Result(
-            name=f"postgres: {FLEET_WRITERS} writers, p99 append latency",
+            name=f"postgres: {FLEET_WRITERS} writers{label}, p99 append latency",
             segue_seconds=statistics.median(p99s),
             baseline="target 50 ms",
             baseline_seconds=0.050,
             goal="<= 1x",
             note=f"median of {FLEET_RUNS} runs' p99, min-max {span(p99s, 1e3, '.1f')} ms",
         ),
+    ]
+    if label:
+        return rows
+    return [
+        *rows,
         Result(
             name=f"postgres: {SHARED_WRITERS} writers on one workspace, batches/s",
             segue_seconds=statistics.median(shared_rates),
@@ -420,7 +597,8 @@ def _fleet(url: str, root: Path) -> list[Result]:
             unit="batches/s",
             note=(
                 f"median of {FLEET_RUNS}, min-max {span(shared_rates)} batches/s, p99 "
-                f"{statistics.median(shared_p99s) * 1e3:.1f} ms; {checked}"
+                f"{statistics.median(shared_p99s) * 1e3:.1f} ms; "
+                f"{cpu(shared_runs, SHARED_WRITERS * FLEET_BATCHES)}; {checked}"
             ),
         ),
     ]
@@ -493,14 +671,30 @@ def run() -> list[Result]:
     print(f"bench_postgres: {server_settings(url)}", file=sys.stderr)
     rows = _rows()
     root = Path(tempfile.mkdtemp(prefix="segue-bench-pg-"))
-    try:
-        return [
+    bare = _other_database(url)
+    _drop_search_indexes(bare)
+    groups: dict[str, Callable[[], list[Result]]] = {
+        "append": lambda: [
             _append_latency(url, root, rows),
-            _follow(url, root),
-            _four_writers(url, root),
-            *_fleet(url, root),
-            *_search(url, root, rows),
-        ]
+            _append_latency(bare, root, rows, label=" (no search index)"),
+        ],
+        "migrate": lambda: [
+            *_migrate(url, root, rows),
+            *_migrate(bare, root, rows, label=" (no search index)"),
+        ],
+        "follow": lambda: [_follow(url, root)],
+        "writers": lambda: [_four_writers(url, root)],
+        "fleet": lambda: [*_fleet(url, root), *_fleet(bare, root, label=" (no search index)")],
+        "search": lambda: _search(url, root, rows),
+    }
+    wanted = os.environ.get("SEGUE_BENCH_PG_ROWS", "").split(",")
+    wanted = [w for w in (x.strip() for x in wanted) if w] or list(groups)
+    unknown = [w for w in wanted if w not in groups]
+    if unknown:
+        raise SystemExit(f"SEGUE_BENCH_PG_ROWS: unknown group(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(groups)}")
+    try:
+        return [r for w in wanted for r in groups[w]()]
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

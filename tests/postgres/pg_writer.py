@@ -29,18 +29,34 @@ from tests.history.writer import batch_rows
 
 
 def _pause_inside(pause: Path) -> None:
-    """Stop for ever right after a batch's rows are written, inside its open transaction,
-    on either append path (the locked one, and the guarded one a store takes once it knows
-    the workspace's state)."""
-    for name in ("_copy", "insert_values"):
-        real = getattr(postgres, name)
+    """Stop for ever right after a batch's rows are written, inside its open transaction:
+    the append takes the path that holds the lock for a whole transaction (the one-statement
+    path has no instant between its rows and its commit), and stops after the call that
+    stored the rows (a small batch) or after their COPY (a large one)."""
+    def wait_there() -> None:
+        pause.touch()
+        threading.Event().wait()  # killed here, inside the open transaction
 
-        def write_then_wait(*args: Any, real: Any = real) -> None:
-            real(*args)
-            pause.touch()
-            threading.Event().wait()  # killed here, inside the open transaction
+    def no_single_statement(self: PostgresStore, *args: Any) -> None:
+        return None
 
-        setattr(postgres, name, write_then_wait)
+    setattr(PostgresStore, "_append_call", no_single_statement)  # noqa: B010
+    real_call = postgres.call_append
+
+    def call_then_wait(*args: Any) -> Any:
+        moved = real_call(*args)
+        if moved is None:  # the rows are in
+            wait_there()
+        return moved
+
+    setattr(postgres, "call_append", call_then_wait)  # noqa: B010
+    real_copy = getattr(postgres, "_copy")  # noqa: B009
+
+    def copy_then_wait(*args: Any) -> None:
+        real_copy(*args)
+        wait_there()
+
+    setattr(postgres, "_copy", copy_then_wait)  # noqa: B010
 
 
 def main(argv: list[str]) -> int:

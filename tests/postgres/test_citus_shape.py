@@ -73,6 +73,9 @@ def workload(url: str) -> None:
     store.append([make_row("assistant", "rollover", id="b1",
                            metadata={"contextBoundaryKind": "reset"})])
     store.append([make_row("user", "after the reset: deploy again", id="after")])
+    store.append([make_row("user", f"bulk {i}", id=f"bulk{i}") for i in range(70)])  # COPY
+    with store.locked():
+        store.append([make_row("user", "inside the lock", id="held")])
     store.quarantine("2")
     list(store.rows())
     list(store.lines_reverse())
@@ -128,12 +131,18 @@ def test_every_statement_names_one_workspace(pg_url: str, monkeypatch: pytest.Mo
     conn.close()
     with capture(monkeypatch) as seen:
         workload(pg_url)
-    checked = {"planned": 0, "inserts": 0, "copies": 0}
+    checked = {"planned": 0, "inserts": 0, "copies": 0, "calls": 0}
     with psycopg.connect(pg_url, autocommit=True) as conn:
         for sql, params in seen:
             if sql == "COPY":
                 assert "segue_rows (workspace," in str(params)
                 checked["copies"] += 1  # the rows' workspace column is checked below
+                continue
+            if "FROM segue_append(" in sql:
+                # one workspace's append, the function's first argument (its statements
+                # are checked below)
+                assert params[0] in (WS, OTHER), sql
+                checked["calls"] += 1
                 continue
             touched = tables_in(sql)
             if not touched:
@@ -164,4 +173,22 @@ def test_every_statement_names_one_workspace(pg_url: str, monkeypatch: pytest.Mo
         ).fetchall()
     assert [r[0] for r in rows] == sorted([WS, OTHER])  # nothing written anywhere else
     # the workload really went through reads, the tool's pages, both append paths and COPY
-    assert checked["planned"] >= 20 and checked["inserts"] >= 5, checked
+    assert checked["planned"] >= 20 and checked["calls"] >= 10, checked
+    assert checked["inserts"] >= 1 and checked["copies"] >= 1, checked
+
+
+def test_the_append_function_touches_its_workspace_only() -> None:
+    # the function's statements on segue tables, each keyed by its workspace argument
+    # (on Citus: create_distributed_function with the workspace as distribution argument)
+    from segue.postgres.append_call import function_ddl
+
+    body = function_ddl().split("$fn$")[1]
+    statements = [s.strip() for s in body.split(";")
+                  if tables_in(s) and not s.strip().startswith("DECLARE")]
+    assert len(statements) == 4, statements
+    for sql in statements:
+        assert (
+            "WHERE workspace = ws" in sql
+            or ("INSERT INTO segue_rows" in sql and "SELECT ws, " in sql)
+            or "VALUES (ws," in sql
+        ), sql

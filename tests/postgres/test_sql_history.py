@@ -123,9 +123,10 @@ def test_schema_1_is_migrated_and_its_rows_filled_in(pg_url: str, tmp_path: Path
         " DROP COLUMN risky, DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach"
     )
     conn.execute("ALTER TABLE segue_workspaces DROP COLUMN agent_win, DROP COLUMN derived")
+    conn.execute("DROP FUNCTION segue_append")
     conn.execute("DELETE FROM segue_schema WHERE version >= 2")
     store.close()
-    with PostgresStore(pg_url, WS) as again:  # first use migrates: 1 -> 3, rows filled in
+    with PostgresStore(pg_url, WS) as again:  # first use migrates: 1 -> now, rows filled in
         assert again.epoch() != ""
         got = again._writer().execute("SELECT max(version) FROM segue_schema").fetchone()
         assert got == (SCHEMA_VERSION,)
@@ -138,12 +139,14 @@ def test_schema_2_gets_the_words_columns_filled_in(pg_url: str, tmp_path: Path) 
     # back to schema version 2 as the previous segue left it: no words columns
     conn.execute("ALTER TABLE segue_rows DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach")
     conn.execute("UPDATE segue_workspaces SET derived = 'segue-pg-derived/2'")
-    conn.execute("DELETE FROM segue_schema WHERE version = 3")
+    conn.execute("DROP FUNCTION segue_append")
+    conn.execute("DELETE FROM segue_schema WHERE version >= 3")
     store.close()
-    with PostgresStore(pg_url, WS) as again:  # 2 -> 3, in the migration
+    with PostgresStore(pg_url, WS) as again:  # 2 -> now, in the migration
         assert again.epoch() != ""
         writer = again._writer()
-        assert writer.execute("SELECT max(version) FROM segue_schema").fetchone() == (3,)
+        assert writer.execute("SELECT max(version) FROM segue_schema").fetchone() == (
+            SCHEMA_VERSION,)
         assert writer.execute("SELECT derived FROM segue_workspaces").fetchone() == (
             fingerprint(),)
         filled = writer.execute(

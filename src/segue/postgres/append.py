@@ -1,12 +1,10 @@
-"""The PostgreSQL store's append, as statements and pure planning (``postgres`` runs them).
+"""The PostgreSQL store's append, as statements and pure planning (``postgres`` runs them;
+the one-statement append of small batches is ``append_call``).
 
 A batch appended at the end of a workspace's state (:class:`WorkspaceState`, the workspace
 row) is planned here without the server: its rows with their derived columns and the state
-after it (:func:`plan`). The statements: the workspace row's update (:data:`UPDATE`), the
-same update guarded by the whole state it was planned from (:data:`GUARDED`, which fails,
-reading an undefined setting, unless the row still holds that state, and sends the
-workspace's ``NOTIFY``), the rows as one multi-row INSERT (:func:`insert_values`) or, for
-large batches, COPY (:func:`copy_rows`).
+after it (:func:`plan`). The statements of a large batch, under the lock: the workspace
+row's update (:data:`UPDATE`) and the rows through COPY (:func:`copy_rows`).
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from segue.context.boundaries import is_boundary
 from segue.history.receipt import new_epoch
 from segue.history.scan import MAX_LINE, parse_line
-from segue.postgres.derive import COLUMNS, fingerprint, values
+from segue.postgres.derive import fingerprint
 from segue.postgres.rows import ROOT_POS, Prepared, prepare
 
 if TYPE_CHECKING:
@@ -48,21 +46,7 @@ UPDATE = (
     + ", ".join(f"{c} = %s" for c in STATE_COLUMNS)
     + " WHERE workspace = %s"
 )
-#: The guarded append's update: it fails (an undefined setting is read only then)
-#: unless the workspace row still holds the state the append was planned from.
-GUARDED = (
-    "WITH moved AS ("  # noqa: S608
-    + UPDATE
-    + "".join(f" AND {c} = %s" for c in STATE_COLUMNS)
-    + " RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1"
-    " ELSE current_setting('segue.workspace_moved_on')::int END, pg_notify(%s, '') FROM moved"
-)
-INSERT = (
-    "INSERT INTO segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body, "  # noqa: S608
-    + ", ".join(COLUMNS)
-    + ") VALUES "
-)
-#: batches up to this many rows are appended with one INSERT (larger ones use COPY)
+#: batches up to this many rows are appended in one statement (larger ones use COPY)
 PIPELINE_ROWS = 64
 
 
@@ -110,37 +94,15 @@ def state_values(state: WorkspaceState) -> tuple[Any, ...]:
             state.window_id, state.win, state.derived)
 
 
-def insert_values(
-    conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]
-) -> None:
-    """The rows as one multi-row INSERT (one round trip; COPY takes three)."""
-    if not lines:
-        return
-    width = 9 + len(COLUMNS)
-    one = "(" + ", ".join(["%s"] * width) + ")"
-    params: list[Any] = []
-    for p in lines:
-        params.extend((workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id,
-                       p.body, *values(p.agent)))
-    conn.execute(INSERT + ", ".join([one] * len(lines)), params)
-
-
 def copy_rows(conn: psycopg.Connection[Any], workspace: str, lines: Sequence[Prepared]) -> None:
-    if not lines:
-        return
-    with conn.cursor() as cur, cur.copy(
-        "COPY segue_rows (workspace, pos, off, raw, seq, item, marker, window_id, body, "
-        + ", ".join(COLUMNS)
-        + ") FROM STDIN"
-    ) as copy:
-        for p in lines:
-            copy.write_row(
-                (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body,
-                 *values(p.agent))
-            )
+    """A large batch's rows through one binary COPY."""
+    from segue.postgres.bulk import copy_in
+
+    if lines:
+        copy_in(conn, workspace, [lines])
 
 
 __all__ = [
-    "GUARDED", "INSERT", "PIPELINE_ROWS", "STATE_COLUMNS", "UPDATE", "WorkspaceState",
-    "copy_rows", "insert_values", "plan", "state_of", "state_values",
+    "PIPELINE_ROWS", "STATE_COLUMNS", "UPDATE", "WorkspaceState", "copy_rows", "plan",
+    "state_of", "state_values",
 ]

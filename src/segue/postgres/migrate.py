@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,20 +138,22 @@ def jsonl_to_postgres(layout: Layout, url: str) -> MigrateReport:
         floor = source.next_sequence()
         sent = Digest()
         target.load_lines(_tee(jsonl_lines(layout), sent), floor)
-        with target.snapshot() as snap:
-            got = _digest((f.line.source, f.raw) for f in snap.lines())
-            next_sequence = snap.state.next_sequence
+        got = Digest()
+        for where, _off, _seq, raw in target.raw_lines():
+            got.add(where, raw)
+        next_sequence = target.next_sequence()
         _compare(sent, got, redact(url))
     return _report(layout.workspace_id, got, next_sequence)
 
 
 def postgres_to_jsonl(url: str, layout: Layout) -> MigrateReport:
+    from segue.postgres.bulk import LineCheck, raw_lines
     from segue.postgres.store import PostgresStore
 
     target = HistoryStore(layout)
     p = paths(layout)
+    where = f"workspace {layout.workspace_id} in PostgreSQL"
     with PostgresStore(url, layout.workspace_id) as source, target.locked():
-        _check_source(source.verify().problems, f"workspace {layout.workspace_id} in PostgreSQL")
         if p.chat.exists() or p.archive.exists():
             raise StoreError(
                 f"workspace {layout.workspace_id} already has a transcript in {p.session_dir}; "
@@ -160,10 +162,21 @@ def postgres_to_jsonl(url: str, layout: Layout) -> MigrateReport:
             )
         p.session_dir.mkdir(parents=True, exist_ok=True)
         sent = Digest()
+        check = LineCheck()
+        # one snapshot, one streaming read: the lines are checked as `history verify` would
+        # and written to temporary files, which become the transcript only when all is well
         with source.snapshot() as snap:
             next_sequence = snap.state.next_sequence
-            lines = _tee(((f.line.source, f.raw) for f in snap.lines()), sent)
-            _write_files(p.archive, p.chat, lines, sent)
+
+            def lines() -> Iterator[tuple[Source, bytes]]:
+                for src, off, seq, raw in raw_lines(snap.conn, source.workspace_id,
+                                                    snap.state.chat_pos):
+                    check.add(src, off, seq, raw)
+                    sent.add(src, raw)
+                    yield src, raw
+
+            _write_files(p.archive, p.chat, lines(), sent,
+                         lambda: _check_source(check.finish(next_sequence), where))
         chat, archive = current_stamps(layout)
         write_receipt(layout, Receipt("stable", new_epoch(), chat, archive, next_sequence))
     got = _digest(jsonl_lines(layout))
@@ -172,8 +185,14 @@ def postgres_to_jsonl(url: str, layout: Layout) -> MigrateReport:
 
 
 def _write_files(
-    archive: Path, chat: Path, lines: Iterator[tuple[Source, bytes]], d: Digest
+    archive: Path,
+    chat: Path,
+    lines: Iterator[tuple[Source, bytes]],
+    d: Digest,
+    accept: Callable[[], None],
 ) -> None:
+    """Write ``lines`` to temporary files, call ``accept`` (which raises to refuse them),
+    then rename the files into place."""
     temps = {
         "archive": archive.with_name(archive.name + TEMP_SUFFIX),
         "chat": chat.with_name(chat.name + TEMP_SUFFIX),
@@ -182,6 +201,7 @@ def _write_files(
     try:
         for source, raw in lines:
             handles[source].write(raw + b"\n")
+        accept()
         for f in handles.values():
             f.flush()
             os.fsync(f.fileno())

@@ -24,6 +24,8 @@ Schema (version :data:`SCHEMA_VERSION`):
   indexed), its number of terms and whether it is a machine note; the GIN indexes keep a
   short pending list (:data:`_PENDING_KB`). Its last step fills in
   the agent's columns (versions 2 and 3) of the rows already stored (``derive.backfill``).
+* version 4 adds ``segue_append``, the server-side function that appends a batch in one
+  statement (``append_call``), over every column the versions before it made.
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -40,7 +42,7 @@ from segue.errors import StoreError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: advisory lock key (a constant outside the per-workspace key space's usual range) held
 #: while migrating
 _MIGRATE_KEY = 0x5E6E_0000
@@ -52,6 +54,12 @@ def _backfill(conn: psycopg.Connection[Any]) -> None:
     from segue.postgres.derive import backfill
 
     backfill(conn)
+
+
+def _append_function(conn: psycopg.Connection[Any]) -> None:
+    from segue.postgres.append_call import create_function
+
+    create_function(conn)
 
 
 _V1: tuple[Step, ...] = (
@@ -124,9 +132,11 @@ _V3: tuple[Step, ...] = (
     _backfill,  # once every column exists
 )
 
+_V4: tuple[Step, ...] = (_append_function,)
+
 #: version -> steps (statements, or functions of the connection) taking the schema from
 #: version-1 to version
-MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3}
+MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 
 
 def _psycopg() -> Any:

@@ -23,11 +23,12 @@ Invariants (the JSONL store's, kept with the database's own tools):
   on its own (and skips the lock its holder has). No session state outlives a transaction
   (no session lock, no ``SET``, no prepared statement), so the store works behind PgBouncer
   in transaction mode, and stores may share a pool (:func:`shared_pool`).
-* An append planned from the state this store's own last commit left runs in three
-  statements (the lock; an update of the workspace row guarded by that whole state, which
-  fails when another client moved the workspace on, with the ``NOTIFY``; one multi-row
-  INSERT); a failed guard leaves nothing and the ordinary path reads the state under the
-  lock. Each commit sends ``NOTIFY`` on the workspace's channel (``history follow``).
+* An append of up to ``PIPELINE_ROWS`` rows planned from the state this store's own last
+  commit left is one statement, ``segue_append`` (``append_call``: the lock, the workspace
+  row's update guarded by that whole state, the rows, the ``NOTIFY``, in the statement's
+  own transaction); a failed guard leaves nothing and the append then holds the lock for
+  a whole transaction, reading the state under it. Larger batches go through COPY under
+  the lock. Each commit sends ``NOTIFY`` on the workspace's channel (``history follow``).
 * Reads run in a REPEATABLE READ, read-only transaction on a connection of their own, so a
   listing sees one consistent history however long it takes to consume.
 """
@@ -50,19 +51,21 @@ from segue.history.reports import RecoveryReport, VerifyReport
 from segue.history.scan import Source, StoredLine, parse_line
 from segue.messages import Row, encode_row
 from segue.postgres.append import (
-    GUARDED,
     PIPELINE_ROWS,
     UPDATE,
     WorkspaceState,
-    insert_values,
     plan,
     state_of,
     state_values,
 )
 from segue.postgres.append import copy_rows as _copy
+from segue.postgres.append_call import CALL, call_params
+from segue.postgres.bulk import Loaded, chunks, fast_toast
+from segue.postgres.bulk import copy_in as _copy_in
+from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
 from segue.postgres.pool import shared_pool
-from segue.postgres.rows import ROOT_POS, like_pattern, prepare, searchable
+from segue.postgres.rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
 from segue.postgres.schema import connect, ensure_schema, redact, translated
 from segue.postgres.snapshot import PgLine, PgSnapshot, chat_off
 
@@ -81,6 +84,18 @@ _STATE = (
     " FROM segue_workspaces WHERE workspace = %s"
 )
 _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
+#: one-statement attempts before an append takes the lock for its whole transaction (8
+#: writers on one workspace: 1 costs half the CPU per batch of 4, at the same rate)
+_ATTEMPTS = 1
+#: the state given when there is none to plan from (its NULL epoch matches no workspace)
+_NO_STATE = WorkspaceState(None, 0, 0, 0, 0, "w:0", ROOT_POS, "")  # type: ignore[arg-type]
+
+
+def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> WorkspaceState | None:
+    """One ``segue_append`` call: None when the batch was stored, else the workspace's state
+    (nothing was written)."""
+    got = conn.execute(CALL, params).fetchone()
+    return None if got is None or got[0] is None else state_of(got)
 
 
 def lock_key(workspace_id: str) -> int:
@@ -229,17 +244,23 @@ class PostgresStore:
         lock timeout (set for this transaction only: no session state is left behind).
         Inside :meth:`locked` the holder's transaction has it already."""
         if self._held:
-            holder = self._holder
-            if holder is None or holder.closed or holder.broken:
-                # the lock died with its connection: what the caller holds it for can no
-                # longer be serialised
-                raise StoreError(
-                    f"lost the connection to the PostgreSQL store {redact(self.url)} while "
-                    "holding the workspace lock",
-                    code="store_unavailable",
-                )
+            self._check_holder()
             return
         self._take_lock(conn)
+
+    def _check_holder(self) -> None:
+        """Inside :meth:`locked`: the holder's connection still holds the lock."""
+        if not self._held:
+            return
+        holder = self._holder
+        if holder is None or holder.closed or holder.broken:
+            # the lock died with its connection: what the caller holds it for can no
+            # longer be serialised
+            raise StoreError(
+                f"lost the connection to the PostgreSQL store {redact(self.url)} while "
+                "holding the workspace lock",
+                code="store_unavailable",
+            )
 
     def _take_lock(self, conn: psycopg.Connection[Any]) -> None:
         import psycopg
@@ -292,51 +313,97 @@ class PostgresStore:
     def append(self, rows: Sequence[Row]) -> list[Row]:
         if not rows:
             return []
-        # Encode once without the lock to fail early on an unencodable row; the real batch
-        # is stamped inside the transaction.
-        encode_batch(rows)
         known = self._known
         self._known = None  # set again only by a commit this store saw succeed
-        if known is not None and len(rows) <= PIPELINE_ROWS:
-            with translated("cannot append to the transcript", self.url), \
-                    self._connection() as conn:
-                stored = self._append_known(conn, known, rows)
-            if stored is not None:
-                return stored
-        with self._mutation("cannot append to the transcript") as (conn, state):
-            stored, raws = self._stamped(rows, state)
-            after = self._insert(conn, state, raws, next_sequence=state.next_sequence + len(rows))
-        self._known = after
-        return stored
+        if len(rows) > PIPELINE_ROWS:
+            # Encode once without the lock to fail early on an unencodable row; the real
+            # batch is stamped inside the transaction.
+            encode_batch(rows)
+            with self._mutation("cannot append to the transcript") as (conn, state):
+                stored, raws = self._stamped(rows, state)
+                after = self._insert(
+                    conn, state, raws, next_sequence=state.next_sequence + len(rows)
+                )
+            self._known = after
+            return stored
+        done = self._append_call(rows, known)
+        return done if done is not None else self._append_locked(rows)
 
     def _stamped(self, rows: Sequence[Row], state: WorkspaceState) -> tuple[list[Row], list[bytes]]:
         stored = stamp(rows, state.next_sequence, self.workspace_id)
         data, _ = encode_batch(stored)
         return stored, data.split(b"\n")[:-1]
 
-    def _append_known(
-        self, conn: psycopg.Connection[Any], known: WorkspaceState, rows: Sequence[Row]
-    ) -> list[Row] | None:
-        """The append in three statements, from the state this store's last commit left:
-        the lock; a guarded update of the workspace row that fails unless the row still
-        holds exactly that state, with the notification; the rows. None when
-        another client changed the workspace meanwhile (nothing was written: the caller
-        takes the ordinary path, which reads the state under the lock)."""
+    def _call(
+        self,
+        conn: psycopg.Connection[Any],
+        rows: Sequence[Row],
+        known: WorkspaceState | None,
+        *,
+        lock: bool,
+    ) -> tuple[list[Row], WorkspaceState | None]:
+        """One call of ``segue_append`` for ``rows`` planned from ``known`` (None: no rows,
+        only the workspace's state). Returns the stored rows and None when the batch was
+        stored (``self._known`` is the state after it), else the state to plan from."""
         import psycopg
 
-        stored, raws = self._stamped(rows, known)
-        prepared, after = plan(
-            known, raws, next_sequence=known.next_sequence + len(rows)
+        stored: list[Row] = []
+        prepared: list[Prepared] = []
+        after = known
+        if known is not None:
+            stored, raws = self._stamped(rows, known)
+            prepared, after = plan(known, raws, next_sequence=known.next_sequence + len(rows))
+        if lock:
+            self._check_holder()
+        params = call_params(
+            self.workspace_id,
+            lock_key=self._key if lock and not self._held else None,
+            lock_timeout_ms=max(1, int(self.lock_timeout * 1000)),
+            channel=self._channel,
+            fresh_epoch=new_epoch(),
+            fresh_derived=fingerprint(),
+            known=known if known is not None else _NO_STATE,
+            after=after if after is not None else _NO_STATE,
+            lines=prepared,
         )
         try:
-            with conn.transaction():
-                self._xact_lock(conn)
-                conn.execute(GUARDED, (*state_values(after), self.workspace_id,
-                                        *state_values(known), self._channel))
-                insert_values(conn, self.workspace_id, prepared)
-        except psycopg.errors.UndefinedObject:
-            return None  # the guard: the workspace moved on since this store last wrote
-        self._known = after
+            moved = call_append(conn, params)
+        except psycopg.errors.LockNotAvailable:
+            raise LockTimeout(self._lock_name(), self.lock_timeout) from None
+        if moved is None and after is not None:
+            self._known = after
+        return stored, moved
+
+    def _append_call(self, rows: Sequence[Row], known: WorkspaceState | None) -> list[Row] | None:
+        """The append in one statement, planned from the state this store's last commit
+        left (or, the first time, the state a first call without rows reads). A miss
+        (another client moved the workspace on) wrote nothing; after :data:`_ATTEMPTS`
+        misses None (the caller takes the lock for the whole transaction: under contention
+        that waits on the lock instead of planning the batch again and again)."""
+        with translated("cannot append to the transcript", self.url), \
+                self._connection() as conn:
+            state = known
+            if state is None:
+                _, state = self._call(conn, rows, None, lock=True)
+            for _ in range(_ATTEMPTS):
+                if state is None:
+                    break
+                stored, state = self._call(conn, rows, state, lock=True)
+                if state is None:
+                    return stored
+        return None
+
+    def _append_locked(self, rows: Sequence[Row]) -> list[Row]:
+        """The append with the workspace lock held for its whole transaction: read the
+        state under it, then store the batch planned from it (the guard cannot miss)."""
+        with translated("cannot append to the transcript", self.url), \
+                self._connection() as conn, conn.transaction():
+            _, state = self._call(conn, rows, None, lock=True)
+            if state is None:
+                raise StoreError("the workspace row vanished under its lock")
+            stored, missed = self._call(conn, rows, state, lock=False)
+            if missed is not None:
+                raise StoreError("the workspace moved on under its lock")
         return stored
 
     def _insert(
@@ -366,36 +433,18 @@ class PostgresStore:
         self, lines: Iterable[tuple[Source, bytes]], next_sequence: int
     ) -> None:
         """Copy lines byte for byte into an empty workspace (``history migrate``): archive
-        lines first, then chat lines, and the sequence floor. One transaction, streamed."""
+        lines first, then chat lines, and the sequence floor. One transaction and one
+        binary COPY, streamed: each chunk is derived while the server stores the last."""
         with self._mutation("cannot load the transcript") as (conn, state):
-            if self._count(conn) != 0:
+            if self._has_rows(conn):
                 raise StoreError(
                     f"workspace {self.workspace_id} already has history in "
                     f"{redact(self.url)}; migrate into an empty workspace",
                     code="target_not_empty",
                 )
-            pos, off, window, win = state.next_pos, state.next_off, state.window_id, state.win
-            chat_pos: int | None = None
-            chunk: list[bytes] = []
-
-            def flush() -> None:
-                nonlocal pos, off, window, win
-                prepared, window, win = prepare(
-                    chunk, pos=pos, off=off, window_id=window, win=win
-                )
-                _copy(conn, self.workspace_id, prepared)
-                pos += len(chunk)
-                off += sum(len(raw) + 1 for raw in chunk)
-                chunk.clear()
-
-            for source, raw in lines:
-                if source == "chat" and chat_pos is None:
-                    flush()
-                    chat_pos = pos
-                chunk.append(raw)
-                if len(chunk) >= _FETCH:
-                    flush()
-            flush()
+            fast_toast(conn)
+            at = Loaded(state.next_pos, state.next_off, state.window_id, state.win)
+            _copy_in(conn, self.workspace_id, chunks(lines, at))
             conn.execute(
                 "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
                 " next_off = %s, chat_pos = %s, window_id = %s, agent_win = %s, derived = %s"
@@ -403,27 +452,35 @@ class PostgresStore:
                 (
                     new_epoch(),
                     max(next_sequence, state.next_sequence),
-                    pos,
-                    off,
-                    chat_pos if chat_pos is not None else pos,
-                    window,
-                    win,
+                    at.pos,
+                    at.off,
+                    at.chat_pos if at.chat_pos is not None else at.pos,
+                    at.window_id,
+                    at.win,
                     fingerprint(),
                     self.workspace_id,
                 ),
             )
             self._notify(conn)
         # A bulk load changes the table's statistics at once: refresh them so the planner
-        # uses the pg_trgm index for search right away instead of after autovacuum.
+        # uses the search index right away instead of after autovacuum.
         with translated("cannot analyze the transcript table", self.url), \
                 self._connection() as conn:
             conn.execute("ANALYZE segue_rows")
 
-    def _count(self, conn: psycopg.Connection[Any]) -> int:
+    def raw_lines(self) -> Iterator[tuple[Source, int, int | None, bytes]]:
+        """Every line as ``(source, offset, historySequence, exact bytes)``, oldest first,
+        from one snapshot, without parsing a row (``history migrate``); its ``verify``
+        problems are :class:`bulk.LineCheck`'s on this stream."""
+        with self.snapshot() as snap:
+            yield from _raw_lines(snap.conn, self.workspace_id, snap.state.chat_pos)
+
+    def _has_rows(self, conn: psycopg.Connection[Any]) -> bool:
         got = conn.execute(
-            "SELECT count(*) FROM segue_rows WHERE workspace = %s", (self.workspace_id,)
+            "SELECT EXISTS (SELECT 1 FROM segue_rows WHERE workspace = %s)",
+            (self.workspace_id,),
         ).fetchone()
-        return int(got[0]) if got is not None else 0
+        return bool(got is not None and got[0])
 
     # -- rewrites --------------------------------------------------------------------------------
 
