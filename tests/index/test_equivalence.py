@@ -21,7 +21,8 @@ from tests.index.histories import KINDS, WORDS, Op, ops, private_tags, write
 from tests.retrieval.helpers import encoded, pages, rollover, text_row, write_history
 
 QUERIES = [*WORDS, "r1", "tail", "[tool", "K", "ss", "ı", "needle r", "zz", "calls"]
-_TAG = re.compile(r"\br\d+\b")
+#: a row's tag, whole: not one a snippet cut short ("…r1…" of r10 is not r1)
+_TAG = re.compile(r"(?<![\w…])r\d+(?![\w…])")
 
 
 def _args(draw: Any, action: str) -> dict[str, Any]:

@@ -56,7 +56,13 @@ from segue.retrieval.index_file import (
     stream_in_progress,
     write_meta,
 )
-from segue.retrieval.index_words import holds_long_token, line_tokens, lines, words_and_lines
+from segue.retrieval.index_words import (
+    holds_long_token,
+    line_tokens,
+    lines,
+    long_token_windows,
+    words_and_lines,
+)
 from segue.retrieval.project import Kind, classify
 from segue.retrieval.reader import (
     Budget,
@@ -88,7 +94,8 @@ _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
     "vkind, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
-_RISKY_LONG = 3  # rows.risky: a token longer than LEX_MAX (index_ddl.py)
+_RISKY_LONG = 3  # rows.risky: a token longer than LEX_MAX (index_ddl.py): its windows are in
+# ``lit`` and ``lex`` (index_words.long_token_windows); a candidate for pieces too long for them
 
 Progress = Callable[[int, int], None]
 
@@ -150,6 +157,7 @@ class Walker:
             found = found + lines(vtext)
         if risky == 0 and holds_long_token(found, LEX_MAX):
             risky = _RISKY_LONG
+            found = found + long_token_windows(found, LEX_MAX)
         # each distinct line once: people's text mostly repeats the agent's (tool output)
         body = "\n".join(set(found)) if found else None
         values = (

@@ -12,8 +12,9 @@ What the index stores, and why it stays small (SPEC.md §6: at most 1.25× the t
   text, so the answer is exact.
 * ``lex`` and ``lexgrams``: every distinct ``lit`` token of at most :data:`LEX_MAX`
   characters, with a trigram index over them, to find the tokens a query's piece can lie
-  inside (a suffix or a substring of a token). A row holding a longer token is always a
-  literal candidate (``risky = 3``).
+  inside (a suffix or a substring of a token). A longer token is kept as its overlapping
+  windows of :data:`LEX_MAX` characters (in ``lit`` and ``lex``), and its row (``risky =
+  3``) is read for every query with a piece longer than half of that.
 * ``words``: R39's words search, each item's terms (``ranking.index_terms``), ranked with
   ``bm25()``.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 #: ``lex`` and ``words``) changes: an index of another version is rebuilt.
 #: tests/index/test_schema_version.py pins a digest of both, so a change without a bump fails
 #: there.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: pending FTS5 data a transaction holds in memory before it writes a segment (8 MiB)
 HASH_BYTES = 8 << 20
 #: the longest token ``lex`` keeps (a row with a longer one is always a literal candidate)

@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from segue.retrieval.index_ddl import LEX_MAX
 from segue.retrieval.index_literal import Need, Piece, pieces
 
 _ASCII_RUN = re.compile(r"[\x20-\x7e]{3,}")
@@ -100,16 +101,23 @@ def candidates(
     match = lit_match(conn, query)
     if match is None:
         return None
-    return _merged(conn, match, lo, hi, newest=newest)
+    # a row whose only risk is a long token is a candidate only for a piece longer than its
+    # windows cover (index_words.long_token_windows)
+    long_piece = any(
+        p.need is not Need.EXACT and len(p.text) > LEX_MAX // 2 for p in pieces(query)
+    )
+    return _merged(conn, match, lo, hi, newest=newest, long_piece=long_piece)
 
 
 def _merged(
-    conn: sqlite3.Connection, match: str, lo: int, hi: int, *, newest: bool
+    conn: sqlite3.Connection, match: str, lo: int, hi: int, *, newest: bool,
+    long_piece: bool = True,
 ) -> Iterator[int]:
     order = "DESC" if newest else "ASC"
+    which = "risky > 0" if long_piece else "risky > 0 AND risky < 3"
     risky = rows_in_chunks(
         conn,
-        f"SELECT pos FROM rows WHERE risky > 0 AND pos > ? AND pos < ? ORDER BY pos {order}",  # noqa: S608
+        f"SELECT pos FROM rows WHERE {which} AND pos > ? AND pos < ? ORDER BY pos {order}",  # noqa: S608
         [lo, hi],
     )
     if not match:

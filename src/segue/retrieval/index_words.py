@@ -122,3 +122,27 @@ def holds_long_token(found: list[str], limit: int) -> bool:
                 if any(len(t) > limit for t in _CHUNK_TOKENS[chunk]):
                     return True
     return False
+
+
+def long_token_windows(found: list[str], limit: int) -> list[str]:
+    """Stand-ins for the literal tokens of the lines longer than ``limit`` characters, which
+    ``lex`` does not keep: each such token's windows of ``limit`` characters, starting every
+    ``limit // 2`` characters, and its last ``limit`` characters. A piece of at most
+    ``limit // 2`` characters inside a long token lies wholly inside one window, a prefix or
+    suffix of at most ``limit`` inside the first or the last, so the row holding the token
+    holds a ``lex`` token that picks it out (index_query: only longer pieces still need every
+    such row read)."""
+    half = limit // 2
+    out: list[str] = []
+    for line in found:
+        if len(line) <= limit:
+            continue
+        for raw in tokens(line):
+            if len(raw) <= limit:  # bytes: at least as many as characters
+                continue
+            token = raw.decode("utf-8", "surrogatepass")
+            if len(token) <= limit:
+                continue
+            out.extend(token[i : i + limit] for i in range(0, len(token) - limit + 1, half))
+            out.append(token[-limit:])
+    return out
