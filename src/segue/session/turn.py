@@ -42,7 +42,6 @@ from segue.messages import Part, Row, encode_obj, make_row, with_metadata
 from segue.providers.base import StreamEvent, Usage
 from segue.providers.base import TextDelta as ProviderTextDelta
 from segue.providers.request import ProviderRequest, Reasoning, ToolCall, reasoning_part
-from segue.session.carry import carries_results
 from segue.session.result import OutputLimit, TurnResult, UsageTotal
 from segue.session.stoppable import Interrupted, run_step
 from segue.session.turn_hooks import TurnHooks
@@ -50,7 +49,6 @@ from segue.session.window_rules import (
     Moves,
     Pressure,
     WindowRules,
-    awaiting_reply,
     new_context_request,
 )
 from segue.tokens import calibration_file, count_text
@@ -378,25 +376,17 @@ class Turn:
     ) -> tuple[ProviderRequest, list[Row], str]:
         """The provider said the request does not fit: the handled backstop (R17)."""
         s = self.s
-        automatic = s.config.experiment and s.budget.automatic
-        if (
-            not automatic
-            or self.emergency_used
-            or not s._may_use_history()
-            or not has_sealable_context(window)
-            # Only the lead-in and the message itself: a fresh window would hold the same.
-            or not any(r.role == "assistant" for r in active_rows(window))
-        ):
-            raise TurnPaused(f"the provider rejected the request as too large: {exc.message}")
-        self.emergency_used = True
-        unanswered = awaiting_reply(window[-1])
-        return self._rollover(
-            "context-exceeded",
+        pending_request, step = self.rules.at_overflow(
             window,
-            s.budget.limit,
-            None,
-            pending_request=pending if unanswered else None,
-            step=window[-1:] if window and carries_results(window[-1]) else [],
+            pressure=self._pressure(window),
+            used=self.emergency_used,
+            why=exc.message,
+            pending=pending,
+        )
+        self.emergency_used = True
+        return self._rollover(
+            "context-exceeded", window, s.budget.limit, None,
+            pending_request=pending_request, step=step,
         )
 
     # -- tools -------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from segue.context.active import has_sealable_context
+from segue.context.active import active_rows, has_sealable_context
 from segue.context.assembly import current_window_id
 from segue.context.boundaries import item_id
 from segue.context.budget import Action, Budget, Decision, Situation, decide, rollover_label
@@ -56,7 +56,7 @@ from segue.session.admission import (
     admit_rollover,
     no_checkpoint,
 )
-from segue.session.carry import owning_request, tail_copies
+from segue.session.carry import carries_results, owning_request, tail_copies
 from segue.session.window import load_window
 from segue.tools.base import tool_error
 from segue.tools.new_context import not_allowed, reason_of
@@ -223,6 +223,35 @@ class WindowRules:
             max_tokens=budget.limit,
             budget_tokens=budget.trigger_tokens or budget.hard_ceiling,
             offer_new_context=pressure.offer_new_context,
+        )
+
+    def at_overflow(
+        self,
+        window: Sequence[Row],
+        *,
+        pressure: Pressure,
+        used: bool,
+        why: str,
+        pending: str,
+    ) -> tuple[str | None, Sequence[Row]]:
+        """The provider said the request does not fit: the handled backstop (R17), once a
+        turn (``used``), with automatic handling on and something a fresh window would not
+        hold anyway. Returns what the ``context-exceeded`` rollover carries: the request
+        quoted when the window ends on it unanswered (``pending``), else the settled step.
+        Otherwise the turn stops with ``why``."""
+        if (
+            not (pressure.experiment and self.budget.automatic)
+            or used
+            or not pressure.may_use_history
+            or not has_sealable_context(window)
+            # Only the lead-in and the message itself: a fresh window would hold the same.
+            or not any(r.role == "assistant" for r in active_rows(window))
+        ):
+            raise TurnPaused(f"the provider rejected the request as too large: {why}")
+        last = window[-1]
+        return (
+            pending if awaiting_reply(last) else None,
+            window[-1:] if carries_results(last) else [],
         )
 
     def model_rollover(self, window: Sequence[Row], roll: Callable[[], str]) -> dict[str, Any]:
