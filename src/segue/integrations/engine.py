@@ -173,7 +173,7 @@ class WindowEngine:
         window is full). Returns the stored rows."""
         self._preflight(trigger, system, tools, stored=False)
         window = self.window()
-        projected = self.count(system, [*active_rows(window), trigger], tools)
+        projected = self.rules.projected_at_send(window, trigger, system, _tools(tools))
         return self.rules.at_send(
             window,
             trigger,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from segue.context.active import active_rows, has_sealable_context
-from segue.context.assembly import current_window_id, last_step_usage, warned_in_window
+from segue.context.active import active_rows
+from segue.context.assembly import current_window_id, warned_in_window
 from segue.context.boundaries import WARNING_TYPE, item_id
 from segue.context.budget import (
     trigger_label,
@@ -49,6 +49,7 @@ from segue.session.window_rules import (
     Moves,
     Pressure,
     WindowRules,
+    idle_compaction_due,
     new_context_request,
 )
 from segue.tokens import calibration_file, count_text
@@ -195,10 +196,7 @@ class Turn:
             s.on_event(Notice(reason))
             return TurnResult("rejected", reason, current_window_id(window), 0)
 
-        assembled = s.count(ProviderRequest(system, (*active_rows(window), user), tools))
-        projected = max(
-            assembled, last_step_usage(window) + s.count(ProviderRequest("", (user,), ()))
-        )
+        projected = self.rules.projected_at_send(window, user, system, tools)
         request, window, system = self.rules.at_send(
             window,
             user,
@@ -229,12 +227,7 @@ class Turn:
                                    f"again with the next one: {why}"))
 
     def _maybe_idle_compact(self, now: int) -> None:
-        minutes = self.s.config.idle_compaction_minutes
-        if minutes is None:
-            return
-        window = self.s.window()
-        last = next((r.timestamp for r in reversed(window) if r.timestamp is not None), None)
-        if last is None or now - last < minutes * 60_000 or not has_sealable_context(window):
+        if not idle_compaction_due(self.s.window(), now, self.s.config.idle_compaction_minutes):
             return
         try:
             self.s.compact(reason="idle")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from segue.context.active import active_rows, has_sealable_context
-from segue.context.assembly import current_window_id
+from segue.context.assembly import current_window_id, last_step_usage
 from segue.context.boundaries import item_id
 from segue.context.budget import Action, Budget, Decision, Situation, decide, rollover_label
 from segue.context.rollover import (
@@ -154,6 +154,20 @@ class WindowRules:
                 notes_writable=pressure.notes_writable,
             ),
         )
+
+    def projected_at_send(
+        self,
+        window: Sequence[Row],
+        message: Row,
+        system: str,
+        tools: tuple[dict[str, object], ...],
+    ) -> int:
+        """R3 at a send: the request the message makes, or the provider's own count of the
+        window's last step plus the message, whichever is larger (the persisted usage is
+        what a restarted process, or another driver on the same workspace, reads, R7)."""
+        assembled = self.count(ProviderRequest(system, (*active_rows(window), message), tools))
+        alone = self.count(ProviderRequest("", (message,), ()))
+        return max(assembled, last_step_usage(window) + alone)
 
     def at_send(
         self,
@@ -343,6 +357,15 @@ def new_context_request(
     if not isinstance(args, Mapping):
         return tool_error("invalid_argument", "tool input must be a JSON object")
     return reason_of(args)
+
+
+def idle_compaction_due(window: Sequence[Row], now_ms: int, minutes: int | None) -> bool:
+    """The window has sat idle ``minutes`` since its newest stamped row and holds something
+    to summarize: a send compacts it first (opportunistically; ``None``: never)."""
+    if minutes is None:
+        return False
+    last = next((r.timestamp for r in reversed(window) if r.timestamp is not None), None)
+    return last is not None and now_ms - last >= minutes * 60_000 and has_sealable_context(window)
 
 
 def awaiting_reply(row: Row | None) -> bool:
