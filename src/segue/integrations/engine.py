@@ -1,5 +1,8 @@
 """The context engine as a library: one workspace's store, budget and look-back, for edges
 that do not run segue's own turn loop (the framework integrations). No framework import.
+Every window decision is the shared one (:mod:`segue.session.window_rules`, which segue's
+own turns drive too); this driver adds only what a framework edge needs: a stored message
+the model has not answered yet, and a next request that fits no window (RequestRejected).
 
 A framework calls two moments, as segue's turn loop does (R3, R6):
 

@@ -1,5 +1,9 @@
-"""One running turn: preflight, rollover admission, provider steps, tools, the settled-step
-budget check and the overflow backstop (SPEC.md R3, R5-R7, R13, R14, R16-R18, R21, R22).
+"""One running turn: segue's own driver of the window rules (SPEC.md R3, R5-R7, R13, R14,
+R16-R18, R21, R22, R37, R40). The rules (:mod:`segue.session.window_rules`: preflight, the
+budget decision and what follows it, the overflow backstop, R37's call, the rollover plan)
+are the same ones the framework edges drive; what lives here is what only this driver has:
+the provider steps, the tools, output limits, interrupts, and the system text, carryover and
+plugin hooks a rollover or compaction is given.
 
 The :class:`~segue.session.core.Session` owns what lives across turns (store, provider, policy,
 carryover, plugins); a :class:`Turn` holds what one send needs and is dropped at its end.
