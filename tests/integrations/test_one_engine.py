@@ -158,3 +158,20 @@ def test_a_full_window_at_send_rolls_over_alike_and_a_blocked_one_stops_alike(
     assert paused[0].reason == theirs_paused.value.message
     assert "(the message was not sent)" in theirs_paused.value.message
     assert [r.id for r in list(blocked.store.rows())] == ["u0", "a0", "u1", "a1"]
+
+
+def test_a_framework_window_near_the_threshold_gets_no_notes_warning(tmp_path: Path) -> None:
+    """R14's warning asks the agent to write notes with segue's memory tool, which a
+    framework agent does not have: between the warning point (65% at threshold 70) and the
+    trigger (75%) the framework's window goes on unwarned and unrolled."""
+    engine = framework(tmp_path / "fw-home")
+    big = "word " * 2600
+    engine.store.append([make_row("user", big, id="u0"), make_row("assistant", "ok", id="a0"),
+                         make_row("user", big, id="u1"),
+                         make_row("assistant", "word " * 300, id="a1")])
+    projected = engine.count("s", engine.active(), [])
+    assert engine.budget.warning_tokens is not None and engine.budget.trigger_tokens is not None
+    assert engine.budget.warning_tokens <= projected < engine.budget.trigger_tokens
+    before = [r.id for r in engine.store.rows()]
+    shown = engine.settle(system="s", tools=[], may_use_history=True)
+    assert [r.id for r in shown] == before == [r.id for r in engine.store.rows()]
