@@ -1,5 +1,8 @@
 """The context engine as a library: one workspace's store, budget and look-back, for edges
 that do not run segue's own turn loop (the framework integrations). No framework import.
+Every window decision is the shared one (:mod:`segue.session.window_rules`, which segue's
+own turns drive too); this driver adds only what a framework edge needs: a stored message
+the model has not answered yet, and a next request that fits no window (RequestRejected).
 
 A framework calls two moments, as segue's turn loop does (R3, R6):
 
@@ -28,11 +31,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from segue.context.active import active_rows, has_sealable_context
+from segue.context.active import active_rows
 from segue.context.assembly import current_window_id
-from segue.context.budget import DEFAULT_THRESHOLD, Budget, Decision
+from segue.context.budget import DEFAULT_THRESHOLD, Budget
 from segue.context.rollover import RolloverReason
-from segue.errors import RequestRejected, TurnPaused, UsageError
+from segue.errors import RequestRejected, UsageError
 from segue.integrations.store import close_store, configured_store
 from segue.messages import Row
 from segue.providers.limits import table_limit
@@ -41,9 +44,11 @@ from segue.retrieval.tool import SessionHistoryTool
 from segue.session.admission import Admitted, Cancellation
 from segue.session.window import load_window
 from segue.session.window_rules import (
+    Moves,
     Pressure,
     WindowRules,
-    new_context_answer,
+    awaiting_reply,
+    new_context_request,
 )
 from segue.tokens import count_request, resolve_model
 from segue.tokens.registry import split_model
@@ -171,17 +176,19 @@ class WindowEngine:
         window is full). Returns the stored rows."""
         self._preflight(trigger, system, tools, stored=False)
         window = self.window()
-        projected = self.count(system, [*active_rows(window), trigger], tools)
-        outcome = self.rules.at_send(
+        projected = self.rules.projected_at_send(window, trigger, system, _tools(tools))
+        return self.rules.at_send(
             window,
             trigger,
             projected,
             pressure=_pressure(may_use_history),
-            roll=lambda reason, message, _step: self._roll_over(
-                reason, window, projected, message, system=system, tools=tools
-            ).stored,
+            moves=Moves(
+                roll=lambda reason, message, _step: self._roll_over(
+                    reason, window, projected, message, system=system, tools=tools
+                ).stored,
+                go_on=lambda _window, added, _reopened: added,
+            ),
         )
-        return self.store.append([trigger]) if isinstance(outcome, Decision) else outcome
 
     def settle(
         self,
@@ -199,7 +206,7 @@ class WindowEngine:
         window = self.window()
         rows = active_rows(window)
         last = rows[-1] if rows else None
-        unanswered = last is not None and last.role == "user" and not last.flag("synthetic")
+        unanswered = awaiting_reply(last)
         if unanswered and last is not None:
             self._preflight(last, system, tools, stored=True)
         projected = self.count(system, rows, tools)
@@ -219,19 +226,23 @@ class WindowEngine:
             )
             return active_rows(admitted.stored)
 
-        outcome = self.rules.after_step(
-            window, projected, pressure=_pressure(may_use_history), step=step, roll=roll
+        def go_on(now: list[Row], _added: list[Row], _reopened: bool) -> list[Row]:
+            if not self.budget.fits(projected):
+                # Nothing sealable (else the decision rolled over): the request itself is
+                # too large for any window (R16).
+                raise RequestRejected(
+                    f"the next request ({projected} tokens) does not fit the context window "
+                    f"({self.budget.hard_ceiling} of {self.budget.limit}) even fresh"
+                )
+            return active_rows(now)
+
+        return self.rules.after_step(
+            window,
+            projected,
+            pressure=_pressure(may_use_history),
+            step=step,
+            moves=Moves(roll=roll, go_on=go_on),
         )
-        if not isinstance(outcome, Decision):
-            return outcome
-        if not self.budget.fits(projected):
-            # Nothing sealable (else the decision above rolled over): the request itself is
-            # too large for any window (R16).
-            raise RequestRejected(
-                f"the next request ({projected} tokens) does not fit the context window "
-                f"({self.budget.hard_ceiling} of {self.budget.limit}) even fresh"
-            )
-        return rows
 
     def new_context(
         self,
@@ -246,25 +257,20 @@ class WindowEngine:
 
         The rollover seals the window at the last settled step: the step that made this call
         is not durable yet, so it (the call and its result) opens the new window whole."""
-        if not isinstance(reason, str) or not reason.strip():
-            return _error("invalid_argument", "reason must be a non-empty string")
-        if not may_use_history:
-            return _error(
-                "not_allowed",
-                "this agent may not use session_history, so a fresh window would lose access "
-                "to earlier work (R13)",
-            )
+        checked = new_context_request(
+            {"reason": reason}, may_use_history=may_use_history, who="this agent"
+        )
+        if isinstance(checked, dict):
+            return checked
         window = self.window()
-        if not has_sealable_context(window):
-            return new_context_answer(current_window_id(window))
-        projected = self.count(system, active_rows(window), tools)
-        try:
-            admitted = self._roll_over(
+
+        def roll() -> str:
+            projected = self.count(system, active_rows(window), tools)
+            return self._roll_over(
                 "on-send", window, projected, None, system=system, tools=tools, by_model=True
-            )
-        except TurnPaused as exc:
-            return _error("not_allowed", exc.message)
-        return new_context_answer(admitted.window_id)
+            ).window_id
+
+        return self.rules.model_rollover(window, roll)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -313,7 +319,3 @@ def _pressure(may_use_history: bool) -> Pressure:
 
 def _tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, object], ...]:
     return tuple(dict(t) for t in tools)
-
-
-def _error(code: str, message: str) -> dict[str, Any]:
-    return {"ok": False, "error": {"code": code, "message": message}}

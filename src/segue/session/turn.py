@@ -1,5 +1,9 @@
-"""One running turn: preflight, rollover admission, provider steps, tools, the settled-step
-budget check and the overflow backstop (SPEC.md R3, R5-R7, R13, R14, R16-R18, R21, R22).
+"""One running turn: segue's own driver of the window rules (SPEC.md R3, R5-R7, R13, R14,
+R16-R18, R21, R22, R37, R40). The rules (:mod:`segue.session.window_rules`: preflight, the
+budget decision and what follows it, the overflow backstop, R37's call, the rollover plan)
+are the same ones the framework edges drive; what lives here is what only this driver has:
+the provider steps, the tools, output limits, interrupts, and the system text, carryover and
+plugin hooks a rollover or compaction is given.
 
 The :class:`~segue.session.core.Session` owns what lives across turns (store, provider, policy,
 carryover, plugins); a :class:`Turn` holds what one send needs and is dropped at its end.
@@ -10,24 +14,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from segue.context.active import active_rows, has_sealable_context
-from segue.context.assembly import current_window_id, last_step_usage, warned_in_window
-from segue.context.boundaries import item_id
+from segue.context.active import active_rows
+from segue.context.assembly import current_window_id, warned_in_window
+from segue.context.boundaries import WARNING_TYPE, item_id
 from segue.context.budget import (
-    Action,
-    Decision,
-    rollover_label,
     trigger_label,
 )
 from segue.context.rollover import (
     RolloverReason,
     compaction_continuation_row,
-    warning_row,
 )
 from segue.errors import (
     CompactionFailed,
     ContextOverflowError,
-    ContextSignal,
     ProviderError,
     SegueError,
     TurnCancelled,
@@ -47,14 +46,19 @@ from segue.messages import Part, Row, encode_obj, make_row, with_metadata
 from segue.providers.base import StreamEvent, Usage
 from segue.providers.base import TextDelta as ProviderTextDelta
 from segue.providers.request import ProviderRequest, Reasoning, ToolCall, reasoning_part
-from segue.session.carry import carries_results
 from segue.session.result import OutputLimit, TurnResult, UsageTotal
 from segue.session.stoppable import Interrupted, run_step
 from segue.session.turn_hooks import TurnHooks
-from segue.session.window_rules import Pressure, WindowRules, new_context_answer
+from segue.session.window_rules import (
+    Moves,
+    Pressure,
+    WindowRules,
+    idle_compaction_due,
+    new_context_request,
+)
 from segue.tokens import calibration_file, count_text
 from segue.tools.base import tool_error
-from segue.tools.new_context import NEW_CONTEXT_TOOL, not_allowed, reason_of
+from segue.tools.new_context import NEW_CONTEXT_TOOL
 
 if TYPE_CHECKING:
     from segue.session.core import Session
@@ -104,6 +108,40 @@ class Turn:
             may_use_history=self.s._may_use_history(),
             warned=warned_in_window(window),
             notes_writable=self.s.allowed("memory"),
+            offer_new_context=self.s.may_request_new_context(),
+        )
+
+    def _moves(
+        self,
+        window: list[Row],
+        system: str,
+        projected: int,
+        *,
+        ready: ProviderRequest | None = None,
+    ) -> Moves[tuple[ProviderRequest, list[Row], str]]:
+        """How this turn goes on from a moment of the shared window rules: its rollover, its
+        compaction, and the next request over the window as stored (``ready``, when the
+        moment changed nothing)."""
+        s = self.s
+
+        def go_on(
+            now: list[Row], added: list[Row], reopened: bool
+        ) -> tuple[ProviderRequest, list[Row], str]:
+            # After a compaction, the system text has the carryover the new window was given.
+            text = s.build_system(now) if reopened else system
+            for row in added:
+                if row.mux_type == WARNING_TYPE:
+                    s.on_event(Warned(s.budget.percent(projected), row.text))
+            if ready is not None and not added and not reopened:
+                return ready, now, text
+            return self._request(text, now), now, text
+
+        return Moves(
+            roll=lambda reason, trigger, step: self._rollover(
+                reason, window, projected, trigger, step=step
+            ),
+            go_on=go_on,
+            compact=self._auto_compact,
         )
 
     def _rollover(
@@ -162,27 +200,14 @@ class Turn:
             s.on_event(Notice(reason))
             return TurnResult("rejected", reason, current_window_id(window), 0)
 
-        assembled = s.count(ProviderRequest(system, (*active_rows(window), user), tools))
-        projected = max(
-            assembled, last_step_usage(window) + s.count(ProviderRequest("", (user,), ()))
-        )
-        request: ProviderRequest
-        outcome = self.rules.at_send(
+        projected = self.rules.projected_at_send(window, user, system, tools)
+        request, window, system = self.rules.at_send(
             window,
             user,
             projected,
             pressure=self._pressure(window),
-            roll=lambda reason, trigger, _step: self._rollover(reason, window, projected, trigger),
+            moves=self._moves(window, system, projected),
         )
-        if isinstance(outcome, Decision):
-            if outcome.action is Action.COMPACT:
-                self._auto_compact()
-                window = s.window()  # the compaction opened a new window
-                system = s.build_system(window)  # with the carryover it was given
-            window = [*window, *s._append([user])]
-            request = self._request(system, window)
-        else:
-            request, window, system = outcome
         # The message as stored (with its sequence), alone or as a rollover's trigger.
         sent = next((r for r in reversed(window) if r.id == user.id), None)
         try:
@@ -206,12 +231,7 @@ class Turn:
                                    f"again with the next one: {why}"))
 
     def _maybe_idle_compact(self, now: int) -> None:
-        minutes = self.s.config.idle_compaction_minutes
-        if minutes is None:
-            return
-        window = self.s.window()
-        last = next((r.timestamp for r in reversed(window) if r.timestamp is not None), None)
-        if last is None or now - last < minutes * 60_000 or not has_sealable_context(window):
+        if not idle_compaction_due(self.s.window(), now, self.s.config.idle_compaction_minutes):
             return
         try:
             self.s.compact(reason="idle")
@@ -339,68 +359,31 @@ class Turn:
         reported = (usage.input_tokens or 0) + (usage.output_tokens or 0)
         tool_tokens = sum(_output_tokens(s, o) for o in outputs)
         projected = max(assembled, reported + tool_tokens)
-        outcome = self.rules.after_step(
+        return self.rules.after_step(
             window,
             projected,
             pressure=self._pressure(window),
             # The step just settled is the last row: its results travel with the turn.
             step=window[-1:] if outputs else [],
-            roll=lambda reason, trigger, step: self._rollover(
-                reason, window, projected, trigger, step=step
-            ),
+            moves=self._moves(window, system, projected, ready=request),
         )
-        if not isinstance(outcome, Decision):
-            return outcome
-        decision = outcome
-        if decision.action is Action.WARN:
-            percent = s.budget.percent(projected)
-            row = warning_row(
-                row_id=s.new_id("warning"),
-                now_ms=s.clock(),
-                percent=percent,
-                label=rollover_label(s.config.threshold),
-                context_tokens=projected,
-                max_tokens=s.budget.limit,
-                budget_tokens=s.budget.trigger_tokens or s.budget.hard_ceiling,
-                offer_new_context=s.may_request_new_context(),
-            )
-            window = [*window, *s._append([row])]
-            s.on_event(Warned(percent, row.text))
-            return self._request(system, window), window, system
-        if decision.action is Action.COMPACT:
-            self._auto_compact()
-            # The turn goes on: a user-side continuation follows the summary, so the request
-            # never ends on an assistant row (which a provider would take as a prefill).
-            s._append([compaction_continuation_row(row_id=s.new_id("continue"), now_ms=s.clock())])
-            window = s.window()
-            system = s.build_system(window)  # with the carryover the new window was given
-            return self._request(system, window), window, system
-        return request, window, system
 
     def _overflow(
         self, exc: ContextOverflowError, window: list[Row], pending: str
     ) -> tuple[ProviderRequest, list[Row], str]:
         """The provider said the request does not fit: the handled backstop (R17)."""
         s = self.s
-        automatic = s.config.experiment and s.budget.automatic
-        if (
-            not automatic
-            or self.emergency_used
-            or not s._may_use_history()
-            or not has_sealable_context(window)
-            # Only the lead-in and the message itself: a fresh window would hold the same.
-            or not any(r.role == "assistant" for r in active_rows(window))
-        ):
-            raise TurnPaused(f"the provider rejected the request as too large: {exc.message}")
-        self.emergency_used = True
-        unanswered = window[-1].role == "user" and not window[-1].flag("synthetic")
-        return self._rollover(
-            "context-exceeded",
+        pending_request, step = self.rules.at_overflow(
             window,
-            s.budget.limit,
-            None,
-            pending_request=pending if unanswered else None,
-            step=window[-1:] if window and carries_results(window[-1]) else [],
+            pressure=self._pressure(window),
+            used=self.emergency_used,
+            why=exc.message,
+            pending=pending,
+        )
+        self.emergency_used = True
+        return self._rollover(
+            "context-exceeded", window, s.budget.limit, None,
+            pending_request=pending_request, step=step,
         )
 
     # -- tools -------------------------------------------------------------------------------------
@@ -417,22 +400,19 @@ class Turn:
         settled step, exactly as R5 rolls over (``on-send``, ``requestedBy: "model"``); the
         step itself (its calls with their results) then opens the new window, and the call
         is answered with the new window's id. A rollover admission refuses (the fresh window
-        would not fit, a plugin blocks it) → ``not_allowed`` and nothing is rolled over."""
+        would not fit, a plugin blocks it) → ``not_allowed`` and nothing is rolled over; the
+        step still settles in the old window, and the settled-step checks stop the turn where
+        they must (a cancel, another send rolled the window over)."""
         s = self.s
-        try:
-            if not has_sealable_context(window):
-                answer: dict[str, Any] = new_context_answer(current_window_id(window))
-            else:
-                projected = s.count(last)
-                _request, window, system = self._rollover(
-                    "on-send", window, projected, None, requested_by_model=True
-                )
-                answer = new_context_answer(current_window_id(window))
-        except ContextSignal as exc:
-            # Refused (no fresh window fits, a plugin blocks it), or the turn must stop (a
-            # cancel, another send rolled the window over): the step still settles in the
-            # old window, and the settled-step checks stop the turn where they must.
-            answer = not_allowed(exc.message)
+
+        def roll() -> str:
+            nonlocal window, system
+            _request, window, system = self._rollover(
+                "on-send", window, s.count(last), None, requested_by_model=True
+            )
+            return current_window_id(window)
+
+        answer = self.rules.model_rollover(window, roll)
         answered: list[Any] = []
         for call, out in zip(calls, outputs, strict=True):
             if call.name == NEW_CONTEXT_TOOL and _is_pending(out):
@@ -446,18 +426,13 @@ class Turn:
         """A new_context call: checked now under tool policy and R13, carried out when the
         step settles (:meth:`_model_rollover`)."""
         s = self.s
-        if not s.config.experiment:
-            return not_allowed("new_context is offered only with experiments.tokenBudget on")
-        if not s.allowed(NEW_CONTEXT_TOOL):
-            return not_allowed(f"agent {s.agent.name!r} may not use new_context")
-        if not s.may_request_new_context():
-            return not_allowed(
-                f"agent {s.agent.name!r} may not use session_history, so a fresh window would "
-                "lose access to earlier work (R13)"
-            )
-        if not isinstance(call.input, Mapping):
-            return tool_error("invalid_argument", "tool input must be a JSON object")
-        reason = reason_of(call.input)
+        reason = new_context_request(
+            call.input,
+            may_use_history=s.may_request_new_context(),
+            who=f"agent {s.agent.name!r}",
+            experiment=s.config.experiment,
+            allowed=s.allowed(NEW_CONTEXT_TOOL),
+        )
         if isinstance(reason, dict):
             return reason
         self.new_context = reason

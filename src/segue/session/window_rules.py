@@ -6,8 +6,12 @@ drift apart on the rollover rules.
 * :meth:`WindowRules.rejection` — R16: a message that cannot fit even a fresh window is
   refused before any model call, and kept transcript-only (R22);
 * :meth:`WindowRules.decide` — R3, R13, R14: the budget decision at a send or a settled step,
-  from the projected size of the next request; ``at_send`` and ``after_step`` act on it at
-  those two moments (roll over, or stop the turn) and hand the rest to the driver;
+  from the projected size of the next request; ``at_send`` and ``after_step`` act on every
+  decision at those two moments (roll over, stop the turn, compact, write R14's warning,
+  store the message) through the driver's :class:`Moves`;
+* :func:`new_context_request` and :meth:`WindowRules.model_rollover` — R37: whether a
+  ``new_context`` call may be carried out, and the rollover that answers it;
+* :func:`awaiting_reply` — the window ends on a human message the model has not answered;
 * :meth:`WindowRules.roll_over` — R5, R6, R21, R37: the rollover plan (ids, the request that
   owns an interrupted turn, the triggering step's copies, :mod:`segue.session.carry`) through
   admission;
@@ -15,22 +19,31 @@ drift apart on the rollover rules.
   made (or had nothing to seal);
 * :func:`decision_reason` — the reason a paused turn gives.
 
-What differs between the drivers is passed in, not branched on: the system text builder, the
-cleanup admission may run, plugin hooks and the window lease (segue's own turns only).
+What differs between the drivers is passed in, not branched on: how the driver goes on after
+a moment (its request, or the rows a framework shows its model), the system text builder,
+the cleanup admission may run, compaction, plugin hooks and the window lease (segue's own
+turns only). The drivers keep only what the other cannot have: segue's turn runs the
+provider steps and the tools (with the overflow backstop, R17, and interrupts, R40); a
+framework edge runs neither and only calls these moments.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from segue.context.active import has_sealable_context
-from segue.context.assembly import current_window_id
+from segue.context.active import active_rows, has_sealable_context
+from segue.context.assembly import current_window_id, last_step_usage
 from segue.context.boundaries import item_id
-from segue.context.budget import Action, Budget, Decision, Situation, decide
-from segue.context.rollover import RolloverReason, quarantined
-from segue.errors import TurnPaused
+from segue.context.budget import Action, Budget, Decision, Situation, decide, rollover_label
+from segue.context.rollover import (
+    RolloverReason,
+    compaction_continuation_row,
+    quarantined,
+    warning_row,
+)
+from segue.errors import ContextSignal, TurnPaused
 from segue.history.protocol import TranscriptStore
 from segue.messages import Row
 from segue.providers.request import ProviderRequest
@@ -43,7 +56,10 @@ from segue.session.admission import (
     admit_rollover,
     no_checkpoint,
 )
-from segue.session.carry import owning_request, tail_copies
+from segue.session.carry import carries_results, owning_request, tail_copies
+from segue.session.window import load_window
+from segue.tools.base import tool_error
+from segue.tools.new_context import not_allowed, reason_of
 
 T = TypeVar("T")
 
@@ -60,10 +76,30 @@ class Pressure:
     #: the window already had its notes warning (R14), or the driver never warns
     warned: bool
     notes_writable: bool
+    #: the warning also offers ``new_context`` (R37)
+    offer_new_context: bool = False
 
 
 #: A driver's rollover: (reason, trigger, the settled step to carry) → what it goes on with.
 Roll = Callable[[RolloverReason, Row | None, Sequence[Row]], T]
+
+
+def _cannot_compact() -> None:
+    raise TurnPaused("the context window is full and this edge cannot compact it")
+
+
+@dataclass(frozen=True)
+class Moves(Generic[T]):
+    """What one driver does at a moment that the rules cannot do for it."""
+
+    #: a rollover through :meth:`WindowRules.roll_over` with the driver's system text and hooks
+    roll: Roll[T]
+    #: go on with ``window`` (as stored now); ``added``: the rows the moment appended (the
+    #: message, a warning, a continuation); ``reopened``: a compaction opened a new window
+    go_on: Callable[[list[Row], list[Row], bool], T]
+    #: summarize the window (R4); raises TurnPaused when no summary came. A framework edge
+    #: runs with the experiment on (R1), where the decision never compacts.
+    compact: Callable[[], None] = _cannot_compact
 
 
 @dataclass
@@ -119,6 +155,20 @@ class WindowRules:
             ),
         )
 
+    def projected_at_send(
+        self,
+        window: Sequence[Row],
+        message: Row,
+        system: str,
+        tools: tuple[dict[str, object], ...],
+    ) -> int:
+        """R3 at a send: the request the message makes, or the provider's own count of the
+        window's last step plus the message, whichever is larger (the persisted usage is
+        what a restarted process, or another driver on the same workspace, reads, R7)."""
+        assembled = self.count(ProviderRequest(system, (*active_rows(window), message), tools))
+        alone = self.count(ProviderRequest("", (message,), ()))
+        return max(assembled, last_step_usage(window) + alone)
+
     def at_send(
         self,
         window: Sequence[Row],
@@ -126,18 +176,23 @@ class WindowRules:
         projected: int,
         *,
         pressure: Pressure,
-        roll: Roll[T],
-    ) -> T | Decision:
+        moves: Moves[T],
+    ) -> T:
         """The budget check when a human message arrives (R3, R5, R13): a full window rolls
-        over with the message as its trigger (``roll``'s result is returned); a block or
-        pause stops the turn before the message is stored; any other decision is the
-        driver's to act on (append the message, compact)."""
+        over with the message as its trigger; a block or pause stops the turn before the
+        message is stored; else the window is compacted first where the decision says so,
+        and the message is stored (R14's warning waits for a settled tool step)."""
         decision = self.decide(projected, window, pressure)
         if decision.action is Action.ROLLOVER:
-            return roll("on-send", message, ())
+            return moves.roll("on-send", message, ())
         if decision.action in (Action.BLOCK, Action.PAUSE):
             raise TurnPaused(decision_reason(decision) + " (the message was not sent)")
-        return decision
+        reopened = decision.action is Action.COMPACT
+        if reopened:
+            moves.compact()
+            window = load_window(self.store)  # the compaction opened a new window
+        added = self.store.append([message])
+        return moves.go_on([*window, *added], added, reopened)
 
     def after_step(
         self,
@@ -146,18 +201,86 @@ class WindowRules:
         *,
         pressure: Pressure,
         step: Sequence[Row],
-        roll: Roll[T],
-    ) -> T | Decision:
-        """The budget check after a settled tool step (R3, R6, R18): a full window rolls
+        moves: Moves[T],
+    ) -> T:
+        """The budget check after a settled tool step (R3, R6, R14, R18): a full window rolls
         over mid-stream, carrying ``step`` (the rows the step stored); a block or pause
-        stops the turn (the step's results are already durable, nothing else is written);
-        any other decision (go on, warn, compact) is the driver's."""
+        stops the turn (the step's results are already durable, nothing else is written); a
+        window nearing the threshold gets its once-per-window warning; a compaction is
+        followed by a user-side continuation, so the request never ends on an assistant row
+        (which a provider would take as a prefill)."""
         decision = self.decide(projected, window, pressure)
         if decision.action is Action.ROLLOVER:
-            return roll("mid-stream", None, step)
+            return moves.roll("mid-stream", None, step)
         if decision.action in (Action.BLOCK, Action.PAUSE):
             raise TurnPaused(decision_reason(decision))
-        return decision
+        if decision.action is Action.WARN:
+            added = self.store.append([self._warning(projected, pressure)])
+            return moves.go_on([*window, *added], added, False)
+        if decision.action is Action.COMPACT:
+            moves.compact()
+            added = self.store.append(
+                [compaction_continuation_row(row_id=self.new_id("continue"), now_ms=self.clock())]
+            )
+            return moves.go_on(load_window(self.store), added, True)
+        return moves.go_on(list(window), [], False)
+
+    def _warning(self, projected: int, pressure: Pressure) -> Row:
+        """R14's row: ask for notes before the window fills (and offer R37's new_context)."""
+        budget = self.budget
+        return warning_row(
+            row_id=self.new_id("warning"),
+            now_ms=self.clock(),
+            percent=budget.percent(projected),
+            label=rollover_label(budget.threshold),
+            context_tokens=projected,
+            max_tokens=budget.limit,
+            budget_tokens=budget.trigger_tokens or budget.hard_ceiling,
+            offer_new_context=pressure.offer_new_context,
+        )
+
+    def at_overflow(
+        self,
+        window: Sequence[Row],
+        *,
+        pressure: Pressure,
+        used: bool,
+        why: str,
+        pending: str,
+    ) -> tuple[str | None, Sequence[Row]]:
+        """The provider said the request does not fit: the handled backstop (R17), once a
+        turn (``used``), with automatic handling on and something a fresh window would not
+        hold anyway. Returns what the ``context-exceeded`` rollover carries: the request
+        quoted when the window ends on it unanswered (``pending``), else the settled step.
+        Otherwise the turn stops with ``why``."""
+        if (
+            not (pressure.experiment and self.budget.automatic)
+            or used
+            or not pressure.may_use_history
+            or not has_sealable_context(window)
+            # Only the lead-in and the message itself: a fresh window would hold the same.
+            or not any(r.role == "assistant" for r in active_rows(window))
+        ):
+            raise TurnPaused(f"the provider rejected the request as too large: {why}")
+        last = window[-1]
+        return (
+            pending if awaiting_reply(last) else None,
+            window[-1:] if carries_results(last) else [],
+        )
+
+    def model_rollover(self, window: Sequence[Row], roll: Callable[[], str]) -> dict[str, Any]:
+        """R37: the model called new_context. The window is sealed at the last settled step,
+        exactly as R5 rolls over (``on-send``, ``requestedBy: "model"``: ``roll`` makes it and
+        returns the new window's id), and the call is answered with the new window's id.
+        A window with nothing to seal is answered with its own id. A refusal (the fresh
+        window would not fit, a plugin blocks it) or a stop (a cancel, another send rolled
+        the window over) → ``not_allowed``, nothing rolled over."""
+        try:
+            if not has_sealable_context(window):
+                return new_context_answer(current_window_id(list(window)))
+            return new_context_answer(roll())
+        except ContextSignal as exc:
+            return not_allowed(exc.message)
 
     # -- R5, R6, R21, R37 ------------------------------------------------------------------------
 
@@ -210,6 +333,44 @@ class WindowRules:
             checkpoint=self.checkpoint,
             hooks=hooks,
         )
+
+
+def new_context_request(
+    args: object,
+    *,
+    may_use_history: bool,
+    who: str,
+    experiment: bool = True,
+    allowed: bool = True,
+) -> str | dict[str, Any]:
+    """A new_context call checked under tool policy, R12 and R13 (R37): its reason, or the
+    answer it gets instead. ``who`` names the agent in the refusal."""
+    if not experiment:
+        return not_allowed("new_context is offered only with experiments.tokenBudget on")
+    if not allowed:
+        return not_allowed(f"{who} may not use new_context")
+    if not may_use_history:
+        return not_allowed(
+            f"{who} may not use session_history, so a fresh window would lose access to "
+            "earlier work (R13)"
+        )
+    if not isinstance(args, Mapping):
+        return tool_error("invalid_argument", "tool input must be a JSON object")
+    return reason_of(args)
+
+
+def idle_compaction_due(window: Sequence[Row], now_ms: int, minutes: int | None) -> bool:
+    """The window has sat idle ``minutes`` since its newest stamped row and holds something
+    to summarize: a send compacts it first (opportunistically; ``None``: never)."""
+    if minutes is None:
+        return False
+    last = next((r.timestamp for r in reversed(window) if r.timestamp is not None), None)
+    return last is not None and now_ms - last >= minutes * 60_000 and has_sealable_context(window)
+
+
+def awaiting_reply(row: Row | None) -> bool:
+    """``row`` is a human message the model has not answered yet (the window ends on it)."""
+    return row is not None and row.role == "user" and not row.flag("synthetic")
 
 
 def new_context_answer(window_id: str) -> dict[str, Any]:
