@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import FileError, InvalidWorkspaceId
-from segue.fsutil import atomic_write, file_error, read_regular
+from segue.errors import InvalidWorkspaceId
+from segue.fsutil import atomic_write, file_error, read_json_object
 from segue.workspace import Layout, validate_workspace_id
 
 TASK_FILE = "segue-task.json"
@@ -87,17 +87,8 @@ def child_id(parent_id: str, n: int) -> str:
 def read_link(layout: Layout) -> TaskLink | None:
     """The link of ``layout``'s workspace, or None when it is not a child (or the file is
     unreadable or malformed: such a workspace is nobody's child)."""
-    try:
-        data = read_regular(layout.session_dir / TASK_FILE, max_size=_MAX_LINK_FILE)
-    except FileError:
-        return None
-    if data is None:
-        return None
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
+    value = read_json_object(layout.session_dir / TASK_FILE, max_size=_MAX_LINK_FILE)
+    if value is None:
         return None
     parent, agent = value.get("parent"), value.get("agent")
     if not isinstance(parent, str) or not isinstance(agent, str):

@@ -28,7 +28,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from segue.errors import FileError
 
@@ -253,6 +253,24 @@ def read_regular(path: os.PathLike[str] | str, *, max_size: int) -> bytes | None
         raise file_error(exc, path, "read") from None
     finally:
         os.close(fd)
+
+
+def read_json_object(path: os.PathLike[str] | str, *, max_size: int) -> dict[str, Any] | None:
+    """The JSON object in a small regular file; None when the file is missing, unreadable,
+    too large, not JSON or not an object (a hint segue keeps beside a transcript)."""
+    import json
+
+    try:
+        data = read_regular(path, max_size=max_size)
+    except FileError:
+        return None
+    if data is None:
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class _Output:

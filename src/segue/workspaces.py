@@ -22,7 +22,7 @@ from pathlib import Path
 
 from segue.children import TaskLink, read_link, tree_order
 from segue.errors import FileError, InvalidWorkspaceId, WorkspaceNotFound
-from segue.fsutil import atomic_write, file_error, open_regular, read_regular
+from segue.fsutil import atomic_write, file_error, open_regular, read_json_object
 from segue.workspace import (
     Layout,
     default_workspace_id,
@@ -84,17 +84,8 @@ def _count_lines(path: Path) -> int:
 
 
 def read_workdir(layout: Layout) -> str | None:
-    try:
-        data = read_regular(layout.session_dir / WORKDIR_FILE, max_size=_MAX_WORKDIR_FILE)
-    except FileError:
-        return None
-    if data is None:
-        return None
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    workdir = value.get("workdir") if isinstance(value, dict) else None
+    value = read_json_object(layout.session_dir / WORKDIR_FILE, max_size=_MAX_WORKDIR_FILE)
+    workdir = value.get("workdir") if value is not None else None
     return workdir if isinstance(workdir, str) else None
 
 
