@@ -19,11 +19,13 @@ timed side by side in the same process.
 thread rebuilds the index between calls, index_builder.py): with no pause between calls,
 and with :data:`PAUSE` seconds between them, standing for the model's step between two
 look-back calls (printed). Those rows also note the seconds until the index answered.
+``SEGUE_BENCH_RECOVERY=builder`` runs only those rows (the 100 MB run is long).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import sys
 import tempfile
@@ -44,6 +46,7 @@ from segue.retrieval.index_file import build_path, index_path
 from segue.workspace import Layout
 
 LARGE = SCALE == "large"
+BUILDER_ONLY = os.environ.get("SEGUE_BENCH_RECOVERY") == "builder"
 SIZE_MB = 100 if LARGE else 10
 RUNS = 5
 MAX_CALLS = 1000
@@ -232,9 +235,12 @@ def run() -> list[Result]:
         layout = Layout(Path(tmp), "recovery")
         _fill(layout, SIZE_MB, "rec")
         rebuild(layout)
-        return [
+        steps = [] if BUILDER_ONLY else [
             *_case(layout, "a lost index", lambda lay, _run: _lose(lay)),
             *_case(layout, "a failed send", _failed_send),
+        ]
+        return [
+            *steps,
             *_background_case(layout, 0.0),
             *_background_case(layout, PAUSE),
         ]
