@@ -35,6 +35,7 @@ import dataclasses
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.fsutil import fsync_dir
@@ -79,10 +80,15 @@ _POS = "steps_pos"  # meta key: the global position indexed so far (a line start
 
 
 def build_step(
-    layout: Layout, max_bytes: int | None = None, *, deadline: float | None = None
+    layout: Layout,
+    max_bytes: int | None = None,
+    *,
+    deadline: float | None = None,
+    until: Callable[[], bool] | None = None,
 ) -> Meta | None:
     """Run one step of about ``max_bytes`` (:data:`STEP_BYTES`), stopped early at
-    ``deadline`` (a :func:`time.monotonic` value; None: bytes alone bound it); returns the
+    ``deadline`` (a :func:`time.monotonic` value; None: bytes alone bound it) or, looked at
+    as often as the clock, once ``until()`` is true (index_builder.py's stop); returns the
     index's metadata when this step completed it and put it in place, None when more steps
     are needed. Raises :class:`~segue.retrieval.index_build.NotBuilt` when no step can run
     now."""
@@ -92,7 +98,7 @@ def build_step(
     )
     try:
         try:
-            meta = _run(layout, snap, fd, max_bytes, deadline)
+            meta = _run(layout, snap, fd, max_bytes, _Stop(deadline, until))
         except sqlite3.Error as exc:
             if "locked" not in str(exc):  # held by a foreign opener: try again next call
                 _discard(layout)
@@ -124,9 +130,23 @@ class _Side:
     pos: int
 
 
-def _run(
-    layout: Layout, snap: Snapshot, fd: int, max_bytes: int, deadline: float | None
-) -> Meta | None:
+@dataclasses.dataclass(frozen=True)
+class _Stop:
+    """When a step ends before its byte bound: a clock deadline, a predicate, or neither."""
+
+    deadline: float | None = None
+    until: Callable[[], bool] | None = None
+
+    def timed(self) -> bool:
+        return self.deadline is not None or self.until is not None
+
+    def due(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return True
+        return self.until is not None and self.until()
+
+
+def _run(layout: Layout, snap: Snapshot, fd: int, max_bytes: int, deadline: _Stop) -> Meta | None:
     side = _open(layout, snap, fd)
     try:
         return _step(side, layout, snap, max_bytes, deadline)
@@ -184,7 +204,7 @@ def _open(layout: Layout, snap: Snapshot, fd: int) -> _Side:
 
 
 def _step(
-    side: _Side, layout: Layout, snap: Snapshot, max_bytes: int, deadline: float | None
+    side: _Side, layout: Layout, snap: Snapshot, max_bytes: int, deadline: _Stop
 ) -> Meta | None:
     a = snap.archive_size
     segs = [Segment(layout.archive, 0, a), Segment(layout.chat, a, a + snap.chat_size)]
@@ -231,7 +251,7 @@ def _index(
     lines: StepLines,
     chat_start: int,
     walker: Walker,
-    deadline: float | None = None,
+    deadline: _Stop | None = None,
 ) -> tuple[int, bool]:
     """Insert the step's lines; returns the position reached and whether that is the end
     (a torn chat tail stays out). With ``deadline``, the step ends at the first look at the
@@ -239,7 +259,8 @@ def _index(
     each look after the lines are inserted, so their cost is counted)."""
     done = lines.pos
     batch: list[Record] = []
-    size = _CHECK_LINES if deadline is not None else _BATCH
+    timed = deadline is not None and deadline.timed()
+    size = _CHECK_LINES if timed else _BATCH
     for line in lines:
         if not line.complete and line.start >= chat_start:
             _flush(conn, batch)
@@ -249,7 +270,7 @@ def _index(
         if len(batch) >= size:
             _flush(conn, batch)
             batch = []
-            late = deadline is not None and time.monotonic() >= deadline
+            late = deadline is not None and timed and deadline.due()
             if late and done - lines.pos >= MIN_STEP_BYTES:
                 return done, False
     _flush(conn, batch)

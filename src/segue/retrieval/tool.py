@@ -68,14 +68,21 @@ class SessionHistoryTool:
         max_rows: int = MAX_SCAN_ROWS,
         use_index: bool = True,
         build_index: bool = True,
+        background: bool = False,
     ) -> None:
         """``use_index``: answer from the history index when it is trusted (else every call
         scans). ``build_index``: catch the index up and rebuild it when it is not trusted;
-        without it the index is only read, never created or written."""
+        without it the index is only read, never created or written. ``background``: rebuild
+        it in a thread between calls (a process that lives on), not one step per call."""
         from segue.retrieval.backends import pick_backend
 
         backend = pick_backend(
-            layout, None, use_index=use_index, build_index=build_index, lock_timeout=lock_timeout
+            layout,
+            None,
+            use_index=use_index,
+            build_index=build_index,
+            lock_timeout=lock_timeout,
+            background=background,
         )
         self._setup(backend, max_bytes, max_rows)
 

@@ -85,12 +85,14 @@ def pick_backend(
     use_index: bool = True,
     build_index: bool = True,
     lock_timeout: float | None = None,
+    background: bool = False,
 ) -> Backend:
     """The backend for ``layout``'s workspace held in ``store`` (None: the JSONL files).
 
     ``use_index``: answer from the history index when it is trusted; ``build_index``: catch
     it up and rebuild it when it is not (for PostgreSQL: derive rows again when another
-    version derived them); without it nothing is written."""
+    version derived them); without it nothing is written. ``background``: a process that
+    lives on rebuilds the index in a thread between calls (index_builder.py)."""
     own = getattr(store, "lookback_backend", None)
     if callable(own):  # a store that answers look-back itself (PostgreSQL, in SQL)
         backend: Backend = own(rederive=build_index)
@@ -102,17 +104,21 @@ def pick_backend(
         return ScanBackend(layout, lock_timeout=timeout)
     from segue.retrieval.backends.sqlite_index import IndexBackend
 
-    return IndexBackend(layout, lock_timeout=timeout, build_index=build_index)
+    return IndexBackend(
+        layout, lock_timeout=timeout, build_index=build_index, background=background
+    )
 
 
 def lookback_tool(
     layout: Layout, store: TranscriptStore | None = None, *, build_index: bool = True
 ) -> SessionHistoryTool:
-    """``session_history`` over the backend :func:`pick_backend` picks."""
+    """``session_history`` over the backend :func:`pick_backend` picks, for a process that
+    lives on (a session, ``segue mcp serve``): an untrusted index is rebuilt between calls."""
     from segue.retrieval.task_scope import task_backends
     from segue.retrieval.tool import SessionHistoryTool
 
-    tool = SessionHistoryTool.over(pick_backend(layout, store, build_index=build_index))
+    backend = pick_backend(layout, store, build_index=build_index, background=build_index)
+    tool = SessionHistoryTool.over(backend)
     tool.tasks = task_backends(layout, store, build_index=build_index)  # R41: task_id
     return tool
 

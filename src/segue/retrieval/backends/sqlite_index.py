@@ -5,6 +5,8 @@ A call reads the page from the index when it is trusted (checked and caught up u
 same lock as the scan's); otherwise that call reads the bounded scan, and after the lock is
 released one step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`), until
 :data:`CALL_SECONDS` after the page began, so calls are fast again once a step completes it.
+In a process that lives on (``background``), the call instead starts the rebuild in a thread
+that steps on between calls (:mod:`~segue.retrieval.index_builder`) and returns at once.
 An index untrusted only by a recorded one-line rewrite (a failed send's quarantine) is
 re-derived at that row first (:mod:`~segue.retrieval.index_rewrites`) and answers the same
 call. Both paths answer the same. A cursor issued by an index page also holds its place as
@@ -40,12 +42,21 @@ class IndexBackend(ScanBackend):
     """Pages from the history index when it is trusted, from the scan otherwise."""
 
     def __init__(
-        self, layout: Layout, *, lock_timeout: float = LOCK_TIMEOUT, build_index: bool = True
+        self,
+        layout: Layout,
+        *,
+        lock_timeout: float = LOCK_TIMEOUT,
+        build_index: bool = True,
+        background: bool = False,
     ) -> None:
         """``build_index``: catch the index up and rebuild it when it is not trusted; without
-        it the index is only read, never created or written."""
+        it the index is only read, never created or written. ``background`` (with
+        ``build_index``, for a process that lives on): rebuild an untrusted index in a thread
+        between calls (index_builder.py) instead of one step after each call; the setting
+        ``SEGUE_INDEX_BUILDER=off`` turns it off."""
         super().__init__(layout, lock_timeout=lock_timeout)
         self.build_index = build_index
+        self.background = background
         self._rebuild = False
         self._started = 0.0
 
@@ -143,6 +154,12 @@ class IndexBackend(ScanBackend):
         if not self._rebuild:
             return
         self._rebuild = False
+        from segue.retrieval import index_builder
+
+        if self.background and index_builder.enabled():
+            index_builder.ensure(self.layout)  # never waits for it
+            self.index_problem = f"{self.index_problem}; rebuilding between calls"
+            return
         from segue.retrieval.index_build import NotBuilt
         from segue.retrieval.index_steps import build_step
 
