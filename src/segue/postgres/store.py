@@ -60,8 +60,6 @@ from segue.postgres.append import (
 )
 from segue.postgres.append import copy_rows as _copy
 from segue.postgres.append_call import CALL, call_params
-from segue.postgres.bulk import Loaded, chunks, fast_toast
-from segue.postgres.bulk import copy_in as _copy_in
 from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
 from segue.postgres.pool import shared_pool
@@ -429,44 +427,12 @@ class PostgresStore:
     def import_rows(self, data: bytes) -> list[Row]:
         return self.append(parse_import(data))
 
-    def load_lines(
-        self, lines: Iterable[tuple[Source, bytes]], next_sequence: int
-    ) -> None:
+    def load_lines(self, lines: Iterable[tuple[Source, bytes]], next_sequence: int) -> None:
         """Copy lines byte for byte into an empty workspace (``history migrate``): archive
-        lines first, then chat lines, and the sequence floor. One transaction and one
-        binary COPY, streamed: each chunk is derived while the server stores the last."""
-        with self._mutation("cannot load the transcript") as (conn, state):
-            if self._has_rows(conn):
-                raise StoreError(
-                    f"workspace {self.workspace_id} already has history in "
-                    f"{redact(self.url)}; migrate into an empty workspace",
-                    code="target_not_empty",
-                )
-            fast_toast(conn)
-            at = Loaded(state.next_pos, state.next_off, state.window_id, state.win)
-            _copy_in(conn, self.workspace_id, chunks(lines, at))
-            conn.execute(
-                "UPDATE segue_workspaces SET epoch = %s, next_sequence = %s, next_pos = %s,"
-                " next_off = %s, chat_pos = %s, window_id = %s, agent_win = %s, derived = %s"
-                " WHERE workspace = %s",
-                (
-                    new_epoch(),
-                    max(next_sequence, state.next_sequence),
-                    at.pos,
-                    at.off,
-                    at.chat_pos if at.chat_pos is not None else at.pos,
-                    at.window_id,
-                    at.win,
-                    fingerprint(),
-                    self.workspace_id,
-                ),
-            )
-            self._notify(conn)
-        # A bulk load changes the table's statistics at once: refresh them so the planner
-        # uses the search index right away instead of after autovacuum.
-        with translated("cannot analyze the transcript table", self.url), \
-                self._connection() as conn:
-            conn.execute("ANALYZE segue_rows")
+        lines first, then chat lines, and the sequence floor (:func:`load.load_lines`)."""
+        from segue.postgres.load import load_lines
+
+        load_lines(self, lines, next_sequence)
 
     def raw_lines(self) -> Iterator[tuple[Source, int, int | None, bytes]]:
         """Every line as ``(source, offset, historySequence, exact bytes)``, oldest first,
@@ -616,32 +582,9 @@ class PostgresStore:
         return self._query(r"body LIKE %s ESCAPE '\'", (like_pattern(query),), "ASC")
 
     def verify(self) -> VerifyReport:
-        report = VerifyReport(receipt_state="stable")
-        last: int | None = None
-        expected = {"archive": 0, "chat": 0}
-        for line in self.lines():
-            report.lines += 1
-            if line.offset != expected[line.source]:
-                report.problems.append(
-                    f"{line.source} offset {line.offset}: expected {expected[line.source]}"
-                )
-            expected[line.source] = line.end
-            if line.row is None:
-                kind = "oversized line" if line.raw is None else "not a row"
-                report.warnings.append(f"{line.source} offset {line.offset}: {kind}")
-                continue
-            report.rows += 1
-            seq = line.row.sequence
-            if seq is not None and last is not None and seq <= last:
-                report.problems.append(f"historySequence {seq} after {last} (out of order)")
-            if seq is not None:
-                last = seq if last is None else max(last, seq)
-        floor = self.next_sequence()
-        if last is not None and last >= floor:
-            report.problems.append(
-                f"historySequence {last} is not below the workspace's next sequence {floor}"
-            )
-        return report
+        from segue.postgres.verify import verify_lines
+
+        return verify_lines(self.lines(), self.next_sequence())
 
 
 __all__ = [
