@@ -154,6 +154,33 @@ def _span(values: list[float], fmt: str) -> str:
     return f"median of {len(values)}, {fmt.format(min(values))}–{fmt.format(max(values))}"
 
 
+def _rows(
+    label: str, calls: list[float], slowest: list[float], trusted: list[float], calls_note: str
+) -> list[Result]:
+    """The two §6 rows of one case: calls until on the index, and the slowest call."""
+    worst_ms = [s * 1e3 for s in slowest]
+    return [
+        Result(
+            f"{label}: calls to the index",
+            statistics.median(calls),
+            "the §6 target (3 calls)",
+            3.0,
+            "<= 3 calls (§6)",
+            ratio_meaning="calls / 3",
+            unit="calls",
+            note=calls_note,
+        ),
+        Result(
+            f"{label}: slowest call",
+            statistics.median(slowest),
+            "a call on the trusted index",
+            statistics.median(trusted),
+            "no call over 1 s (§6)",
+            note=f"{_span(worst_ms, '{:.0f}')} ms; the §6 bound is 1000 ms",
+        ),
+    ]
+
+
 def _case(layout: Layout, name: str, event: Any) -> list[Result]:
     calls: list[float] = []
     slowest: list[float] = []
@@ -165,27 +192,7 @@ def _case(layout: Layout, name: str, event: Any) -> list[Result]:
         calls.append(float(n))
         slowest.append(worst)
     label = f"look-back after {name}, {SIZE_MB} MB"
-    worst_ms = [s * 1e3 for s in slowest]
-    return [
-        Result(
-            f"{label}: calls to the index",
-            statistics.median(calls),
-            "the §6 target (3 calls)",
-            3.0,
-            "<= 3 calls (§6)",
-            ratio_meaning="calls / 3",
-            unit="calls",
-            note=_span(calls, "{:.0f}"),
-        ),
-        Result(
-            f"{label}: slowest call",
-            statistics.median(slowest),
-            "a call on the trusted index",
-            statistics.median(trusted),
-            "no call over 1 s (§6)",
-            note=f"{_span(worst_ms, '{:.0f}')} ms; the §6 bound is 1000 ms",
-        ),
-    ]
+    return _rows(label, calls, slowest, trusted, _span(calls, "{:.0f}"))
 
 
 def _calls_note(calls: list[float], seconds: list[float]) -> str:
@@ -213,27 +220,7 @@ def _background_case(layout: Layout, pause: float) -> list[Result]:
         calls.append(float(n))
         slowest.append(worst)
     label = f"look-back after a lost index, {SIZE_MB} MB, builder, {pause:g} s between calls"
-    worst_ms = [s * 1e3 for s in slowest]
-    return [
-        Result(
-            f"{label}: calls to the index",
-            statistics.median(calls),
-            "the §6 target (3 calls)",
-            3.0,
-            "<= 3 calls (§6)",
-            ratio_meaning="calls / 3",
-            unit="calls",
-            note=_calls_note(calls, seconds),
-        ),
-        Result(
-            f"{label}: slowest call",
-            statistics.median(slowest),
-            "a call on the trusted index",
-            statistics.median(trusted),
-            "no call over 1 s (§6)",
-            note=f"{_span(worst_ms, '{:.0f}')} ms; the §6 bound is 1000 ms",
-        ),
-    ]
+    return _rows(label, calls, slowest, trusted, _calls_note(calls, seconds))
 
 
 def run() -> list[Result]:

@@ -7,10 +7,6 @@ step per call. No sleeps: the tests join the builder with a timeout."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,33 +226,16 @@ sys.stdin.readline()
 def test_kill_during_a_background_step_and_no_two_processes_step_at_once(
     segue_home: Path,
 ) -> None:
-    from tests.index.test_steps import _steps_pos
+    from tests.index.test_steps import _steps_pos, inside_a_step
 
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(segue_home)],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == b"inside\n"
-        assert Path(f"{build_path(layout)}-journal").exists(), "not inside the transaction"
+    with inside_a_step(layout, _HOLDER):
         tool = SessionHistoryTool(layout, background=True)
         assert tool.call(ARGS)["ok"]  # the other process holds the side file
         builder = _finished(layout)
         assert builder.outcome == "another process is building the index"
         assert builder.steps == 0
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                pipe.close()
     assert not index_path(layout).exists()
     assert _steps_pos(layout) > 0  # the two steps before the killed one stay
     _same_as_scan(SessionHistoryTool(layout, build_index=False), layout)

@@ -12,6 +12,8 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +169,8 @@ def test_a_line_longer_than_a_step_is_indexed_whole(segue_home: Path) -> None:
 
 _CHILD = r"""
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from segue.retrieval import index_steps
 from segue.retrieval.tool import SessionHistoryTool
@@ -193,12 +197,13 @@ print("never inside a third step", flush=True)
 """
 
 
-def test_kill_during_a_step(segue_home: Path) -> None:
-    layout = Layout(segue_home, "ws")
-    _fill(layout, "a", 4)
+@contextmanager
+def inside_a_step(layout: Layout, script: str) -> Iterator[None]:
+    """A child process running ``script`` (given the home) stopped inside a step's
+    transaction until the block ends, then killed with SIGKILL."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(segue_home)],
+        [sys.executable, "-c", script, str(layout.home)],
         cwd=ROOT,
         env=env,
         stdin=subprocess.PIPE,
@@ -208,12 +213,20 @@ def test_kill_during_a_step(segue_home: Path) -> None:
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"inside\n"
         assert Path(f"{build_path(layout)}-journal").exists(), "not inside the transaction"
+        yield
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
                 pipe.close()
+
+
+def test_kill_during_a_step(segue_home: Path) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    with inside_a_step(layout, _CHILD):
+        pass
     assert not index_path(layout).exists()
     assert _steps_pos(layout) > 0  # the two steps before the killed one stay
     tool = SessionHistoryTool(layout)
