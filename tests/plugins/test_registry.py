@@ -231,3 +231,21 @@ def test_disposing_a_pending_lazy_plugin_means_it_never_loads() -> None:
     assert loads == [] and registry.pending() == ()
     with pytest.raises(PluginError, match="configured twice"):
         registry.add_lazy(LazyPlugin("later", load))
+
+
+def test_an_appending_adapter_keeps_the_prompt_a_block_of_its_own() -> None:
+    from segue.providers.anthropic_messages import system_blocks
+    from segue.providers.request import SystemText
+
+    registry = PluginRegistry()
+    registry.plugin("notes").add_adapter(lambda ctx: Append("NOTE"))
+    two_blocks = replace(REQUEST, system=SystemText("PROMPT\n\nMEMORY", len("PROMPT")))
+    out = registry.apply(two_blocks, CONTEXT).system
+    assert out == "PROMPT\n\nMEMORY\n\nNOTE"
+    assert [b["text"] for b in system_blocks(out)] == ["PROMPT", "\n\nMEMORY\n\nNOTE"]
+    prompt_only = replace(REQUEST, system=SystemText("PROMPT", len("PROMPT")))
+    out = registry.apply(prompt_only, CONTEXT).system
+    assert [b["text"] for b in system_blocks(out)] == ["PROMPT", "\n\nNOTE"]
+    assert [b["text"] for b in system_blocks(registry.apply(REQUEST, CONTEXT).system)] == [
+        "base\n\nNOTE"
+    ]

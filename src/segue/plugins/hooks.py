@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from segue.errors import PluginError
-from segue.providers.request import ProviderRequest
+from segue.providers.request import ProviderRequest, SystemText
 
 
 class HookKind(Enum):
@@ -152,8 +152,7 @@ def _run_adapter(
     if result is None:
         return request
     if isinstance(result, Append):
-        joined = f"{request.system}\n\n{result.text}" if request.system else result.text
-        return replace(request, system=joined)
+        return replace(request, system=_appended(request.system, result.text))
     if isinstance(result, Replace):
         return replace(request, system=result.text)
     raise PluginError(
@@ -161,3 +160,14 @@ def _run_adapter(
         "may only return Append(text), Replace(text) or None",
         plugin=registration.plugin,
     )
+
+
+def _appended(system: str, text: str) -> str:
+    """``text`` after ``system`` (a blank line between). A :class:`SystemText` keeps its
+    window-independent head, so the prompt stays a block of its own for the cache."""
+    if not system:
+        return text
+    joined = f"{system}\n\n{text}"
+    if isinstance(system, SystemText) and system.stable > 0:
+        return SystemText(joined, system.stable)
+    return joined
