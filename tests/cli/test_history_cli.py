@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from segue import HistoryStore, Layout, encode_row
 from segue.cli.main import cli
-from segue.history.store import HistoryStore
-from segue.messages import encode_row, row_to_obj
-from segue.workspace import Layout
+from segue.messages import row_to_obj
 from tests.test_views import SECRET_PASTE, session_rows
 
 WS = "demo"

@@ -17,13 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from segue import HistoryStore, Layout, make_row
 from segue.cli.context import resolve
 from segue.cli.quick_search import parse
-from segue.history.store import HistoryStore
-from segue.messages import make_row
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.index_file import index_path
-from segue.workspace import Layout
 from tests.test_views import session_rows
 
 WS = "quick"

@@ -10,13 +10,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from segue import HistoryStore, Layout, Row
 from segue.cli.main import cli
 from segue.context.boundaries import is_manual_reset, is_strict_rollover
-from segue.history import HistoryStore
-from segue.messages import Row
 from segue.session.window import load_window
 from segue.tools.carryover_file import CarryoverFile
-from segue.workspace import Layout
 from tests.scripted_cli import script
 
 WS = "runs"

@@ -18,9 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from segue.history import HistoryStore
-from segue.messages import Row
-from segue.workspace import Layout
+from segue import HistoryStore, Layout, Row
 
 WS = "fails"
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SEGUE_HOME")

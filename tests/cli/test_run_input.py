@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from segue.history import HistoryStore
-from segue.workspace import Layout
+from segue import HistoryStore, Layout
 
 WS = "runs"
 

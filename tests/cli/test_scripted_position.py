@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from segue import Layout
 from segue.providers.scripted import FilePosition, forget_positions
-from segue.workspace import Layout
 
 
 def segue(

@@ -8,10 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from segue import HistoryStore, Layout, make_row
 from segue.cli.main import cli
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.workspace import Layout
 
 WS = "words"
 

@@ -13,10 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from segue import HistoryStore, Layout
 from segue.cli.lazy import LazyGroup
 from segue.cli.main import COMMANDS, cli
-from segue.history.store import HistoryStore
-from segue.workspace import Layout
 from tests.needs import require_module
 from tests.test_views import session_rows
 
@@ -212,8 +211,9 @@ def test_lazy_tables_agree_with_all_and_what_type_checkers_see(package: str) -> 
 def test_without_a_settings_file_the_store_is_the_jsonl_files(tmp_path: Path) -> None:
     """Commands skip reading (and importing) the settings when there is no file: that must
     mean what load_settings would say, store.url's default."""
+    from segue import load_settings
     from segue.cli.context import CliContext
-    from segue.settings import KEYS, load_settings
+    from segue.settings import KEYS
 
     assert KEYS["store.url"].default is None
     assert load_settings(tmp_path / "settings.json").get("store.url") is None

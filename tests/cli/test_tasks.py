@@ -17,10 +17,8 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 import segue as segue_pkg
+from segue import HistoryStore, Layout, Row
 from segue.cli.main import cli
-from segue.history import HistoryStore
-from segue.messages import Row
-from segue.workspace import Layout
 
 WS = "proj"
 CHILD = f"{WS}.t1"

@@ -94,8 +94,7 @@ def test_an_unknown_shape_is_still_shown_compactly(tmp_path: Path) -> None:
 
 
 def test_bash_denied_under_auto_edit_does_not_suggest_auto_edit(tmp_path: Path) -> None:
-    from segue.history import HistoryStore
-    from segue.workspace import Layout
+    from segue import HistoryStore, Layout
 
     work = tmp_path / "work"
     work.mkdir()
