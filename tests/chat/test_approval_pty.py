@@ -15,10 +15,8 @@ import pytest
 
 pytest.importorskip("termios")
 
-from segue.history import HistoryStore
-from segue.messages import Row
+from segue import HistoryStore, Layout, Row
 from segue.policy.approval_store import approvals_path
-from segue.workspace import Layout
 from tests.chat.terminal import Terminal
 
 PROMPT = r"\[\d+% · compacts by 75%\] › "

@@ -22,8 +22,7 @@ import pytest
 
 pytest.importorskip("termios")
 
-from segue.history import HistoryStore
-from segue.workspace import Layout
+from segue import HistoryStore, Layout
 from tests.chat.request_gate import RequestGate
 from tests.chat.terminal import Terminal
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from segue import make_row
 from segue.chat import commands as cmd
 from segue.chat.meter import label, meter_text, reported_usage
-from segue.messages import make_row
 
 
 @pytest.mark.parametrize(

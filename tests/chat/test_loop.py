@@ -10,10 +10,8 @@ from typing import TypeVar
 
 import pytest
 
+from segue import Event, Session, ToolFinished, UsageError
 from segue.chat import QuitNow
-from segue.errors import UsageError
-from segue.events import Event, ToolFinished
-from segue.session import Session
 from tests.chat.helpers import CTRL_C, chat, meters, texts
 
 T = TypeVar("T")

@@ -30,7 +30,7 @@ def test_due_keeps_the_point_until_it_is_reached() -> None:
 
 
 def test_the_full_screen_meter_after_a_step_says_the_same() -> None:
-    from segue.events import StepUsage
+    from segue import StepUsage
     from segue.tui.lines import usage_meter
 
     past = StepUsage(6200, 8000, 77, "rolls over by 75%", None, None)

@@ -18,8 +18,7 @@ import pytest
 pytest.importorskip("termios")
 pytest.importorskip("openai")
 
-from segue.history import HistoryStore
-from segue.workspace import Layout
+from segue import HistoryStore, Layout
 from tests.chat.terminal import Terminal
 from tests.slow_server import SlowServer
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from segue import HistoryStore, Layout
 from segue.chat.approval import APPROVAL_PROMPT
-from segue.history import HistoryStore
-from segue.workspace import Layout
 from tests.chat.helpers import CTRL_C, chat
 
 

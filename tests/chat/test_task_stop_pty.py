@@ -18,9 +18,8 @@ import pytest
 
 pytest.importorskip("termios")
 
+from segue import HistoryStore, Layout
 from segue.children import read_link
-from segue.history import HistoryStore
-from segue.workspace import Layout
 from tests.chat.terminal import Terminal
 
 WORKSPACE = "ws"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.events import TaskFinished, TaskStarted
+from segue import TaskFinished, TaskStarted
 from segue.render.lines import event_lines
 from tests.chat.helpers import chat
 
