@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from segue.history import HistoryStore
+from segue import HistoryStore
 from segue.render.lines import Line
 from segue.tui.app import ChatApp
 from segue.tui.widgets import Question

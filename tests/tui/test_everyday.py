@@ -16,8 +16,8 @@ from textual.containers import Vertical
 from textual.pilot import Pilot
 from textual.widgets import Label, Static
 
+from segue import Answer
 from segue.policy.approval_store import approvals_path
-from segue.tools.gate import Answer
 from segue.tui.app import ChatApp
 from segue.tui.widgets import ApprovalDialog, PromptArea, Question
 from tests.chat.helpers import Chat, chat

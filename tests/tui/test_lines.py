@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from segue.events import (
+from segue import (
     AssistantText,
     Compacted,
     Notice,
+    Part,
     RolledOver,
     StepUsage,
     ToolFinished,
     ToolStarted,
     Warned,
+    make_row,
 )
-from segue.messages import Part, make_row
 from segue.render.lines import Line, event_lines
 from segue.tui.lines import (
     history_lines,

@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from segue import HistoryStore, Part, make_row
 from segue.chat import SessionMaker
-from segue.history import HistoryStore
-from segue.messages import Part, make_row
 from segue.tui.app import ChatApp
 from segue.tui.widgets import ApprovalDialog, PromptArea, Question
 from tests.chat.helpers import Chat, Source, chat

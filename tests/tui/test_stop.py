@@ -15,8 +15,8 @@ pytest.importorskip("openai")
 
 from textual.pilot import Pilot
 
+from segue import HistoryStore
 from segue.chat import SessionMaker
-from segue.history import HistoryStore
 from segue.tui.app import ChatApp
 from tests.chat.helpers import Chat, Source, chat
 from tests.slow_server import SlowServer, loopback_allowed

@@ -12,10 +12,9 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from segue import HistoryStore, Layout
 from segue.children import read_link
-from segue.history import HistoryStore
 from segue.tui.app import ChatApp
-from segue.workspace import Layout
 from tests.chat.helpers import chat
 from tests.tui.helpers import at_prompt, run_app, shows, submit, until
 
