@@ -27,6 +27,7 @@ from typing import Any, Literal
 import pytest
 
 import segue.history.store as store_module
+from segue import HistoryStore, Layout, Row, Session, decode_row, make_row
 from segue.context.boundaries import (
     CONTINUATION_TYPE,
     LEAD_IN_TYPE,
@@ -34,13 +35,10 @@ from segue.context.boundaries import (
     is_synthetic_continuation,
 )
 from segue.errors import FileError, StoreError
-from segue.history import HistoryStore
-from segue.messages import Row, decode_row, make_row, row_from_obj
-from segue.session import Session
+from segue.messages import row_from_obj
 from segue.session.window import load_window
 from segue.tools.carryover import Carryover
 from segue.tools.carryover_file import carryover_path
-from segue.workspace import Layout
 from tests.session.helpers import Harness, echo, harness
 
 WINDOW = 8000  # hard ceiling 6000; threshold 50 rolls over at 4400

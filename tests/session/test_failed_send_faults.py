@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.events import Notice
-from segue.history import HistoryStore
+from segue import HistoryStore, Notice
 from tests.session.helpers import harness
 
 

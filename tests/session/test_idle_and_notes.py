@@ -7,9 +7,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+from segue import Compacted, Warned, make_row
 from segue.context.boundaries import is_synthetic_continuation
-from segue.events import Compacted, Warned
-from segue.messages import make_row
 from tests.session.helpers import echo, harness
 
 WINDOW = 8000

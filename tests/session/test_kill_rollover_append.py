@@ -26,11 +26,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from segue import HistoryStore, Layout, Row
 from segue.cli.main import cli
 from segue.context.boundaries import is_strict_rollover
-from segue.history import HistoryStore
-from segue.messages import Row
-from segue.workspace import Layout
 
 WS = "killed-append"
 TIMEOUT = 60.0

@@ -34,16 +34,14 @@ from typing import Any, Literal
 import pytest
 from click.testing import CliRunner
 
+from segue import HistoryStore, Layout, Row
 from segue.cli.main import cli
 from segue.context.boundaries import (
     CONTINUATION_FLAG,
     is_strict_rollover,
     is_synthetic_continuation,
 )
-from segue.history import HistoryStore
-from segue.messages import Row
 from segue.providers.request import request_from_obj
-from segue.workspace import Layout
 from tests.conftest import scaled
 
 WS = "killed"

@@ -10,13 +10,10 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from segue import HistoryStore, Layout, RolledOver, Row, Warned
 from segue.cli.main import cli
 from segue.context.boundaries import is_strict_rollover
 from segue.errors import TurnPaused
-from segue.events import RolledOver, Warned
-from segue.history import HistoryStore
-from segue.messages import Row
-from segue.workspace import Layout
 from tests.scripted_cli import script
 from tests.session.helpers import ENGINE_TOOLS, Harness, echo, harness
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from segue import make_row
 from segue.context.boundaries import is_strict_rollover
-from segue.messages import make_row
 from tests.session.helpers import harness
 
 WINDOW = 8000

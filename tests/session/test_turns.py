@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from segue import RolledOver, Warned, make_row
 from segue.context.boundaries import (
     is_manual_reset,
     is_strict_rollover,
     is_synthetic_continuation,
 )
-from segue.events import RolledOver, Warned
-from segue.messages import make_row
 from tests.session.helpers import echo, harness, request_text
 
 WINDOW = 8000  # reserve 2000, hard ceiling 6000; threshold 50 → rolls over at 4400, warns at 3200
