@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from segue.history import HistoryStore
+from segue import HistoryStore, Layout
 from segue.tools.carryover import (
     MAX_FILES,
     Anchor,
@@ -22,7 +22,6 @@ from segue.tools.carryover import (
     to_obj,
 )
 from segue.tools.carryover_file import CarryoverFile, carryover_path, file_state
-from segue.workspace import Layout
 
 ROOT = "/work"
 

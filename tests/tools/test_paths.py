@@ -88,8 +88,8 @@ def test_workspace_root_is_resolved_once(tmp_path: Path) -> None:
 def test_segue_home_inside_the_workspace_is_private(tmp_path: Path) -> None:
     """Running in ~ with the default ~/.segue: file tools must not read transcripts around
     session_history's privacy floor (R11)."""
+    from segue import Layout
     from segue.tools.builtin import builtin_tools
-    from segue.workspace import Layout
 
     work = tmp_path / "home"
     layout = Layout(work / ".segue", "ws")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from segue.events import RolledOver
+from segue import RolledOver
 from segue.policy import may_use
 from segue.session.core import soft_reset
 from segue.tools.carryover_file import carryover_path
