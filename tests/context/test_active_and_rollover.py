@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from segue import Part, Row, make_row
 from segue.context.active import active_rows, has_sealable_context, newest_window_start
 from segue.context.boundaries import (
     is_manual_reset,
@@ -14,7 +15,6 @@ from segue.context.rollover import (
     rollover_batch,
     warning_row,
 )
-from segue.messages import Part, Row, make_row
 
 
 def seq(rows: list[Row]) -> list[Row]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from segue import InMemoryStore
 from segue.context.budget import Budget
 from segue.errors import TurnPaused
-from segue.history import InMemoryStore
 from segue.session.admission import Cancellation, RolloverPlan, admit_rollover
 from tests.retrieval.helpers import text_row
 

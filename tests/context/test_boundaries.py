@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from segue import Row, encode_row, make_row
 from segue.context.boundaries import (
     ROOT_WINDOW_ID,
     boundary_kind,
@@ -15,7 +16,7 @@ from segue.context.boundaries import (
     split_windows,
 )
 from segue.context.floor import mentions_reset_key
-from segue.messages import Row, encode_row, make_row, text_part
+from segue.messages import text_part
 
 
 def rollover(seq: int, **overrides: Any) -> Row:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue import Layout, SessionHistoryTool
 from tests.retrieval.helpers import encoded, entries, rollover, text_row, write_history
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from segue import Part, Row, decode_row, encode_row, make_row
 from segue.context.active import active_rows
 from segue.context.boundaries import (
     is_compaction_boundary,
@@ -18,7 +19,7 @@ from segue.context.rollover import (
     rollover_batch,
     warning_row,
 )
-from segue.messages import Part, Row, decode_row, encode_row, make_row, row_to_obj
+from segue.messages import row_to_obj
 from segue.session.compaction import compaction_row
 
 TEXT_DONE = "done"
