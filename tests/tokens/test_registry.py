@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from segue.errors import EncodingError, UnknownModelError, UsageError
-from segue.tokens import resolve_model
+from segue import UsageError, resolve_model
+from segue.errors import EncodingError, UnknownModelError
 from segue.tokens.registry import TokenModel, resolve
 
 

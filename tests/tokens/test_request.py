@@ -9,16 +9,9 @@ from typing import Any
 
 import pytest
 
-from segue.messages import Part, Row, make_row
+from segue import Part, Row, count_request, count_text, make_row, resolve_model
 from segue.tokens import allowances as allow
-from segue.tokens import (
-    approximate_request,
-    count_request,
-    count_row,
-    count_text,
-    encodings,
-    resolve_model,
-)
+from segue.tokens import approximate_request, count_row, encodings
 from segue.tokens.request import RequestCounter
 
 GPT = "openai:gpt-4o"
