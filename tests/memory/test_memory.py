@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from segue import Layout
 from segue.memory.hot import NOTES_NAME, Memory, select_memory
 from segue.memory.store import load_memories
 from segue.tools.memory import MemoryTool
-from segue.workspace import Layout
 
 
 def words(text: str) -> int:
