@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from segue.errors import PluginError, SettingsError
+from segue import Layout, SettingsError
+from segue.errors import PluginError
 from segue.plugins import PluginSpec, parse_plugins
 from segue.session.factory import open_session
 from segue.settings import Settings, from_obj
-from segue.workspace import Layout
 
 PLUGIN_SOURCE = '''
 from segue.plugins import Append

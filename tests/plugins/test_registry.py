@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
+from segue import ProviderRequest, make_row
 from segue.errors import PluginError, RolloverBlocked
-from segue.messages import make_row
 from segue.plugins import (
     AdapterContext,
     Append,
@@ -22,7 +22,6 @@ from segue.plugins import (
 )
 from segue.plugins.hooks import Middleware
 from segue.plugins.registry import Setup
-from segue.providers.request import ProviderRequest
 
 REQUEST = ProviderRequest("base", (make_row("user", "hi", id="u1"),), ({"name": "echo"},))
 CONTEXT = RequestContext("ws", "scripted:test", "w:0")

@@ -9,12 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from segue import Event, ProviderRequest, RolledOver, Session, make_row
 from segue.context.boundaries import CONTINUATION_TYPE, is_strict_rollover
-from segue.events import Event, RolledOver
-from segue.messages import make_row
 from segue.plugins import AdapterContext, Append, PluginRegistry
-from segue.providers.request import ProviderRequest
-from segue.session import Session
 from segue.tools.carryover_file import carryover_path
 from tests.session.helpers import Harness, echo, harness
 

@@ -11,14 +11,11 @@ from typing import Any
 
 import pytest
 
+from segue import HistoryStore, Layout, Session, TurnResult, make_row
 from segue.context.boundaries import is_strict_rollover
 from segue.errors import StaleWindow
-from segue.history import HistoryStore
-from segue.messages import make_row
-from segue.session import Session, TurnResult
 from segue.session.epochs import WindowEpochs
 from segue.tools.base import FunctionTool
-from segue.workspace import Layout
 from tests.session.helpers import Harness, echo, harness
 
 WINDOW = 8000
