@@ -9,16 +9,20 @@ from typing import Any
 
 import pytest
 
-from segue.events import AssistantText, Event
-from segue.history import HistoryStore
-from segue.policy import resolve_agent
-from segue.providers.registry import create_provider
+from segue import (
+    AssistantText,
+    Event,
+    HistoryStore,
+    Layout,
+    Session,
+    SessionConfig,
+    create_provider,
+    resolve_agent,
+)
 from segue.providers.retry import RetryPolicy
-from segue.session import Session, SessionConfig
 from segue.tokens import calibration_file
 from segue.tools.base import FunctionTool, ToolRegistry
 from segue.tools.gate import ALLOW_ALL
-from segue.workspace import Layout
 
 from .replay import Replay, no_wait, sse
 

@@ -7,19 +7,17 @@ import json
 
 import pytest
 
+from segue import Part, ProviderRequest, UsageError, create_provider, make_row
 from segue.errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
     TransientProviderError,
-    UsageError,
 )
-from segue.messages import Part, make_row
-from segue.providers import ProviderRequest, StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from segue.providers import StreamEvent, TextDelta, ToolCall, ToolCallEvent
 from segue.providers.anthropic_messages import AnthropicProvider, anthropic_messages
 from segue.providers.fallback import FallbackProvider
 from segue.providers.openai_chat import OpenAIChatProvider
-from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
 from segue.settings import Settings
 

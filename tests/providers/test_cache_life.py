@@ -12,11 +12,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from segue.errors import SettingsError
-from segue.messages import make_row
-from segue.providers import ProviderRequest, Usage
+from segue import ProviderRequest, SettingsError, Usage, create_provider, make_row
 from segue.providers.anthropic_messages import MAX_BREAKPOINTS
-from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
 from segue.session.result import UsageTotal
 from segue.settings import Settings
@@ -222,7 +219,7 @@ def without_usage_chunk() -> httpx2.Response:
 
 def test_without_usage_the_meter_shows_segues_own_count_marked_as_an_estimate(
         tmp_path: Path) -> None:
-    from segue.events import StepUsage
+    from segue import StepUsage
     from segue.render.terminal import Renderer
     from segue.tui.lines import usage_meter
 

@@ -15,18 +15,24 @@ from typing import Any
 
 import pytest
 
+from segue import (
+    Event,
+    HistoryStore,
+    Layout,
+    ProviderRequest,
+    RolledOver,
+    Session,
+    SessionConfig,
+    StepResult,
+    create_provider,
+    resolve_agent,
+)
 from segue.context.boundaries import is_strict_rollover
-from segue.events import Event, RolledOver
-from segue.history import HistoryStore
-from segue.policy import resolve_agent
-from segue.providers import EventSink, ProviderRequest, StepResult
+from segue.providers import EventSink
 from segue.providers.fallback import FallbackProvider
-from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
-from segue.session import Session, SessionConfig
 from segue.settings import Settings
 from segue.tools.base import FunctionTool, ToolRegistry
-from segue.workspace import Layout
 
 from .recordings import issue_error, recorded
 from .replay import Replay, no_wait

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from segue.errors import ProviderError, UsageError
-from segue.messages import make_row
-from segue.providers.base import EventSink, Provider, StepResult, Usage
+from segue import (
+    Provider,
+    ProviderRequest,
+    StepResult,
+    Usage,
+    UsageError,
+    create_provider,
+    make_row,
+)
+from segue.errors import ProviderError
+from segue.providers.base import EventSink
 from segue.providers.fallback import Deferred, FallbackProvider
-from segue.providers.registry import create_provider
-from segue.providers.request import ProviderRequest
 from segue.settings import Settings
 
 REQUEST = ProviderRequest("", (make_row("user", "hi", id="u"),), ())

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from segue import SettingsError, UsageError
 from segue import settings as settings_module
 from segue.errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
-    SettingsError,
     TransientProviderError,
-    UsageError,
 )
 from segue.providers import parse_model
 from segue.providers.failures import ApiFailure, classify

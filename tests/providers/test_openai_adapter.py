@@ -8,21 +8,18 @@ from typing import Any
 
 import pytest
 
+from segue import Part, ProviderRequest, Session, UsageError, create_provider, make_row
 from segue.errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
     TransientProviderError,
     UnknownModelError,
-    UsageError,
 )
-from segue.messages import Part, make_row
-from segue.providers import ProviderRequest, StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from segue.providers import StreamEvent, TextDelta, ToolCall, ToolCallEvent
 from segue.providers.fallback import FallbackProvider
 from segue.providers.openai_chat import OpenAIChatProvider, chat_messages
-from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
-from segue.session import Session
 from segue.settings import Settings
 
 from .replay import Replay, error, no_wait, sse

@@ -8,12 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from segue.events import RolledOver, StepUsage
-from segue.messages import Part, make_row
-from segue.providers import ProviderRequest
+from segue import Part, ProviderRequest, RolledOver, StepUsage, create_provider, make_row
 from segue.providers.anthropic_messages import MAX_BREAKPOINTS, cache_breakpoints, request_params
 from segue.providers.openai_chat import prompt_cache_key
-from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
 from segue.render.lines import NEW_PREFIX_NOTE
 from segue.render.terminal import Renderer

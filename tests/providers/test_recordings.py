@@ -9,10 +9,8 @@ from typing import Any
 
 import pytest
 
+from segue import Provider, ProviderRequest, StepResult, create_provider, make_row
 from segue.errors import ProviderError
-from segue.messages import make_row
-from segue.providers import Provider, ProviderRequest, StepResult
-from segue.providers.registry import create_provider
 from segue.providers.retry import RetryPolicy
 
 from .recordings import interactions, recorded

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from segue import Part, ProviderRequest, create_provider, make_row
 from segue.errors import ContextOverflowError, TransientProviderError
-from segue.messages import Part, make_row
-from segue.providers import ProviderRequest
 from segue.providers.anthropic_messages import anthropic_messages
 from segue.providers.openai_chat import OpenAIChatProvider, prompt_cache_key
 from segue.providers.openai_responses import OpenAIResponsesProvider
-from segue.providers.registry import create_provider
 from segue.providers.request import reasoning_part
 from segue.providers.retry import RetryPolicy
 

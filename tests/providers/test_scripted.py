@@ -11,20 +11,25 @@ from typing import Any
 
 import pytest
 
+from segue import (
+    Part,
+    Provider,
+    ProviderRequest,
+    UsageError,
+    count_request,
+    create_provider,
+    make_row,
+)
 from segue.errors import (
     ContextOverflowError,
     ProviderError,
     ScriptError,
     ScriptExhausted,
     UnknownModelError,
-    UsageError,
 )
-from segue.messages import Part, make_row
 from segue.providers import (
     Media,
     Message,
-    Provider,
-    ProviderRequest,
     StreamEvent,
     Text,
     TextDelta,
@@ -34,9 +39,7 @@ from segue.providers import (
     request_from_obj,
     to_messages,
 )
-from segue.providers.registry import create_provider
 from segue.providers.scripted import ScriptedProvider, tokens_counter
-from segue.tokens import count_request
 
 TOOL = {"name": "bash", "description": "run", "input_schema": {"type": "object"}}
 

@@ -11,15 +11,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from segue.errors import (
-    ContextOverflowError,
-    ProviderError,
-    TransientProviderError,
-    UsageError,
-)
-from segue.messages import make_row
-from segue.providers import Provider, ProviderRequest, StreamEvent, TextDelta
-from segue.providers.registry import create_provider
+from segue import Provider, ProviderRequest, UsageError, create_provider, make_row
+from segue.errors import ContextOverflowError, ProviderError, TransientProviderError
+from segue.providers import StreamEvent, TextDelta
 from segue.providers.retry import RetryPolicy
 from segue.settings import Settings
 
