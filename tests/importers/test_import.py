@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from segue import HistoryStore, Layout
 from segue.cli.main import cli
-from segue.history import HistoryStore
 from segue.importers.entries import MAX_TEXT_CHARS
-from segue.workspace import Layout
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -19,10 +19,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from segue import HistoryStore, Layout
 from segue.cli.main import cli
-from segue.history import HistoryStore
 from segue.importers.entries import MAX_TEXT_CHARS
-from segue.workspace import Layout
 
 _STATES = {"output-available", "input-available", "input-streaming", "output-redacted"}
 
