@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from segue.errors import SettingsError
+from segue import SettingsError
 from segue.mcp.client import McpTools
 from segue.mcp.config import ServerSpec, parse_servers
 from tests.mcp.helpers import run_segue
@@ -249,7 +249,7 @@ def test_preflight_counts_only_the_advertised_schemas(tmp_path: Path) -> None:
     # 250 filler schemas alone exceed the window's hard ceiling: counted in full, the first
     # message could not fit even a fresh window (R16 would reject it before any provider
     # call); deferred, only what is advertised is counted and the send goes out.
-    from segue.tokens import count_request
+    from segue import count_request
     from segue.tools.base import ToolRegistry
 
     env = _setup(tmp_path, [DONE], fillers=250)

@@ -148,9 +148,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_lives_on(home: Path) -> No
 
 
 def test_a_new_floor_written_while_serving_applies_at_once(home: Path) -> None:
+    from segue import HistoryStore, Layout
     from segue.context.rollover import manual_reset_row
-    from segue.history import HistoryStore
-    from segue.workspace import Layout
 
     async def body(client: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         before = _obj(await client.call_tool("session_history", NOTE))
