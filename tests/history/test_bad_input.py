@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from segue import HistoryStore, Layout, make_row
 from segue.errors import InvalidWorkspaceId, LockTimeout
-from segue.history import HistoryStore, read_receipt, receipt_matches
+from segue.history import read_receipt, receipt_matches
 from segue.history.lock import hold
 from segue.history.scan import scan_backward, scan_forward
-from segue.messages import make_row
-from segue.workspace import Layout
 
 RESET_2MIB = (
     b'{"id":"r","role":"assistant","metadata":{"contextBoundaryKind":"reset","pad":"'

@@ -21,11 +21,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from segue import HistoryStore, InMemoryStore, Layout, SessionHistoryTool
 from segue.cli.main import cli
 from segue.errors import StoreError
-from segue.history import HistoryStore, InMemoryStore
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
 from tests.retrieval.helpers import entries, rollover, stamp_receipt, write_history
 
 KEY = "contextBoundaryKind"

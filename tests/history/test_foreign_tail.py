@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.history import HistoryStore
-from segue.messages import make_row
-from segue.workspace import Layout
+from segue import HistoryStore, Layout, make_row
 
 ROW = b'{"id":"a","role":"user","parts":[{"type":"text","text":"kept"}],"metadata":{}}'
 

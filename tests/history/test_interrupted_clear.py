@@ -12,13 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from segue import HistoryStore, Layout, SessionHistoryTool, make_row
 from segue.context.rollover import manual_reset_row
-from segue.history import HistoryStore
 from segue.history.marker import Marker, write_marker
 from segue.history.receipt import Receipt, current_stamps, new_epoch, read_receipt, write_receipt
-from segue.messages import make_row
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
 
 
 def _crash_between_unlinks(store: HistoryStore) -> None:

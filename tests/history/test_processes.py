@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.workspace import Layout
+from segue import HistoryStore, Layout
 from tests.conftest import scaled
 from tests.history.helpers import check_batches_whole
 

@@ -12,9 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from segue.history import HistoryStore
-from segue.messages import make_row
-from segue.workspace import Layout
+from segue import HistoryStore, Layout, make_row
 
 _WRITER = (
     "import sys; from pathlib import Path; from segue.history import HistoryStore;"

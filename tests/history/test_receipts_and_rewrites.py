@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from segue.history import HistoryStore, read_receipt, receipt_matches
+from segue import HistoryStore, Layout, make_row
+from segue.history import read_receipt, receipt_matches
 from segue.history.marker import marker_path, read_marker
 from segue.history.rotation import ROTATE_TEMP
 from segue.history.visibility import visible_bounds
-from segue.messages import make_row
-from segue.workspace import Layout
 from tests.history.helpers import check_batches_whole
 
 

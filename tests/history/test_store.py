@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from segue import HistoryStore, InMemoryStore, TranscriptStore, decode_row, make_row
 from segue.errors import RowDecodeError, StoreError
-from segue.history import HistoryStore, InMemoryStore, TranscriptStore
-from segue.messages import decode_row, make_row
 from tests.postgres.cluster import cluster
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ Factory = Callable[[], TranscriptStore]
 
 @pytest.fixture(params=["disk", "memory", "postgres"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
-    from segue.workspace import Layout
+    from segue import Layout
 
     if request.param == "disk":
         return lambda: HistoryStore(Layout(tmp_path, "ws"), durable=False)

@@ -13,11 +13,9 @@ from typing import Any
 
 import pytest
 
-from segue.history import HistoryStore
-from segue.retrieval import SessionHistoryTool
+from segue import HistoryStore, Layout, SessionHistoryTool
 from segue.retrieval.index_build import rebuild
 from segue.retrieval.index_file import index_path
-from segue.workspace import Layout
 from tests.retrieval.helpers import text_row
 
 MAX_RESULT = 16 * 1024  # SPEC.md R24

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from segue import HistoryStore, Layout, make_row
 from segue.history.batch import encode_batch, stamp
 from segue.history.receipt import (
     AppendJournal,
@@ -16,9 +17,6 @@ from segue.history.receipt import (
     read_receipt,
     write_receipt,
 )
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.workspace import Layout
 
 CUT_EPOCH = "0e0e0e0e-0e0e-4e0e-8e0e-0e0e0e0e0e0e"
 

@@ -17,12 +17,9 @@ from typing import Any
 
 import pytest
 
-from segue import fsutil
-from segue.history import HistoryStore, read_receipt
+from segue import HistoryStore, Layout, SessionHistoryTool, fsutil, make_row
+from segue.history import read_receipt
 from segue.history import store as store_module
-from segue.messages import make_row
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
 
 _APPEND = "import sys; open(sys.argv[1], 'ab').write(sys.argv[2].encode())"
 COMPLETE = '{"id":"ext","role":"user","parts":[{"type":"text","text":"foreign"}],"metadata":{}}\n'

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from segue import HistoryStore, Layout, make_row
 from segue.errors import LockTimeout
-from segue.history import HistoryStore
-from segue.messages import make_row
-from segue.workspace import Layout
 
 # Appends one batch and stops after writing it, before the stable receipt, until told to go on.
 _PAUSED_WRITER = """
