@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from segue import ApprovalGate
 from segue.policy.approval import Mode
 from segue.tools.base import FunctionTool, ToolRegistry
-from segue.tools.gate import ApprovalGate
 
 
 class Silent:

@@ -77,7 +77,7 @@ def test_always_remembers_exactly_the_command_shown(tmp_path: Path) -> None:
     """The narrowest rule: answering "always" to ``git status`` does not approve
     ``git status --porcelain``. Through the library session, whose approver answers."""
     import segue
-    from segue.tools.gate import Answer
+    from segue import Answer
 
     git_repo(tmp_path / "work")
     home = tmp_path / "home"
