@@ -15,15 +15,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from segue import HistoryStore, Layout, SessionHistoryTool, decode_row
 from segue.context.boundaries import newest_floor_index, split_windows
 from segue.errors import RowDecodeError
 from segue.history.batch import parse_import
-from segue.history.store import HistoryStore
-from segue.messages import decode_row
-from segue.retrieval.tool import SessionHistoryTool
 from segue.views.export import export
 from segue.views.windows import find_items, search, window_items, window_summaries
-from segue.workspace import Layout
 
 MUX_ROLLOVER = {
     "type": "context-window-rollover",

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from segue import HistoryStore, Layout, make_row
 from segue.errors import FileError
-from segue.history import HistoryStore
 from segue.history import store as store_module
 from segue.history.rotation import ROTATE_TEMP
-from segue.messages import make_row
-from segue.workspace import Layout
 
 
 def _store(tmp_path: Path) -> HistoryStore:
