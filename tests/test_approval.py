@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from segue.errors import UsageError
+from segue import UsageError
 from segue.policy.approval import (
     Mode,
     Verdict,
@@ -75,9 +75,9 @@ def test_always_remembers_exactly_the_call_shown(base: str, more: str) -> None:
 
 
 def test_the_gate_asks_only_for_tools_that_do_not_say_they_are_read_only(tmp_path: Path) -> None:
+    from segue import Answer, ApprovalGate, ApprovalRequest
     from segue.policy.approval_store import ApprovalFile
     from segue.tools.base import FunctionTool, ToolRegistry
-    from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest
 
     asked: list[ApprovalRequest] = []
 

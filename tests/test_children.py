@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from segue import Layout
 from segue.children import (
     NotATask,
     child_id,
@@ -18,7 +19,7 @@ from segue.children import (
     read_link,
     tree_order,
 )
-from segue.workspace import Layout, validate_workspace_id
+from segue.workspace import validate_workspace_id
 
 WORKSPACE_IDS = st.from_regex(r"[A-Za-z0-9._-]{1,64}", fullmatch=True).filter(
     lambda s: s not in (".", ".."))

@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 import segue.demo.run as demo_module
+from segue import HistoryStore, Layout, Part, Row, make_row
 from segue.cli.main import main
 from segue.context.boundaries import is_strict_rollover, item_id, split_windows
 from segue.demo.detail import choose_detail
@@ -25,11 +26,8 @@ from segue.demo.run import DEFAULT_TRAJECTORY, verify_retrieval
 from segue.demo.sizing import Plan, Sizes, choose_plan
 from segue.demo.trajectory import packaged_names
 from segue.errors import DemoFailed
-from segue.history import HistoryStore
-from segue.messages import Part, Row, make_row
 from segue.render.lines import ROLLOVER_DIVIDER
 from segue.views.project import display
-from segue.workspace import Layout
 
 WORKING = [
     "i_got_id_demo__web",

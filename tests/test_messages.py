@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from segue import Part, Row, decode_row, encode_row, make_row
 from segue.errors import RowDecodeError
-from segue.messages import Part, Row, decode_row, encode_row, make_row, with_metadata
+from segue.messages import with_metadata
 from tests.needs import require
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "samples" / "xum-session" / "chat.jsonl"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.errors import UsageError
+from segue import UsageError, resolve_agent
 from segue.policy import (
     BUILTIN_AGENTS,
     SESSION_HISTORY_TOOL,
@@ -20,7 +20,6 @@ from segue.policy import (
     available_agents,
     can_use_session_history,
     may_use,
-    resolve_agent,
     rule,
 )
 from segue.policy.frontmatter import FrontMatterError, split_document

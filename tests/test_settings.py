@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from segue import SettingsError, load_settings
 from segue.cli.main import cli
 from segue.context.budget import rollover_label
-from segue.errors import FileError, SettingsError
+from segue.errors import FileError
 from segue.settings import (
     Settings,
     effective_threshold,
     from_obj,
-    load_settings,
     parse_cli_value,
     save_settings,
     to_obj,

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from segue import decode_row, encode_row
 from segue.demo.trajectory import (
     DEFAULT_START_MS,
     iter_packaged_rows,
@@ -18,7 +19,6 @@ from segue.demo.trajectory import (
     trajectory_rows,
 )
 from segue.errors import TrajectoryFormatError
-from segue.messages import decode_row, encode_row
 
 
 def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

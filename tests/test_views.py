@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from segue import Part, Row, UsageError, make_row
 from segue.context.rollover import manual_reset_row, quarantined, rollover_batch, warning_row
-from segue.errors import UsageError
-from segue.messages import Part, Row, make_row, row_to_obj, with_metadata
+from segue.messages import row_to_obj, with_metadata
 from segue.views.export import export, export_html, export_json, export_markdown
 from segue.views.project import MEDIA_OMITTED, display, is_hidden
 from segue.views.windows import Item, find_items, search, walk, window_items, window_summaries

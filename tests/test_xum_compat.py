@@ -18,10 +18,8 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
+from segue import HistoryStore, Layout, make_row
 from segue.cli.main import cli
-from segue.history import HistoryStore
-from segue.messages import make_row
-from segue.workspace import Layout
 from tests.scripted_cli import script
 
 DATA = Path(__file__).parent / "data" / "xum"
