@@ -1,0 +1,97 @@
+"""The front door, for tests that check behaviour rather than a module.
+
+* :data:`cli`: the ``segue`` console script, found the way an installed ``segue`` finds it
+  (``[project.scripts]`` in pyproject.toml), in the shape click's ``CliRunner().invoke``
+  takes. A test that runs it sees what a user sees (the fast ``history search`` path
+  included) and never names the module the command line lives in.
+* :func:`write_rows` / :func:`read_rows`: a transcript as SPEC.md §3 describes it, one JSON
+  object a line, written and read as plain files.
+* :func:`is_rollover_boundary`: the rollover boundary's shape from SPEC.md §3 ("Rows Xum
+  writes"), judged strictly on the row as it stands on disk.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import click
+
+_PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+class _ConsoleScript:
+    """The console script as a command ``CliRunner().invoke`` can run: it calls ``main(argv)``
+    and exits with the code it returns, as the installed ``segue`` does."""
+
+    name = "segue"
+
+    def main(self, args: Sequence[str] = (), prog_name: str | None = None, **_: Any) -> None:
+        raise SystemExit(_entry()(list(args)))
+
+
+def _entry() -> Any:
+    scripts = tomllib.loads(_PYPROJECT.read_text())["project"]["scripts"]
+    module, _, function = scripts["segue"].partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+#: ``CliRunner().invoke(cli, [...])`` runs ``segue ...``.
+cli = cast(click.Command, _ConsoleScript())
+
+
+def write_rows(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
+    """``rows`` as a transcript file at ``path`` (one compact JSON object a line)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows))
+    return path
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of the transcript file at ``path``, in file order."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+_REASONS = frozenset({"on-send", "mid-stream", "context-exceeded"})
+
+
+def is_rollover_boundary(row: object) -> bool:
+    """Whether ``row`` (a row as on disk, or a :class:`segue.Row`) is a valid rollover
+    boundary: SPEC.md §3's shape, every field it names present and of its type."""
+    if not isinstance(row, Mapping):
+        row = _row_obj(row)
+    metadata = row.get("metadata")
+    if row.get("role") != "assistant" or row.get("parts") != [] or not isinstance(metadata, dict):
+        return False
+    mux = metadata.get("muxMetadata")
+    if metadata.get("contextBoundaryKind") != "reset":
+        return False
+    if metadata.get("partial", False) is not False:
+        return False
+    if not isinstance(mux, dict) or mux.get("type") != "context-window-rollover":
+        return False
+    numbers = [mux.get("contextTokens"), mux.get("maxTokens")]
+    return (
+        isinstance(mux.get("rolloverId"), str)
+        and mux["rolloverId"] != ""
+        and mux.get("reason") in _REASONS
+        and isinstance(mux.get("previousWindowId"), str)
+        and isinstance(mux.get("flushOpportunity"), bool)
+        and all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers)
+        and mux.get("requestedBy", "model") == "model"
+    )
+
+
+def _row_obj(row: Any) -> dict[str, Any]:
+    import segue
+
+    return cast(dict[str, Any], json.loads(segue.encode_row(cast(segue.Row, row))))
+
+
+def main(argv: list[str]) -> int:
+    """Run ``segue argv`` in this process through the console script; its exit code."""
+    return int(_entry()(argv))
