@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, encode_row
-from segue.cli.main import cli
 from segue.messages import row_to_obj
+from tests.front import cli
 from tests.test_views import SECRET_PASTE, session_rows
 
 WS = "demo"

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, Row
-from segue.cli.main import cli
 from segue.context.boundaries import is_manual_reset, is_strict_rollover
 from segue.session.window import load_window
 from segue.tools.carryover_file import CarryoverFile
+from tests.front import cli
 from tests.scripted_cli import script
 
 WS = "runs"

@@ -11,9 +11,9 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout
-from segue.cli.main import cli
 from segue.context.boundaries import is_strict_rollover
 from segue.providers.request import request_from_obj
+from tests.front import cli
 
 WS = "lookback"
 CODE = "4711-0815"

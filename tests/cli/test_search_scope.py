@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from segue.cli.main import cli
 from segue.cli.search_view import SEARCH_HEADER
 from tests.cli.test_history_cli import write_session
+from tests.front import cli
 
 WS = "scope"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, make_row
-from segue.cli.main import cli
+from tests.front import cli
 
 WS = "words"
 

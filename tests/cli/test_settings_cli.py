@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.cli.main import cli
 from segue.settings import KEYS, MODEL_KEYS
+from tests.front import cli
 
 EXAMPLES = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 import segue as segue_pkg
 from segue import HistoryStore, Layout, Row
-from segue.cli.main import cli
+from tests.front import cli
 
 WS = "proj"
 CHILD = f"{WS}.t1"

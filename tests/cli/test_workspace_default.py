@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from segue.cli.main import cli
 from segue.workspace import derive_workspace_id
+from tests.front import cli
 from tests.scripted_cli import script
 
 ROOT = Path(__file__).resolve().parents[2]

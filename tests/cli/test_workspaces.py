@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from segue import Layout
-from segue.cli.main import cli
+from tests.front import cli
 from tests.scripted_cli import script
 
 
