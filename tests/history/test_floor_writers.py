@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue import HistoryStore, InMemoryStore, Layout, SessionHistoryTool
-from segue.cli.main import cli
 from segue.errors import StoreError
+from tests.front import cli
 from tests.retrieval.helpers import entries, rollover, stamp_receipt, write_history
 
 KEY = "contextBoundaryKind"
