@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout
-from segue.cli.main import cli
 from segue.importers.entries import MAX_TEXT_CHARS
+from tests.front import cli
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue import HistoryStore, Layout
-from segue.cli.main import cli
 from segue.importers.entries import MAX_TEXT_CHARS
+from tests.front import cli
 
 _STATES = {"output-available", "input-available", "input-streaming", "output-redacted"}
 
