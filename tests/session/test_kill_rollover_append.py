@@ -27,8 +27,8 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, Row
-from segue.cli.main import cli
 from segue.context.boundaries import is_strict_rollover
+from tests.front import cli
 
 WS = "killed-append"
 TIMEOUT = 60.0

@@ -35,7 +35,6 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, Row
-from segue.cli.main import cli
 from segue.context.boundaries import (
     CONTINUATION_FLAG,
     is_strict_rollover,
@@ -43,6 +42,7 @@ from segue.context.boundaries import (
 )
 from segue.providers.request import request_from_obj
 from tests.conftest import scaled
+from tests.front import cli
 
 WS = "killed"
 DEADLINE_SECONDS = 60.0

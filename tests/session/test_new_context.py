@@ -11,9 +11,9 @@ from typing import Any
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, RolledOver, Row, Warned
-from segue.cli.main import cli
 from segue.context.boundaries import is_strict_rollover
 from segue.errors import TurnPaused
+from tests.front import cli
 from tests.scripted_cli import script
 from tests.session.helpers import ENGINE_TOOLS, Harness, echo, harness
 
