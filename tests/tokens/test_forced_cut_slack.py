@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.cli.main import cli
 from segue.tokens import encodings
 from segue.tokens.chunking import chunks
 from segue.tokens.counting import count_text
 from tests.conftest import scaled
+from tests.front import cli
 
 SPEC_CHUNK = 4096  # code points (SPEC.md §6)
 SPEC_SLACK = 8  # tokens per extra chunk (SPEC.md §6)

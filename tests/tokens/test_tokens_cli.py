@@ -9,8 +9,8 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from segue.cli.main import cli
 from segue.tokens import calibration_file, encodings
+from tests.front import cli
 
 TEXT = "Hello, 世界! 👩🏽‍💻 <|endoftext|>\r\n"
 
