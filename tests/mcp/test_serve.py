@@ -172,7 +172,7 @@ def test_the_global_workspace_option_works_too(home: Path) -> None:
 def test_a_bad_workspace_id_is_one_line_before_serving(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from segue.cli.main import cli
+    from tests.front import cli
 
     result = CliRunner().invoke(cli, ["--home", str(tmp_path), "mcp", "serve", "-w", "bad id!"])
     assert result.exit_code == 2
