@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from segue.cli.main import main
 from tests.chat.helpers import write_script
+from tests.front import main
 
 
 def test_tui_needs_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
