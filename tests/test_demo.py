@@ -17,7 +17,6 @@ import pytest
 
 import segue.demo.run as demo_module
 from segue import HistoryStore, Layout, Part, Row, make_row
-from segue.cli.main import main
 from segue.context.boundaries import is_strict_rollover, item_id, split_windows
 from segue.demo.detail import choose_detail
 from segue.demo.plan import CLOSING_TEXT, CONTINUE_PROMPT, RecordedCall, plan_turns
@@ -28,6 +27,7 @@ from segue.demo.trajectory import packaged_names
 from segue.errors import DemoFailed
 from segue.render.lines import ROLLOVER_DIVIDER
 from segue.views.project import display
+from tests.front import main
 
 WORKING = [
     "i_got_id_demo__web",

@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from segue import SettingsError, load_settings
-from segue.cli.main import cli
 from segue.context.budget import rollover_label
 from segue.errors import FileError
 from segue.settings import (
@@ -24,6 +23,7 @@ from segue.settings import (
     update_settings,
     write_atomic,
 )
+from tests.front import cli
 
 
 @pytest.mark.parametrize(
@@ -194,7 +194,7 @@ def test_cli_set_and_show(tmp_path: Path) -> None:
 
 
 def test_cli_set_refuses_bad_values_with_exit_2(tmp_path: Path) -> None:
-    from segue.cli.main import main
+    from tests.front import main
 
     home = tmp_path / "home"
     assert main(["--home", str(home), "settings", "set", "threshold.default", "72"]) == 2
@@ -203,7 +203,7 @@ def test_cli_set_refuses_bad_values_with_exit_2(tmp_path: Path) -> None:
 
 
 def test_cli_show_reports_a_broken_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from segue.cli.main import main
+    from tests.front import main
 
     home = tmp_path / "home"
     home.mkdir()

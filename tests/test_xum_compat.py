@@ -19,7 +19,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, make_row
-from segue.cli.main import cli
+from tests.front import cli
 from tests.scripted_cli import script
 
 DATA = Path(__file__).parent / "data" / "xum"
