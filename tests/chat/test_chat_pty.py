@@ -24,6 +24,7 @@ pytest.importorskip("termios")
 
 from segue import HistoryStore, Layout
 from tests.chat.request_gate import RequestGate
+from tests.chat.scripts import write_interrupted_turn
 from tests.chat.terminal import Terminal
 
 PROMPT = r"\[\d+% · rolls over (by 75%|with the next message)\] › "
@@ -122,7 +123,6 @@ def test_a_session_that_rolls_over_then_soft_clears(
     assert _segue(home, "history", "verify", cwd=tmp_path).returncode == 0
 
 
-MEMORY_LIST = {"name": "memory", "input": {"action": "list"}}
 
 
 def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
@@ -132,16 +132,7 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
     script = tmp_path / "script.json"
     # Interrupted after step 1 (or, if Ctrl-C lands while step 2 is in flight, after step 2),
     # the turn never reaches its answer; the next message then reaches FOLLOW-UP either way.
-    script.write_text(json.dumps({
-        "contextWindow": 8000,
-        "encoding": "o200k_base",
-        "requestLog": str(gate.path),
-        "responses": [
-            {"text": "", "toolCalls": [MEMORY_LIST]},
-            {"text": "", "toolCalls": [MEMORY_LIST]},
-            {"text": "FOLLOW-UP"},
-        ],
-    }))
+    write_interrupted_turn(script, gate.path)
     t = _chat(tmp_path, home, script, env, terminals)
     t.expect(PROMPT)
     t.type("go")

@@ -20,36 +20,18 @@ pytest.importorskip("termios")
 
 from segue import HistoryStore, Layout
 from segue.children import read_link
+from tests.chat.scripts import CHILD, CLUE, TASK_STOP_RESPONSES
 from tests.chat.terminal import Terminal
 
 WORKSPACE = "ws"
-CHILD = "ws.t1"
 DEADLINE = 30.0
-#: What the child's first (quick, settled) step prints, and the parent later finds.
-CLUE = "compiled-ok-7431"
-
-
-def _bash(command: str) -> dict[str, Any]:
-    return {"toolCalls": [{"name": "bash", "input": {"command": command}}]}
 
 
 def _script(tmp: Path) -> Path:
     path = tmp / "task-stop.json"
     path.write_text(json.dumps({
         "contextWindow": 32000, "encoding": "o200k_base", "requestLog": str(tmp / "log.jsonl"),
-        "responses": [
-            # the parent delegates
-            {"toolCalls": [{"name": "task",
-                            "input": {"agent": "exec", "prompt": "build it and wait for it"}}]},
-            # the child: one quick step that settles, then a slow one
-            _bash(f"echo {CLUE}"),
-            _bash("touch child-started && sleep 60"),
-            # the parent goes on: it reads the stopped task's history with task_id …
-            {"toolCalls": [{"name": "session_history", "input": {
-                "action": "search", "query": CLUE, "match": "literal", "task_id": CHILD}}]},
-            # … then runs a slow step of its own
-            _bash("touch parent-started && sleep 60"),
-        ],
+        "responses": TASK_STOP_RESPONSES,
     }))
     return path
 
