@@ -110,3 +110,14 @@ def loopback_allowed() -> Iterator[None]:
         yield
     finally:
         socket.socket.connect = blocked  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def serving(words: list[str]) -> Iterator[SlowServer]:
+    """A :class:`SlowServer` streaming ``words`` that this process may reach, closed after."""
+    srv = SlowServer(words)
+    try:
+        with loopback_allowed():
+            yield srv
+    finally:
+        srv.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,8 @@ from segue.tui.app import ChatApp
 from segue.tui.widgets import Question
 from tests.chat.helpers import chat, texts
 from tests.chat.request_gate import RequestGate
+from tests.chat.scripts import write_interrupted_turn
 from tests.tui.helpers import at_prompt, lines, run_app, shows, submit, until
-
-MEMORY_LIST = {"name": "memory", "input": {"action": "list"}}
 
 
 def _reply(tag: str, words: int) -> dict[str, Any]:
@@ -157,16 +155,7 @@ def test_agent_switch_and_help_and_exit(tmp_path: Path) -> None:
 def test_escape_during_a_turn_cancels_it_and_keeps_the_settled_steps(tmp_path: Path) -> None:
     c = chat(tmp_path, [])
     gate = RequestGate(tmp_path / "requests.fifo")
-    c.script.write_text(json.dumps({
-        "contextWindow": 8000,
-        "encoding": "o200k_base",
-        "requestLog": str(gate.path),
-        "responses": [
-            {"text": "", "toolCalls": [MEMORY_LIST]},
-            {"text": "", "toolCalls": [MEMORY_LIST]},
-            {"text": "FOLLOW-UP"},
-        ],
-    }))
+    write_interrupted_turn(c.script, gate.path)
 
     async def scenario(app: ChatApp, pilot: Pilot[int]) -> None:
         try:

@@ -19,7 +19,7 @@ from segue import HistoryStore
 from segue.chat import SessionMaker
 from segue.tui.app import ChatApp
 from tests.chat.helpers import Chat, Source, chat
-from tests.slow_server import SlowServer, loopback_allowed
+from tests.slow_server import SlowServer, serving
 from tests.tui.helpers import SIZE, at_prompt, lines, shows, submit, until
 
 MODEL = "openai-compatible:slow"
@@ -28,10 +28,8 @@ WORDS = ["north", "east", "south", "west"]
 
 @pytest.fixture
 def server() -> Iterator[SlowServer]:
-    srv = SlowServer(WORDS)
-    with loopback_allowed():
+    with serving(WORDS) as srv:
         yield srv
-    srv.close()
 
 
 def _chat(tmp_path: Path, server: SlowServer) -> Chat:

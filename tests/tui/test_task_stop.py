@@ -16,14 +16,8 @@ from segue import HistoryStore, Layout
 from segue.children import read_link
 from segue.tui.app import ChatApp
 from tests.chat.helpers import chat
+from tests.chat.scripts import CHILD, CLUE, TASK_STOP_RESPONSES
 from tests.tui.helpers import at_prompt, run_app, shows, submit, until
-
-CHILD = "ws.t1"
-CLUE = "compiled-ok-7431"
-
-
-def _bash(command: str) -> dict[str, Any]:
-    return {"toolCalls": [{"name": "bash", "input": {"command": command}}]}
 
 
 def _outputs(home: Path, workspace: str) -> list[tuple[str, Any]]:
@@ -33,15 +27,7 @@ def _outputs(home: Path, workspace: str) -> list[tuple[str, Any]]:
 
 
 def test_ctrl_c_stops_the_task_then_the_turn_in_the_full_screen_chat(tmp_path: Path) -> None:
-    c = chat(tmp_path, [
-        {"toolCalls": [{"name": "task",
-                        "input": {"agent": "exec", "prompt": "build it and wait for it"}}]},
-        _bash(f"echo {CLUE}"),
-        _bash("touch child-started && sleep 60"),
-        {"toolCalls": [{"name": "session_history", "input": {
-            "action": "search", "query": CLUE, "match": "literal", "task_id": CHILD}}]},
-        _bash("touch parent-started && sleep 60"),
-    ], context_window=32000)
+    c = chat(tmp_path, TASK_STOP_RESPONSES, context_window=32000)
     c.settings(approval="full", experiments={"tokenBudget": True})
     work = c.tmp / "work"
     seen: dict[str, str] = {}
