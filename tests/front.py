@@ -6,8 +6,9 @@
   included) and never names the module the command line lives in.
 * :func:`write_rows` / :func:`read_rows`: a transcript as SPEC.md §3 describes it, one JSON
   object a line, written and read as plain files.
-* :func:`is_rollover_boundary`: the rollover boundary's shape from SPEC.md §3 ("Rows Xum
-  writes"), judged strictly on the row as it stands on disk.
+* :func:`is_rollover_boundary`, :func:`is_manual_reset`, :func:`is_synthetic_continuation`:
+  the shapes of SPEC.md §3 ("Rows Xum writes") and R11, judged strictly on the row as it
+  stands on disk (a :class:`segue.Row` is judged by its encoding).
 """
 
 from __future__ import annotations
@@ -57,20 +58,27 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 _REASONS = frozenset({"on-send", "mid-stream", "context-exceeded"})
+#: ``muxMetadata.type`` of a lead-in and of the human's triggering message (SPEC.md §3).
+LEAD_IN_TYPE = "context-window-lead-in"
+CONTINUATION_TYPE = "context-window-continuation"
+#: The ``muxMetadata`` flag of a synthetic continuation (SPEC.md §3).
+CONTINUATION_FLAG = "contextBudgetContinuation"
 
 
 def is_rollover_boundary(row: object) -> bool:
     """Whether ``row`` (a row as on disk, or a :class:`segue.Row`) is a valid rollover
     boundary: SPEC.md §3's shape, every field it names present and of its type."""
-    if not isinstance(row, Mapping):
-        row = _row_obj(row)
+    row = _as_obj(row)
     metadata = row.get("metadata")
     if row.get("role") != "assistant" or row.get("parts") != [] or not isinstance(metadata, dict):
         return False
     mux = metadata.get("muxMetadata")
     if metadata.get("contextBoundaryKind") != "reset":
         return False
-    if metadata.get("partial", False) is not False:
+    flags = ("partial", "compactionBoundary")
+    if any(metadata.get(flag, False) is not False for flag in flags):
+        return False
+    if "contextBudgetRejected" in metadata or "contextBudgetRejectedMessage" in metadata:
         return False
     if not isinstance(mux, dict) or mux.get("type") != "context-window-rollover":
         return False
@@ -84,6 +92,37 @@ def is_rollover_boundary(row: object) -> bool:
         and all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers)
         and mux.get("requestedBy", "model") == "model"
     )
+
+
+def is_manual_reset(row: object) -> bool:
+    """A reset row that is not a valid rollover boundary (R11: damage fails closed)."""
+    obj = _as_obj(row)
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("contextBoundaryKind") != "reset":
+        return False
+    return not is_rollover_boundary(obj)
+
+
+def is_synthetic_continuation(row: object) -> bool:
+    """The synthetic ``Continue`` after a mid-stream rollover or a compaction (SPEC.md §3)."""
+    obj = _as_obj(row)
+    metadata = obj.get("metadata")
+    if obj.get("role") != "user" or not isinstance(metadata, dict):
+        return False
+    mux = metadata.get("muxMetadata")
+    return (
+        metadata.get("synthetic") is True
+        and metadata.get("uiVisible") is False
+        and isinstance(mux, dict)
+        and mux.get("type") == "normal"
+        and mux.get(CONTINUATION_FLAG) is True
+        and [p.get("text") for p in obj.get("parts", []) if p.get("type") == "text"]
+        == ["Continue"]
+    )
+
+
+def _as_obj(row: object) -> dict[str, Any]:
+    return dict(row) if isinstance(row, Mapping) else _row_obj(row)
 
 
 def _row_obj(row: Any) -> dict[str, Any]:
