@@ -27,12 +27,12 @@ from segue import (
     create_provider,
     resolve_agent,
 )
-from segue.context.boundaries import is_strict_rollover
 from segue.providers import EventSink
 from segue.providers.fallback import FallbackProvider
 from segue.providers.retry import RetryPolicy
 from segue.settings import Settings
 from segue.tools.base import FunctionTool, ToolRegistry
+from tests.front import is_rollover_boundary
 
 from .recordings import issue_error, recorded
 from .replay import Replay, no_wait
@@ -120,7 +120,7 @@ def test_an_overflow_rolls_over_once_when_the_experiment_is_on(tmp_path: Path, k
     assert result.status == "completed", result.reason
     assert result.rollovers == 1
     assert [e.reason for e in rig.events if isinstance(e, RolledOver)] == ["context-exceeded"]
-    (boundary,) = [r for r in rig.rows() if is_strict_rollover(r)]
+    (boundary,) = [r for r in rig.rows() if is_rollover_boundary(r)]
     assert boundary.metadata["muxMetadata"]["reason"] == "context-exceeded"
     replay.assert_done()  # exactly three requests: no retry of the overflow
     assert rig.fallback.asked == 0
