@@ -28,17 +28,17 @@ import pytest
 
 import segue.history.store as store_module
 from segue import HistoryStore, Layout, Row, Session, decode_row, make_row
-from segue.context.boundaries import (
-    CONTINUATION_TYPE,
-    LEAD_IN_TYPE,
-    is_strict_rollover,
-    is_synthetic_continuation,
-)
 from segue.errors import FileError, StoreError
 from segue.messages import row_from_obj
 from segue.session.window import load_window
 from segue.tools.carryover import Carryover
 from segue.tools.carryover_file import carryover_path
+from tests.front import (
+    CONTINUATION_TYPE,
+    LEAD_IN_TYPE,
+    is_rollover_boundary,
+    is_synthetic_continuation,
+)
 from tests.session.helpers import Harness, echo, harness
 
 WINDOW = 8000  # hard ceiling 6000; threshold 50 rolls over at 4400
@@ -103,7 +103,7 @@ class ObservedStore(HistoryStore):
         self.persisted_at_rollover: list[Carryover] = []
 
     def append(self, rows: Sequence[Row]) -> list[Row]:
-        if any(is_strict_rollover(r) for r in rows):
+        if any(is_rollover_boundary(r) for r in rows):
             assert self.session is not None
             self.carryover_at_rollover.append(dict(self.session._context_cache))
             self.persisted_at_rollover.append(self.session.carryover.load())
@@ -176,7 +176,7 @@ def assert_complete_batch(rows: list[Row], kind: Kind) -> None:
     boundary, lead_in, trigger, *copies = rows
     assert len(rows) == 3 or (kind == "mid-stream" and copies), [r.mux_type or r.role for r in rows]
     assert all(c.flag("rlmPreservedTailCopy") and c.flag("synthetic") for c in copies)
-    assert is_strict_rollover(boundary)
+    assert is_rollover_boundary(boundary)
     reason = boundary.metadata["muxMetadata"]["reason"]
     assert reason == kind
     assert lead_in.mux_type == LEAD_IN_TYPE
@@ -227,7 +227,7 @@ def test_fault_at_each_admission_step_is_all_or_nothing(
     if after == injector.snapshot:
         # Untouched: the old window stays open, nothing of the new one reached the provider.
         assert len(h.requests()) == requests_before_admission(kind)
-        assert not any(is_strict_rollover(r) for r in h.rows())
+        assert not any(is_rollover_boundary(r) for r in h.rows())
         if kind == "on-send":
             assert PROMPT not in [r.text for r in h.rows()]
         if phase in ("prepare", "fit") or (phase == "cleanup" and action == "raise"):
@@ -291,7 +291,7 @@ def test_provider_error_at_the_send_after_the_append_keeps_the_whole_batch(
     restarted = h.session(threshold=THRESHOLD)
     follow = restarted.send("next message")
     assert follow.status == "completed" and follow.rollovers == 0
-    assert sum(is_strict_rollover(r) for r in h.rows()) == 1
+    assert sum(is_rollover_boundary(r) for r in h.rows()) == 1
     last = h.requests()[-1]
     assert last.rows[-1].text == "next message"
     assert sum(is_synthetic_continuation(r) for r in last.rows) <= 1
@@ -310,7 +310,7 @@ def test_store_append_failure_during_admission_leaves_the_transcript_untouched(
 
     assert injector.snapshot is not None
     assert transcript_bytes(h.layout) == injector.snapshot
-    assert not any(is_strict_rollover(r) for r in h.rows())
+    assert not any(is_rollover_boundary(r) for r in h.rows())
     store = h.store
     assert isinstance(store, ObservedStore)
     # Cleanup happened before the append was attempted, never after a publication.
@@ -344,7 +344,7 @@ def test_torn_append_during_admission_is_never_a_fresh_window(
     assert injector.snapshot is not None
     reader = HistoryStore(h.layout, durable=False)
     assert not any(r.mux_type for r in reader.rows())  # no part of the batch is visible
-    assert not any(is_strict_rollover(r) for r in load_window(reader))
+    assert not any(is_rollover_boundary(r) for r in load_window(reader))
     reader.recover()
     assert transcript_bytes(h.layout) == injector.snapshot
 
@@ -361,6 +361,6 @@ def test_failed_admission_leaves_the_session_usable(tmp_path: Path, phase: str) 
     injector.phase = None
     result = session.send(PROMPT)
     assert result.status == "completed" and result.rollovers == 1
-    assert sum(is_strict_rollover(r) for r in h.rows()) == 1
+    assert sum(is_rollover_boundary(r) for r in h.rows()) == 1
     assert [r.text for r in h.rows()].count(PROMPT) == 1
     assert EDITED in h.requests()[-1].system  # the edit was not lost by the failed attempt

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from segue import Compacted, Warned, make_row
-from segue.context.boundaries import is_synthetic_continuation
+from tests.front import is_synthetic_continuation
 from tests.session.helpers import echo, harness
 
 WINDOW = 8000

@@ -27,8 +27,7 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, Row
-from segue.context.boundaries import is_strict_rollover
-from tests.front import cli
+from tests.front import cli, is_rollover_boundary
 
 WS = "killed-append"
 TIMEOUT = 60.0
@@ -100,7 +99,7 @@ def assert_whole_or_none(rs: list[Row]) -> bool:
     batch = batch_rows(rs)
     if not batch:
         return False
-    (boundary,) = [r for r in rs if is_strict_rollover(r)]
+    (boundary,) = [r for r in rs if is_rollover_boundary(r)]
     at = rs.index(boundary)
     assert [r.id for r in rs[at : at + 3]] == [r.id for r in batch]
     assert rs[at + 1].mux_type == "context-window-lead-in"
@@ -176,7 +175,7 @@ def test_kill_inside_the_rollover_append_is_all_or_nothing(tmp_path: Path, point
     assert closing["status"] == "completed" and closing["rollovers"] == 0
     after = rows(home)
     assert assert_whole_or_none(after) == published
-    assert sum(is_strict_rollover(r) for r in after) == int(published)
+    assert sum(is_rollover_boundary(r) for r in after) == int(published)
     sequences = [r.metadata["historySequence"] for r in after]
     assert sequences == sorted(set(sequences))  # strictly increasing: nothing doubled
     assert after[-2].text == "second" and after[-1].text == "after the restart"

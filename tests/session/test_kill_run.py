@@ -35,14 +35,9 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, Row
-from segue.context.boundaries import (
-    CONTINUATION_FLAG,
-    is_strict_rollover,
-    is_synthetic_continuation,
-)
 from segue.providers.request import request_from_obj
 from tests.conftest import scaled
-from tests.front import cli
+from tests.front import CONTINUATION_FLAG, cli, is_rollover_boundary, is_synthetic_continuation
 
 WS = "killed"
 DEADLINE_SECONDS = 60.0
@@ -113,7 +108,7 @@ def rows(s: Setup) -> list[Row]:
 
 
 def rollovers(rs: list[Row]) -> list[Row]:
-    return [r for r in rs if is_strict_rollover(r)]
+    return [r for r in rs if is_rollover_boundary(r)]
 
 
 def chat_bytes(s: Setup) -> bytes:

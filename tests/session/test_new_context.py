@@ -11,9 +11,8 @@ from typing import Any
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, RolledOver, Row, Warned
-from segue.context.boundaries import is_strict_rollover
 from segue.errors import TurnPaused
-from tests.front import cli
+from tests.front import cli, is_rollover_boundary
 from tests.scripted_cli import script
 from tests.session.helpers import ENGINE_TOOLS, Harness, echo, harness
 
@@ -64,7 +63,7 @@ def assert_model_rollover_rows(rows: list[Row], previous_window: str) -> str:
         "requestedBy": "model",
     }
     assert isinstance(mux["contextTokens"], int) and mux["contextTokens"] > 0
-    assert is_strict_rollover(boundary)
+    assert is_rollover_boundary(boundary)
     window_id = f"w:{boundary.sequence}"
     assert lead_in.role == "user" and len(lead_in.parts) == 1
     assert lead_in.metadata["synthetic"] is True and lead_in.metadata["uiVisible"] is False
@@ -244,7 +243,7 @@ def assert_model_rollover_rows_loose(rows: list[Row]) -> str:
     (boundary,) = boundaries(rows)
     mux = boundary.metadata["muxMetadata"]
     assert mux["requestedBy"] == "model" and mux["reason"] == "on-send"
-    assert is_strict_rollover(boundary)
+    assert is_rollover_boundary(boundary)
     return f"w:{boundary.sequence}"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from segue import make_row
-from segue.context.boundaries import is_strict_rollover
+from tests.front import is_rollover_boundary
 from tests.session.helpers import harness
 
 WINDOW = 8000
@@ -29,5 +29,5 @@ def test_a_second_provider_overflow_in_one_turn_pauses(tmp_path: Path) -> None:
     assert result.status == "paused"
     assert result.reason is not None and "too large" in result.reason
     assert result.rollovers == 1
-    assert sum(is_strict_rollover(r) for r in h.rows()) == 1
+    assert sum(is_rollover_boundary(r) for r in h.rows()) == 1
     assert len(h.requests()) == 2  # the first try and the one retry in the fresh window

@@ -8,11 +8,7 @@ from pathlib import Path
 import pytest
 
 from segue import RolledOver, Warned, make_row
-from segue.context.boundaries import (
-    is_manual_reset,
-    is_strict_rollover,
-    is_synthetic_continuation,
-)
+from tests.front import is_manual_reset, is_rollover_boundary, is_synthetic_continuation
 from tests.session.helpers import echo, harness, request_text
 
 WINDOW = 8000  # reserve 2000, hard ceiling 6000; threshold 50 → rolls over at 4400, warns at 3200
@@ -88,7 +84,7 @@ def test_mid_stream_rollover_then_retrieval_of_the_first_window(tmp_path: Path) 
 
     # The batch is contiguous in the transcript, the boundary strictly valid.
     rows = h.rows()
-    index = next(i for i, r in enumerate(rows) if is_strict_rollover(r))
+    index = next(i for i, r in enumerate(rows) if is_rollover_boundary(r))
     assert [r.mux_type for r in rows[index : index + 3]] == [
         "context-window-rollover",
         "context-window-lead-in",
@@ -160,7 +156,7 @@ def test_rollover_on_send_carries_the_message_into_the_new_window(tmp_path: Path
     assert request.rows[1].text == "the new question"
     assert not request.rows[1].flag("synthetic")
     assert "old" not in request_text(request)
-    boundary = next(r for r in h.rows() if is_strict_rollover(r))
+    boundary = next(r for r in h.rows() if is_rollover_boundary(r))
     assert boundary.metadata["muxMetadata"]["reason"] == "on-send"
     assert result.window_id == f"w:{boundary.sequence}"
 
@@ -279,7 +275,7 @@ def test_provider_overflow_triggers_one_emergency_rollover(tmp_path: Path) -> No
     assert is_synthetic_continuation(retry.rows[-1])
     assert "please continue with X" in retry.rows[0].text
     assert "side effects" in retry.rows[0].text
-    boundary = next(r for r in h.rows() if is_strict_rollover(r))
+    boundary = next(r for r in h.rows() if is_rollover_boundary(r))
     assert boundary.metadata["muxMetadata"]["reason"] == "context-exceeded"
 
 
@@ -299,5 +295,5 @@ def test_restart_derives_pressure_from_disk_and_does_not_roll_over_twice(
     again = h.session(threshold=50)  # a new process would build a new session like this
     result = again.send("second")
     assert result.rollovers == 0
-    assert sum(is_strict_rollover(r) for r in h.rows()) == 1
+    assert sum(is_rollover_boundary(r) for r in h.rows()) == 1
     assert json.dumps(result.to_json())
