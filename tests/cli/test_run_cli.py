@@ -11,10 +11,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, Row
-from segue.context.boundaries import is_manual_reset, is_strict_rollover
 from segue.session.window import load_window
 from segue.tools.carryover_file import CarryoverFile
-from tests.front import cli
+from tests.front import cli, is_manual_reset, is_rollover_boundary
 from tests.scripted_cli import script
 
 WS = "runs"
@@ -102,7 +101,7 @@ def test_rollover_is_counted_and_names_the_new_window(
     result = segue(segue_home, "run", "-m", model, "--json", "two")
     assert result.exit_code == 0, result.output
     obj = closing_full(result)
-    (boundary,) = [r for r in rows(segue_home) if is_strict_rollover(r)]
+    (boundary,) = [r for r in rows(segue_home) if is_rollover_boundary(r)]
     assert obj["usage"]["inputTokens"] > 0
     assert {k: v for k, v in obj.items() if k != "usage"} == {
         "status": "completed",

@@ -11,9 +11,8 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout
-from segue.context.boundaries import is_strict_rollover
 from segue.providers.request import request_from_obj
-from tests.front import cli
+from tests.front import cli, is_rollover_boundary
 
 WS = "lookback"
 CODE = "4711-0815"
@@ -70,7 +69,7 @@ def test_a_look_back_survives_the_rollover_it_causes(
     assert closing["status"] == "completed" and closing["rollovers"] == 1
 
     rows = list(HistoryStore(Layout(segue_home, WS)).rows())
-    (boundary,) = [r for r in rows if is_strict_rollover(r)]
+    (boundary,) = [r for r in rows if is_rollover_boundary(r)]
     at = rows.index(boundary)
     # The look-back's own step filled the window: the rollover is right after it.
     assert rows[at - 1].parts[0].toolName == "session_history"
