@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from segue import Event, ProviderRequest, RolledOver, Session, make_row
-from segue.context.boundaries import CONTINUATION_TYPE, is_strict_rollover
 from segue.plugins import AdapterContext, Append, PluginRegistry
 from segue.tools.carryover_file import carryover_path
+from tests.front import CONTINUATION_TYPE, is_rollover_boundary
 from tests.session.helpers import Harness, echo, harness
 
 WINDOW = 8000
@@ -124,7 +124,7 @@ def test_adapter_text_reaches_the_rollover_request_with_the_new_window_id(
     result = with_plugins(h, registry).send("the new question")
 
     assert result.status == "completed" and result.rollovers == 1
-    boundary = next(r for r in h.rows() if is_strict_rollover(r))
+    boundary = next(r for r in h.rows() if is_rollover_boundary(r))
     new_window = f"w:{boundary.sequence}"
     (request,) = h.requests()
     assert request.system.endswith(f"Project note for ws ({new_window}).")

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from segue import HistoryStore, Layout, Session, TurnResult, make_row
-from segue.context.boundaries import is_strict_rollover
 from segue.errors import StaleWindow
 from segue.session.epochs import WindowEpochs
 from segue.tools.base import FunctionTool
+from tests.front import is_rollover_boundary
 from tests.session.helpers import Harness, echo, harness
 
 WINDOW = 8000
@@ -87,7 +87,7 @@ def test_a_rollover_in_another_send_stops_the_stale_one(tmp_path: Path) -> None:
     assert result.status == "paused"
     assert result.reason is not None and "another send rolled" in result.reason
     assert len(a.requests()) == 1
-    assert sum(is_strict_rollover(r) for r in a.rows()) == 1
+    assert sum(is_rollover_boundary(r) for r in a.rows()) == 1
 
     # A's next send starts from the new window.
     follow = session_a.send("and now?")
