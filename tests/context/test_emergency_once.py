@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.context.boundaries import is_strict_rollover
+from tests.front import is_rollover_boundary
 from tests.session.helpers import echo, harness
 from tests.session.test_turns import WINDOW, prime
 
@@ -28,5 +28,5 @@ def test_a_second_overflow_in_one_turn_pauses_instead_of_rolling_over_again(
     result = h.session().send("please continue with X")
     assert result.status == "paused"
     assert result.rollovers == 1
-    assert sum(is_strict_rollover(r) for r in h.rows()) == 1
+    assert sum(is_rollover_boundary(r) for r in h.rows()) == 1
     assert len(h.requests()) == 3
