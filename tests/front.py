@@ -6,6 +6,8 @@
   included) and never names the module the command line lives in.
 * :func:`write_rows` / :func:`read_rows`: a transcript as SPEC.md §3 describes it, one JSON
   object a line, written and read as plain files.
+* :func:`logged_requests`: what a scripted model received, read from its ``requestLog``
+  (SPEC.md §5: one JSON line a request, its system text, messages and advertised tools).
 * :func:`is_rollover_boundary`, :func:`is_manual_reset`, :func:`is_synthetic_continuation`:
   the shapes of SPEC.md §3 ("Rows Xum writes") and R11, judged strictly on the row as it
   stands on disk (a :class:`segue.Row` is judged by its encoding).
@@ -17,10 +19,13 @@ import importlib
 import json
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 import click
+
+import segue
 
 _PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
@@ -55,6 +60,26 @@ def write_rows(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of the transcript file at ``path``, in file order."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request as the scripted model's ``requestLog`` recorded it."""
+
+    system: str
+    rows: tuple[segue.Row, ...]
+    tools: tuple[dict[str, Any], ...]
+
+
+def logged_requests(path: Path) -> list[LoggedRequest]:
+    """The requests the scripted model logged at ``path``, in the order it received them."""
+    out = []
+    for line in path.read_text().splitlines():
+        obj = json.loads(line)
+        assert isinstance(obj["system"], str) and isinstance(obj["tools"], list), line[:200]
+        rows = tuple(segue.decode_row(json.dumps(m)) for m in obj["messages"])
+        out.append(LoggedRequest(obj["system"], rows, tuple(obj["tools"])))
+    return out
 
 
 _REASONS = frozenset({"on-send", "mid-stream", "context-exceeded"})
@@ -126,8 +151,6 @@ def _as_obj(row: object) -> dict[str, Any]:
 
 
 def _row_obj(row: Any) -> dict[str, Any]:
-    import segue
-
     return cast(dict[str, Any], json.loads(segue.encode_row(cast(segue.Row, row))))
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from segue import HistoryStore, Layout
-from segue.chat.approval import APPROVAL_PROMPT
 from tests.chat.helpers import CTRL_C, chat
 
 
@@ -19,7 +18,7 @@ def test_ctrl_c_at_a_tasks_approval_question_stops_the_task_only(tmp_path: Path)
     ])
     status, keyboard = c.run(["tidy the tree", CTRL_C], interactive=True)
     assert status == 0
-    assert keyboard.prompts[1] == APPROVAL_PROMPT  # the child's call asked
+    assert keyboard.prompts[1] == "Allow? [y/N/a] "  # the child's call asked
     assert "[segue] stopping task ws.t1 (exec); the turn goes on" in c.text
     assert "turn interrupted" not in c.text
     rows = c.rows()

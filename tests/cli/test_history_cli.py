@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, encode_row
-from segue.messages import row_to_obj
 from tests.front import cli
 from tests.test_views import SECRET_PASTE, session_rows
 
@@ -115,7 +114,7 @@ def test_export_every_format(imported: Path, tmp_path: Path, fmt: str) -> None:
     assert stdout.exit_code == 0 and stdout.stdout == text
     if fmt == "json":
         doc = json.loads(text)
-        assert doc["rows"] == [row_to_obj(r) for r in stored_rows(imported)]
+        assert doc["rows"] == [json.loads(encode_row(r)) for r in stored_rows(imported)]
         assert [w["kind"] for w in doc["windows"]] == ["root", "rollover", "reset", "compaction"]
         return
     assert text.count("Context window rollover") == 1

@@ -11,8 +11,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout
-from segue.providers.request import request_from_obj
-from tests.front import cli, is_rollover_boundary
+from tests.front import cli, is_rollover_boundary, logged_requests
 
 WS = "lookback"
 CODE = "4711-0815"
@@ -76,7 +75,7 @@ def test_a_look_back_survives_the_rollover_it_causes(
     assert boundary.metadata["muxMetadata"]["reason"] == "mid-stream"
 
     log = tmp_path / "requests.jsonl"
-    requests = [request_from_obj(json.loads(line)) for line in log.read_text().splitlines()]
+    requests = logged_requests(log)
     after = requests[-1]
     lead_in = after.rows[0]
     assert lead_in.mux_type == "context-window-lead-in"

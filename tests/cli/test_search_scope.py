@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from segue.cli.search_view import SEARCH_HEADER
 from tests.cli.test_history_cli import write_session
 from tests.front import cli
 
@@ -59,7 +58,11 @@ def test_the_banner_names_what_is_searched(tmp_path: Path) -> None:
     home = imported(tmp_path / "home", tmp_path)
     result = segue(home, "history", "search", "Lint passed", "--json")
     banner = json.loads(result.stdout)["scope"]  # the banner a terminal shows first
-    assert banner == SEARCH_HEADER.format(ws=WS)
+    assert banner == (
+        f"Searching the whole transcript of workspace {WS}: every item of every window, including "
+        "what the agent cannot see (text before a /clear --soft, rejected input); hidden rows and "
+        "reasoning are not items and are not searched."
+    )
     assert "every window" in banner and "before a /clear --soft" in banner
     assert "rejected input" in banner
     assert "hidden rows and reasoning are not" in banner

@@ -35,9 +35,14 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, Row
-from segue.providers.request import request_from_obj
 from tests.conftest import scaled
-from tests.front import CONTINUATION_FLAG, cli, is_rollover_boundary, is_synthetic_continuation
+from tests.front import (
+    CONTINUATION_FLAG,
+    cli,
+    is_rollover_boundary,
+    is_synthetic_continuation,
+    logged_requests,
+)
 
 WS = "killed"
 DEADLINE_SECONDS = 60.0
@@ -235,7 +240,7 @@ def restart_and_check(s: Setup, sealed_before: list[Row], prompt: str) -> str:
 
     # R7: the restarted run's first request answers the new message; nothing queued by the
     # killed run is sent on its own.
-    requests = [request_from_obj(json.loads(line)) for line in s.log.read_text().splitlines()]
+    requests = logged_requests(s.log)
     assert requests, "the restarted run sent nothing"
     first = requests[0]
     assert first.rows[-1].text == prompt
