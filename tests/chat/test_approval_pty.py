@@ -16,7 +16,6 @@ import pytest
 pytest.importorskip("termios")
 
 from segue import HistoryStore, Layout, Row
-from segue.policy.approval_store import approvals_path
 from tests.chat.terminal import Terminal
 
 PROMPT = r"\[\d+% · compacts by 75%\] › "
@@ -129,7 +128,7 @@ def test_yes_no_and_always_at_the_approval_question(
     # The declined call is durable, as its own tool result the model read.
     assert outputs[1]["ok"] is False and outputs[1]["error"]["code"] == "approval_denied"
     assert "declined" in outputs[1]["error"]["message"]
-    saved = json.loads(approvals_path(Layout(tmp_path / "home", WORKSPACE)).read_text())
+    saved = json.loads((tmp_path / "home" / "approvals" / f"{WORKSPACE}.json").read_text())
     assert [r["action"] for r in saved["rules"]] == ["allow"]
     assert saved["rules"][0]["regex_match"].startswith("bash:ls")
 
