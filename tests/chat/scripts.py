@@ -4,8 +4,11 @@ fronts are tested on the same conversation."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import segue
 
 MEMORY_LIST = {"name": "memory", "input": {"action": "list"}}
 
@@ -34,6 +37,22 @@ def write_interrupted_turn(path: Path, request_log: Path) -> Path:
         ],
     }))
     return path
+
+
+def check_interrupted_turn(rows: Sequence[segue.Row]) -> None:
+    """The transcript after the interrupted turn of :func:`write_interrupted_turn` ("go"),
+    then "carry on": each settled step is durable (its tool call with its result), the
+    unsettled one is not, and the next message got ``FOLLOW-UP``."""
+    users = [i for i, r in enumerate(rows) if r.role == "user"]
+    assert [rows[i].text for i in users] == ["go", "carry on"]
+    interrupted = rows[users[0] + 1 : users[1]]
+    assert 1 <= len(interrupted) <= 2
+    for row in interrupted:
+        (part,) = row.parts
+        assert part.type == "dynamic-tool"
+        assert part.state == "output-available"
+        assert part.output is not None
+    assert rows[-1].text == "FOLLOW-UP"
 
 
 #: A parent that delegates to a task whose second step is slow (so a Ctrl-C can stop it), then

@@ -24,7 +24,7 @@ pytest.importorskip("termios")
 
 from segue import HistoryStore, Layout
 from tests.chat.request_gate import RequestGate
-from tests.chat.scripts import write_interrupted_turn
+from tests.chat.scripts import check_interrupted_turn, write_interrupted_turn
 from tests.chat.terminal import Terminal
 
 PROMPT = r"\[\d+% · rolls over (by 75%|with the next message)\] › "
@@ -163,16 +163,7 @@ def test_ctrl_c_mid_turn_returns_to_the_prompt_with_the_transcript_intact(
 
     assert _segue(home, "history", "verify", cwd=tmp_path).returncode == 0
     rows = list(HistoryStore(Layout(home, WORKSPACE), durable=False).rows())
-    users = [i for i, r in enumerate(rows) if r.role == "user"]
-    assert [rows[i].text for i in users] == ["go", "carry on"]
-    interrupted = rows[users[0] + 1 : users[1]]
-    assert 1 <= len(interrupted) <= 2
-    for row in interrupted:  # each settled step is durable, its tool call with its result
-        (part,) = row.parts
-        assert part.type == "dynamic-tool"
-        assert part.state == "output-available"
-        assert part.output is not None
-    assert rows[-1].text == "FOLLOW-UP"
+    check_interrupted_turn(rows)
 
 
 def _alive(pid: int) -> bool:
