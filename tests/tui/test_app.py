@@ -15,7 +15,7 @@ from segue.tui.app import ChatApp
 from segue.tui.widgets import Question
 from tests.chat.helpers import chat, texts
 from tests.chat.request_gate import RequestGate
-from tests.chat.scripts import write_interrupted_turn
+from tests.chat.scripts import check_interrupted_turn, write_interrupted_turn
 from tests.tui.helpers import at_prompt, lines, run_app, shows, submit, until
 
 
@@ -187,11 +187,4 @@ def test_escape_during_a_turn_cancels_it_and_keeps_the_settled_steps(tmp_path: P
     store = HistoryStore(c.layout, durable=False)
     assert store.verify().ok
     rows = list(store.rows())
-    users = [i for i, r in enumerate(rows) if r.role == "user"]
-    assert [rows[i].text for i in users] == ["go", "carry on"]
-    interrupted = rows[users[0] + 1 : users[1]]
-    assert 1 <= len(interrupted) <= 2
-    for row in interrupted:  # each settled step is durable, its tool call with its result
-        (part,) = row.parts
-        assert part.state == "output-available"
-    assert rows[-1].text == "FOLLOW-UP"
+    check_interrupted_turn(rows)
