@@ -11,8 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout
-from segue.importers.entries import MAX_TEXT_CHARS
 from tests.front import cli
+
+#: The README's import limit: text, tool outputs and tool inputs over this many characters
+#: are cut with a marker.
+MAX_TEXT_CHARS = 200_000
 
 SAMPLES = Path(__file__).parent / "samples"
 

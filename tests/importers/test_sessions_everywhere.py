@@ -20,8 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue import HistoryStore, Layout
-from segue.importers.entries import MAX_TEXT_CHARS
 from tests.front import cli
+
+#: The README's import limit: text, tool outputs and tool inputs over this many characters
+#: are cut with a marker.
+MAX_TEXT_CHARS = 200_000
 
 _STATES = {"output-available", "input-available", "input-streaming", "output-redacted"}
 
