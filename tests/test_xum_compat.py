@@ -247,25 +247,36 @@ def test_a_shrunk_transcript_is_still_damage(tmp_path: Path) -> None:
 
 
 def test_malformed_xum_receipts_are_not_trusted(tmp_path: Path) -> None:
-    from segue.history.receipt import decode_receipt
+    """A receipt file that is not exactly SPEC.md §3's shape is reported, never trusted."""
+    layout = Layout(tmp_path, WS)
+    HistoryStore(layout, durable=False).append([make_row("user", "one", id="u1")])
+    receipt = layout.session_dir / "history-append-provenance.json"
+    good: dict[str, Any] = json.loads(receipt.read_text())
+    assert set(good) == {"version", "epoch", "state", "files"} and good["state"] == "stable"
+    assert uuid.UUID(good["epoch"]) and good["files"]["archive"] is None
+    stamp = good["files"]["chat"]
+    assert set(stamp) == {"dev", "ino", "size", "mtimeNs", "ctimeNs"}
+    assert all(isinstance(v, str) and v.isdecimal() for v in stamp.values())
+    untrusted = "receipt history-append-provenance.json is not trusted"
 
-    stamp = {"dev": "1", "ino": "2", "size": "3", "mtimeNs": "4", "ctimeNs": "5"}
-    good: dict[str, Any] = {
-        "version": 1, "epoch": str(uuid.uuid4()), "state": "stable",
-        "files": {"chat": stamp, "archive": None},
-    }
-    assert decode_receipt(json.dumps(good).encode()) is not None
+    def verify(data: str) -> Result:
+        receipt.write_text(data)
+        return segue(tmp_path, "history", "verify")
+
+    trusted = verify(json.dumps(good))
+    assert trusted.exit_code == 0 and untrusted not in trusted.output, trusted.output
     bad: list[dict[str, Any]] = [
         {**good, "extra": 1},
         {**good, "version": "1"},
         {**good, "version": True},
         {**good, "epoch": "not-a-uuid"},
         {**good, "state": "done"},
-        {**good, "files": {"chat": None}},
-        {**good, "files": {"chat": {**stamp, "size": 3}, "archive": None}},
-        {**good, "files": {"chat": {**stamp, "size": "-3"}, "archive": None}},
+        {**good, "files": {"chat": stamp}},
+        {**good, "files": {"chat": {**stamp, "size": int(stamp["size"])}, "archive": None}},
+        {**good, "files": {"chat": {**stamp, "size": "-" + stamp["size"]}, "archive": None}},
         {**good, "files": {"chat": {**stamp, "x": "1"}, "archive": None}},
     ]
-    for obj in bad:
-        assert decode_receipt(json.dumps(obj).encode()) is None, obj
-    assert decode_receipt(b"[" * 10_000) is None
+    for data in [*(json.dumps(obj) for obj in bad), "[" * 10_000]:
+        result = verify(data)
+        assert result.exit_code == 1 and untrusted in result.output, (data[:200], result.output)
+    assert verify(json.dumps(good)).exit_code == 0
