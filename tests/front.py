@@ -6,6 +6,7 @@
   included) and never names the module the command line lives in.
 * :func:`write_rows` / :func:`read_rows`: a transcript as SPEC.md §3 describes it, one JSON
   object a line, written and read as plain files.
+* :func:`task_link`: a child workspace's ``segue-task.json`` (the README's "Sub-agents").
 * :func:`logged_requests`: what a scripted model received, read from its ``requestLog``
   (SPEC.md §5: one JSON line a request, its system text, messages and advertised tools).
 * :func:`is_rollover_boundary`, :func:`is_manual_reset`, :func:`is_synthetic_continuation`:
@@ -60,6 +61,14 @@ def write_rows(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of the transcript file at ``path``, in file order."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def task_link(home: Path, workspace: str) -> dict[str, Any]:
+    """What ``segue-task.json`` in ``workspace``'s session folder says (it names the parent
+    of a child workspace)."""
+    obj = json.loads((home / "sessions" / workspace / "segue-task.json").read_text())
+    assert isinstance(obj, dict), obj
+    return obj
 
 
 @dataclass(frozen=True)

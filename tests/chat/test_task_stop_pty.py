@@ -19,9 +19,9 @@ import pytest
 pytest.importorskip("termios")
 
 from segue import HistoryStore, Layout
-from segue.children import read_link
 from tests.chat.scripts import CHILD, CLUE, TASK_STOP_RESPONSES
 from tests.chat.terminal import Terminal
+from tests.front import task_link
 
 WORKSPACE = "ws"
 DEADLINE = 30.0
@@ -101,8 +101,8 @@ def test_ctrl_c_stops_the_task_then_the_turn_in_the_line_chat(
     assert [name for name, _ in child] == ["bash", "bash"]
     assert CLUE in json.dumps(child[0][1])
     assert child[1][1]["error"]["code"] == "interrupted"
-    link = read_link(Layout(home, CHILD))
-    assert link is not None and link.status == "paused"
+    link = task_link(home, CHILD)
+    assert (link["parent"], link["status"]) == ("ws", "paused")
     # The parent's own slow step was stopped by the second Ctrl-C, and settled too.
     assert parent[2][1]["error"]["code"] == "interrupted"
 
