@@ -13,10 +13,10 @@ from typing import Any
 from textual.pilot import Pilot
 
 from segue import HistoryStore, Layout
-from segue.children import read_link
 from segue.tui.app import ChatApp
 from tests.chat.helpers import chat
 from tests.chat.scripts import CHILD, CLUE, TASK_STOP_RESPONSES
+from tests.front import task_link
 from tests.tui.helpers import at_prompt, run_app, shows, submit, until
 
 
@@ -64,5 +64,5 @@ def test_ctrl_c_stops_the_task_then_the_turn_in_the_full_screen_chat(tmp_path: P
     child = _outputs(home, CHILD)
     assert [name for name, _ in child] == ["bash", "bash"]
     assert CLUE in json.dumps(child[0][1]) and child[1][1]["error"]["code"] == "interrupted"
-    link = read_link(Layout(home, CHILD))
-    assert link is not None and link.status == "paused"
+    link = task_link(home, CHILD)
+    assert (link["parent"], link["status"]) == ("ws", "paused")
