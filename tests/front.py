@@ -59,7 +59,7 @@ def write_rows(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of the transcript file at ``path``, in file order."""
+    """The JSON lines of ``path`` (a transcript, a request log), in file order."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
