@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -13,6 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.front import write_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 #: how long a test waits for output that must come (a generous bound on a loaded machine;
@@ -51,8 +52,7 @@ def reset_row(ident: str) -> dict[str, Any]:
 
 
 def batch_file(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+    return write_rows(path, rows)
 
 
 class Follower:

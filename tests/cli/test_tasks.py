@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 import segue as segue_pkg
 from segue import HistoryStore, Layout, Row
-from tests.front import cli
+from tests.front import cli, read_rows
 
 WS = "proj"
 CHILD = f"{WS}.t1"
@@ -38,7 +38,7 @@ def script(path: Path, responses: list[dict[str, Any]], *, window: int = 16000) 
 def requests(model: str) -> list[dict[str, Any]]:
     path = Path(model.removeprefix("scripted:"))
     log = path.with_name(f"{path.stem}.log.jsonl")
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    return read_rows(log)
 
 
 def task(agent: str, prompt: str) -> dict[str, Any]:
