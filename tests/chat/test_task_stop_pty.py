@@ -21,7 +21,7 @@ pytest.importorskip("termios")
 from segue import HistoryStore, Layout
 from tests.chat.scripts import CHILD, CLUE, TASK_STOP_RESPONSES
 from tests.chat.terminal import Terminal
-from tests.front import task_link
+from tests.front import read_rows, task_link
 
 WORKSPACE = "ws"
 DEADLINE = 30.0
@@ -44,7 +44,7 @@ def _wait_for(path: Path) -> None:
 
 
 def _requests(tmp: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (tmp / "log.jsonl").read_text().splitlines()]
+    return read_rows(tmp / "log.jsonl")
 
 
 def _outputs(home: Path, workspace: str) -> list[tuple[str, Any]]:
