@@ -16,6 +16,7 @@ pytest.importorskip("mcp")
 from segue import SettingsError
 from segue.mcp.client import McpTools
 from segue.mcp.config import ServerSpec, parse_servers
+from tests.front import read_rows
 from tests.mcp.helpers import run_segue
 
 TOY = str(Path(__file__).parent / "toy_server.py")
@@ -46,7 +47,7 @@ def _setup(tmp: Path, responses: list[dict[str, Any]], *, fillers: int = 0,
 
 
 def _requests(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    return read_rows(log)
 
 
 def _tool_names(request: dict[str, Any]) -> list[str]:
