@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue import HistoryStore, Layout
-from tests.front import cli
+from tests.front import cli, read_rows
 
 #: The README's import limit: text, tool outputs and tool inputs over this many characters
 #: are cut with a marker.
@@ -254,8 +254,7 @@ def test_sidechain_rows_become_a_task_readable_with_task_id(tmp_path: Path) -> N
     hit = _tool(tmp_path, {"action": "search", "match": "literal",
                            "query": "src/a.py:3: parse(x)", "task_id": "t.t1"})["items"]
     assert len(hit) == 1 and hit[0]["windowId"] == "w:0"
-    child = [json.loads(line) for line in
-             (tmp_path / "sessions" / "t.t1" / "chat.jsonl").read_text().splitlines()]
+    child = read_rows(tmp_path / "sessions" / "t.t1" / "chat.jsonl")
     assert {r["metadata"]["importSource"]["agent"] for r in child} == {"x1"}
     listed = json.loads(_run(tmp_path, "workspaces", "--json").output)["workspaces"]
     assert [(w["workspaceId"], w["parent"], w["status"]) for w in listed] == [
@@ -278,8 +277,7 @@ def test_a_sub_agent_file_alone_imports(tmp_path: Path) -> None:
     found = _tool(tmp_path, {"action": "search", "match": "literal",
                              "query": "vermilion report", "task_id": "t.t1"})["items"]
     assert len(found) == 1
-    child = [json.loads(line) for line in
-             (tmp_path / "sessions" / "t.t1" / "chat.jsonl").read_text().splitlines()]
+    child = read_rows(tmp_path / "sessions" / "t.t1" / "chat.jsonl")
     assert child[0]["metadata"]["importSource"]["agent"] == "a1b2c3d4"
     assert len(_task_call(tmp_path, "t.t1")["items"]) == 1
 
@@ -569,8 +567,7 @@ def test_a_codex_sub_agent_session_is_a_task_of_its_parent(tmp_path: Path) -> No
     assert out.exit_code == 0, out.output
     assert "(2 from sub-agents)" in out.output
     assert len(_tool(home, {"action": "list_windows"})["windows"]) == 1
-    child = [json.loads(line) for line in
-             (home / "sessions" / "t.t1" / "chat.jsonl").read_text().splitlines()]
+    child = read_rows(home / "sessions" / "t.t1" / "chat.jsonl")
     found = next(r for r in child if r["parts"] and r["parts"][0].get("text")
                  == "indigo finding")
     assert found["metadata"]["importSource"] == {"format": "codex", "session": "0199-parent",
