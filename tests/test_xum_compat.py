@@ -19,7 +19,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, make_row
-from tests.front import cli
+from tests.front import cli, read_rows
 from tests.scripted_cli import script
 
 DATA = Path(__file__).parent / "data" / "xum"
@@ -115,7 +115,7 @@ def test_compaction_session_windows(tmp_path: Path) -> None:
 
 
 def _requests(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    return read_rows(log)
 
 
 def test_continuing_a_xum_session_sends_the_humans_message_and_no_call_without_result(
