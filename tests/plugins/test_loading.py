@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from segue import Layout, SettingsError
+from segue import Layout, SettingsError, load_settings, open_session
 from segue.errors import PluginError
 from segue.plugins import PluginSpec, parse_plugins
-from segue.session.factory import open_session
 from segue.settings import Settings, from_obj
 
 PLUGIN_SOURCE = '''
@@ -93,9 +92,11 @@ def test_parse_entries_strings_and_objects() -> None:
         (["a:b", {"entry": "c:d", "name": "a:b"}], "given twice"),
     ],
 )
-def test_malformed_plugin_settings_are_errors(value: Any, message: str) -> None:
+def test_malformed_plugin_settings_are_errors(tmp_path: Path, value: Any, message: str) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"plugins": value}))
     with pytest.raises(SettingsError, match=message):
-        from_obj({"plugins": value})
+        load_settings(settings)
 
 
 def test_settings_expose_the_specs() -> None:
@@ -109,7 +110,7 @@ def test_configured_plugin_is_imported_at_the_first_send_not_before(
     layout = configure(
         tmp_path, [{"entry": f"{plugin_module}:setup", "name": "notes", "sandboxed": True}]
     )
-    session = open_session(layout, workdir=tmp_path / "work", persist_script_position=False)
+    session = open_session(layout, workdir=tmp_path / "work")
     assert plugin_module not in sys.modules  # building the session imported nothing
     assert session.plugins.pending() == ("notes",)
 
@@ -125,7 +126,7 @@ def test_a_plugin_scoped_to_another_workspace_is_never_imported(
     tmp_path: Path, plugin_module: str
 ) -> None:
     layout = configure(tmp_path, [{"entry": f"{plugin_module}:setup", "workspace": "other"}])
-    session = open_session(layout, workdir=tmp_path / "work", persist_script_position=False)
+    session = open_session(layout, workdir=tmp_path / "work")
     assert session.send("hello").status == "completed"
     assert plugin_module not in sys.modules
     assert "NOTE FROM" not in logged_systems(tmp_path)[0]
@@ -137,7 +138,7 @@ def test_a_sandboxed_plugin_asking_for_middleware_fails_its_first_send(
     layout = configure(
         tmp_path, [{"entry": f"{plugin_module}:sneaky", "name": "sneaky", "sandboxed": True}]
     )
-    session = open_session(layout, workdir=tmp_path / "work", persist_script_position=False)
+    session = open_session(layout, workdir=tmp_path / "work")
     with pytest.raises(PluginError, match="sandboxed plugin 'sneaky'"):
         session.send("hello")
     assert list(session.store.rows()) == []  # stopped before anything was written
@@ -146,7 +147,7 @@ def test_a_sandboxed_plugin_asking_for_middleware_fails_its_first_send(
 
 def test_a_plugin_that_cannot_be_imported_fails_at_first_use(tmp_path: Path) -> None:
     layout = configure(tmp_path, ["segue_no_such_plugin_module:setup"])
-    session = open_session(layout, workdir=tmp_path / "work", persist_script_position=False)
+    session = open_session(layout, workdir=tmp_path / "work")
     with pytest.raises(PluginError, match="cannot import 'segue_no_such_plugin_module'"):
         session.send("hello")
     assert list(session.store.rows()) == []
@@ -154,6 +155,6 @@ def test_a_plugin_that_cannot_be_imported_fails_at_first_use(tmp_path: Path) -> 
 
 def test_a_missing_setup_function_is_named(tmp_path: Path, plugin_module: str) -> None:
     layout = configure(tmp_path, [f"{plugin_module}:nothing_here"])
-    session = open_session(layout, workdir=tmp_path / "work", persist_script_position=False)
+    session = open_session(layout, workdir=tmp_path / "work")
     with pytest.raises(PluginError, match="has no attribute 'nothing_here'"):
         session.send("hello")
