@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from segue import RolledOver
+from segue import RolledOver, make_row
 from segue.policy import may_use
-from segue.session.core import soft_reset
 from segue.tools.carryover_file import carryover_path
 from tests.session.helpers import Harness, echo, harness
 
@@ -187,13 +186,16 @@ def test_explore_is_read_only_and_custom_agents_inherit_a_profile(tmp_path: Path
 
 
 def test_a_reset_written_without_a_session_still_drops_older_edits(tmp_path: Path) -> None:
-    """``segue clear --soft`` appends its reset through the store alone; edits made before it
-    are anchored below the reset's sequence number and are never handed on."""
+    """A manual reset appended through the store alone (no session, the carried-files record
+    left in place): edits made before it are anchored below the reset's sequence number and
+    are never handed on."""
     script: list[dict[str, Any]] = [{"toolCalls": [write("old.txt", "1")]}, {"text": "ok"}]
     script += rolls_over("new.txt", "2")
     h = harness(tmp_path, script, context_window=WINDOW)
     h.session(threshold=50, workspace_tools=True).send("write old.txt")
-    assert soft_reset(h.store, row_id="reset-cli", now_ms=1) is True
+    # the row ``segue clear --soft`` writes (SPEC.md R10), appended by another writer
+    reset = {"timestamp": 1, "contextBoundaryKind": "reset", "uiVisible": False}
+    h.store.append([make_row("assistant", id="reset-cli", metadata=reset)])
     assert carryover_path(h.layout).exists()  # nobody deleted it ...
     session = h.session(threshold=50, workspace_tools=True)
     assert session.send("write new.txt").rollovers == 1
