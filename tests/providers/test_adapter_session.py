@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from segue import (
+    ApprovalGate,
+    ApprovalMode,
     AssistantText,
     Event,
     HistoryStore,
@@ -22,7 +24,6 @@ from segue import (
 from segue.providers.retry import RetryPolicy
 from segue.tokens import calibration_file
 from segue.tools.base import FunctionTool, ToolRegistry
-from segue.tools.gate import ALLOW_ALL
 
 from .replay import Replay, no_wait, sse
 
@@ -60,7 +61,8 @@ def session_parts(tmp_path: Path) -> tuple[Layout, Replay, list[Event], Session]
         tools=ToolRegistry(TOOLS),
         config=SessionConfig(experiment=True, threshold=70),
         on_event=events.append,
-        approval=ALLOW_ALL,  # these tests are about the engine, not approval (R38)
+        # these tests are about the engine, not approval (R38)
+        approval=ApprovalGate(ApprovalMode.FULL),
     )
     return layout, replay, events, session
 
