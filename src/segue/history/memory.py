@@ -32,6 +32,15 @@ class InMemoryStore:
         self._next = 0
         self._lock = threading.RLock()
 
+    def close(self) -> None:
+        """Nothing to give back (the rows stay: the store is its own memory)."""
+
+    def __enter__(self) -> InMemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def sibling(self, workspace_id: str) -> InMemoryStore:
         """Another workspace's store: in memory too, and empty."""
         return InMemoryStore(workspace_id)

@@ -91,6 +91,11 @@ class TranscriptStore(Protocol):
         """A hard clear: every row goes; no sequence is ever reused."""
         ...
 
+    def close(self) -> None:
+        """Give back what the store holds between calls (PostgreSQL's connections; the JSONL
+        and in-memory stores hold nothing); idempotent."""
+        ...
+
     def sibling(self, workspace_id: str) -> TranscriptStore:
         """The store of another workspace of the same home, of this store's kind (a task's
         workspace is kept where its parent's is)."""

@@ -102,6 +102,15 @@ class HistoryStore:
         #: set when the last mutation was accepted but its stable receipt could not be written
         self.last_receipt_error: ReceiptError | None = None
 
+    def close(self) -> None:
+        """Nothing to give back: every call opens and closes what it reads."""
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def sibling(self, workspace_id: str) -> HistoryStore:
         """The JSONL store of another workspace of the same home, with these settings."""
         return HistoryStore(

@@ -144,9 +144,7 @@ def _stopped_message(task_id: str) -> str:
 
 def _close_store(store: TranscriptStore) -> None:
     """A PostgreSQL store holds a connection; the JSONL store holds nothing between calls."""
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
+    store.close()
 
 
 def _quiet(_event: Event) -> None:
