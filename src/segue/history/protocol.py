@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Self, runtime_checkable
 
 from segue.history.reports import RecoveryReport, VerifyReport
 from segue.history.scan import StoredLine
@@ -94,6 +94,11 @@ class TranscriptStore(Protocol):
     def close(self) -> None:
         """Give back what the store holds between calls (PostgreSQL's connections; the JSONL
         and in-memory stores hold nothing); idempotent."""
+        ...
+
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None:
+        """Closes the store (``with store:``)."""
         ...
 
     def sibling(self, workspace_id: str) -> TranscriptStore:
