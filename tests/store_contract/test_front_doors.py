@@ -191,3 +191,41 @@ def test_pop_item_takes_back_the_newest_row_where_the_store_can(
             assert len(asyncio.run(session.get_items())) == 2
         finally:
             session.close()
+
+
+def _task_then_hard_clear(stores: Stores) -> dict[str, Any]:
+    """A parent hands a task to a child agent, whose transcript is kept in a store of the
+    parent's kind; a hard clear of the parent destroys the child's too (R41)."""
+    work = stores.home / "work"
+    work.mkdir()
+    script = stores.home / "tasks.json"
+    script.write_text(json.dumps({"contextWindow": 16000, "encoding": "o200k_base", "responses": [
+        {"toolCalls": [{"name": "task", "input": {"agent": "explore",
+                                                  "prompt": "Say which colour it is."}}]},
+        {"text": "The colour is teal."},
+        {"text": "The task says teal."},
+    ]}), encoding="utf-8")
+    with segue.open_session("parent", home=stores.home, workdir=work,
+                            model=f"scripted:{script}", store=stores.url, durable=False,
+                            approve="full") as session:
+        assert session.send("ask a child").text == "The task says teal."
+        tasks = [t.task_id for t in segue.list_tasks(session)]
+        child = _stored(stores, tasks[0])
+        session.clear_hard()
+        left = [t.task_id for t in segue.list_tasks(session)]
+    with segue.open_store(tasks[0], home=stores.home, store=stores.url) as store:
+        after = list(store.rows())
+    return {"tasks": tasks, "child": child, "left": left, "after": after,
+            "parent": _stored(stores, "parent")}
+
+
+def test_a_hard_clear_destroys_the_tasks_in_the_parents_store(
+    two_kinds: dict[str, Stores],
+) -> None:
+    answer = same_everywhere(two_kinds, _task_then_hard_clear)
+    assert isinstance(answer, dict)
+    assert answer["tasks"] == ["parent.t1"]
+    assert [shape[0] for shape in answer["child"]] == ["user", "assistant"]
+    assert ("The colour is teal.", "done") in [
+        (p[1], p[3]) for shape in answer["child"] for p in shape[2]]
+    assert answer["left"] == [] and answer["after"] == [] and answer["parent"] == []
