@@ -151,3 +151,16 @@ def test_one_scenario_reads_the_same_on_every_store(every_kind: dict[str, Stores
     assert len(answer["rows"]) == 8 and answer["next"] == 8
     assert answer["reverse"] == [end for *_, end, _size in reversed(answer["entries"])]
     assert answer["history"] and all(items for _kind, items in answer["history"])
+
+
+def test_the_owners_view_shows_a_row_past_the_tools_line_bound(stores: Stores) -> None:
+    """``open_history`` is the owner's complete view (R24's 1 MiB line bound is the model
+    tool's): a 1.5 MiB tool output reads back whole from every store."""
+    huge = "build log line with a stack trace\\n" * 45_000
+    assert len(huge.encode()) > 3 << 19
+    store = stores.open()
+    store.append([_user(0, "show me the log"), segue.make_row("assistant", huge, id="a0")])
+    with stores.history() as history:
+        (window,) = history.windows()
+        assert [len(i.text) for i in history.items(window.window_id)] == [15, len(huge)]
+    assert [e.size > len(huge) for e in store.entries()] == [False, True]

@@ -84,10 +84,16 @@ def entries(
     snapshot: Callable[[], AbstractContextManager[PgSnapshot]], order: str
 ) -> Iterator[Entry]:
     """The store-neutral entries of one snapshot (``order``: "ASC" or "DESC"); a chat
-    line's position follows the archive's, as in the JSONL store's history."""
+    line's position follows the archive's, as in the JSONL store's history. Oldest first
+    they are complete, as the JSONL store's are: a line past ``MAX_LINE`` (whose bytes a
+    row of the table holds anyway) is read as a row too."""
     with snapshot() as snap:
         for found in snap.lines("true", (), order):
             line = found.line
+            if line.raw is None and order == "ASC":
+                row = parse_line(found.raw)
+                line = StoredLine(line.source, line.offset, line.length, found.raw, row,
+                                  settled_marker(found.raw, row, line.reset_marker))
             yield entry_of(line, snap.chat_off if line.source == "chat" else 0)
 
 
