@@ -11,7 +11,7 @@ from segue._lazy import listing, load
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
     from segue.history.memory import InMemoryStore
-    from segue.history.protocol import MaintainedStore, TranscriptStore
+    from segue.history.protocol import Entry, MaintainedStore, RemovesNewest, TranscriptStore
     from segue.history.receipt import (
         FileStamp,
         Receipt,
@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
 #: the in-memory store).
 _LAZY: dict[str, str] = {
     "InMemoryStore": "segue.history.memory",
+    "Entry": "segue.history.protocol",
     "MaintainedStore": "segue.history.protocol",
+    "RemovesNewest": "segue.history.protocol",
     "TranscriptStore": "segue.history.protocol",
     "FileStamp": "segue.history.receipt",
     "Receipt": "segue.history.receipt",
@@ -47,12 +49,14 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "Bounds",
+    "Entry",
     "FileStamp",
     "HistoryStore",
     "InMemoryStore",
     "MaintainedStore",
     "Receipt",
     "RecoveryReport",
+    "RemovesNewest",
     "StoredLine",
     "TranscriptStore",
     "VerifyReport",
