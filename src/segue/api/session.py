@@ -101,8 +101,9 @@ def open_session(
       stopped, as successive ``segue run`` commands do.
 
     The session is a context manager: leaving the ``with`` block stops what it started (MCP
-    servers). Nothing of the session is kept in memory between sends: the transcript on disk
-    is the conversation, so another process (or ``segue chat``) may go on with it later.
+    servers) and gives back its store's connections (PostgreSQL). Nothing of the session is
+    kept in memory between sends: the transcript on disk is the conversation, so another
+    process (or ``segue chat``) may go on with it later.
     """
     layout, where = resolve_layout(workspace, home=home, workdir=workdir)
     if not where.is_dir():
