@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, ``_LAZY`` bel
         list_tasks,
         open_history,
         open_session,
+        open_store,
     )
     from segue.errors import ContextSignal, RuntimeFailure, SegueError, SettingsError, UsageError
     from segue.events import (
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, ``_LAZY`` bel
         ToolStarted,
         Warned,
     )
-    from segue.history import HistoryStore, InMemoryStore, TranscriptStore
+    from segue.history import HistoryStore, InMemoryStore, MaintainedStore, TranscriptStore
     from segue.messages import Part, Row, decode_row, encode_row, make_row
     from segue.policy import resolve_agent
     from segue.policy.approval import ApprovalMode
@@ -74,6 +75,7 @@ _LAZY: dict[str, str] = {
     "list_tasks": "segue.api",
     "open_history": "segue.api",
     "open_session": "segue.api",
+    "open_store": "segue.api",
     "ContextSignal": "segue.errors",
     "RuntimeFailure": "segue.errors",
     "SegueError": "segue.errors",
@@ -93,6 +95,7 @@ _LAZY: dict[str, str] = {
     "Warned": "segue.events",
     "HistoryStore": "segue.history",
     "InMemoryStore": "segue.history",
+    "MaintainedStore": "segue.history",
     "TranscriptStore": "segue.history",
     "Part": "segue.messages",
     "Row": "segue.messages",
@@ -140,6 +143,7 @@ __all__ = [
     "HistoryWindow",
     "InMemoryStore",
     "Layout",
+    "MaintainedStore",
     "ModelHistory",
     "NotFound",
     "Notice",
@@ -179,6 +183,7 @@ __all__ = [
     "make_row",
     "open_history",
     "open_session",
+    "open_store",
     "resolve_agent",
     "resolve_model",
 ]

@@ -5,7 +5,7 @@ SPEC.md §8). The PostgreSQL store and psycopg are imported only when a URL asks
 from __future__ import annotations
 
 from segue.errors import UsageError
-from segue.history.protocol import TranscriptStore
+from segue.history.protocol import MaintainedStore
 from segue.history.store import HistoryStore
 from segue.workspace import Layout
 
@@ -20,8 +20,10 @@ def check_store_url(url: str) -> str:
     return url
 
 
-def open_store(layout: Layout, url: str | None, *, durable: bool = True) -> TranscriptStore:
-    """The store of ``layout``'s workspace: JSONL when ``url`` is None."""
+def open_store(layout: Layout, url: str | None, *, durable: bool = True) -> MaintainedStore:
+    """The store of ``layout``'s workspace: JSONL when ``url`` is None. Both kinds are
+    :class:`MaintainedStore`s; a caller that only appends and reads needs no more than
+    the core :class:`~segue.history.protocol.TranscriptStore`."""
     if url is None:
         return HistoryStore(layout, durable=durable)
     from segue.postgres.store import PostgresStore

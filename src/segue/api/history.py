@@ -35,9 +35,7 @@ from segue.api.where import resolve_layout
 from segue.context.boundaries import is_reset_row
 from segue.context.floor import is_floor_line
 from segue.errors import SegueError, UsageError
-from segue.history.protocol import TranscriptStore
-from segue.history.scan import StoredLine
-from segue.history.store import HistoryStore
+from segue.history.protocol import Entry, TranscriptStore
 from segue.messages import Row
 from segue.retrieval.project import floor_window_id
 from segue.retrieval.reader import MAX_LINE as TOOL_MAX_LINE
@@ -261,19 +259,11 @@ class History:
     def _marked(self) -> Iterator[Row | views.WindowStart]:
         """The rows, with a WindowStart where a floor opens a window (none when reading
         below the floor too)."""
-        archive_end = 0
-        for line in self._lines():
-            if line.source == "archive":
-                archive_end = max(archive_end, line.end)
-            if not self.include_cleared and is_floor_line(line.row, line.reset_marker):
-                yield _floor_start(line, archive_end)
-            elif line.row is not None:
-                yield line.row
-
-    def _lines(self) -> Iterator[StoredLine]:
-        if isinstance(self.store, HistoryStore):
-            return self.store.lines(max_line=None)  # the owner's view: no line is too long
-        return self.store.lines()
+        for entry in self.store.entries():  # complete: the owner's view
+            if not self.include_cleared and is_floor_line(entry.row, entry.reset_marker):
+                yield _floor_start(entry)
+            elif entry.row is not None:
+                yield entry.row
 
 
 def _until_floor(
@@ -286,14 +276,13 @@ def _until_floor(
         yield mark
 
 
-def _floor_start(line: StoredLine, archive_end: int) -> views.WindowStart:
+def _floor_start(entry: Entry) -> views.WindowStart:
     """The window a floor opens, named as ``session_history`` names it: from its row, or by
     its end position when the tool cannot read the line as a row (undecodable, or longer
     than the tool's line bound)."""
-    row = line.row if line.length - 1 <= TOOL_MAX_LINE else None
-    end = line.end + (archive_end if line.source == "chat" else 0)
+    row = entry.row if entry.size <= TOOL_MAX_LINE else None
     boundary = row if row is not None and is_reset_row(row) else None
-    return views.WindowStart(floor_window_id(row, end), "reset", boundary)
+    return views.WindowStart(floor_window_id(row, entry.end), "reset", boundary)
 
 
 def _item(item: views.Item) -> HistoryItem:

@@ -19,7 +19,6 @@ from segue.api.approval import ApproverLike, adapt
 from segue.api.where import resolve_layout
 from segue.errors import SettingsError, UsageError
 from segue.events import EventSink, ignore
-from segue.history.store import HistoryStore
 from segue.policy.approval import Mode, parse_mode
 from segue.session.core import Session
 from segue.session.factory import open_session as build_session
@@ -102,8 +101,9 @@ def open_session(
       stopped, as successive ``segue run`` commands do.
 
     The session is a context manager: leaving the ``with`` block stops what it started (MCP
-    servers). Nothing of the session is kept in memory between sends: the transcript on disk
-    is the conversation, so another process (or ``segue chat``) may go on with it later.
+    servers) and gives back its store's connections (PostgreSQL). Nothing of the session is
+    kept in memory between sends: the transcript on disk is the conversation, so another
+    process (or ``segue chat``) may go on with it later.
     """
     layout, where = resolve_layout(workspace, home=home, workdir=workdir)
     if not where.is_dir():
@@ -123,11 +123,10 @@ def open_session(
         store_url=url if isinstance(url, str) else None,
         settings=chosen,
     )
-    if isinstance(session.store, HistoryStore):
-        # The workspace lock exists from the start: a session is a writer, and its first
-        # read (before any append) would otherwise note on stderr that it read unlocked.
-        with session.store.locked():
-            pass
+    # The workspace lock exists from the start: a session is a writer, and its first read
+    # (before any append) would otherwise note on stderr that it read unlocked.
+    with session.store.locked():
+        pass
     return session
 
 

@@ -15,7 +15,7 @@ from segue.workspace import (
 )
 
 if TYPE_CHECKING:
-    from segue.history.protocol import TranscriptStore
+    from segue.history.protocol import MaintainedStore
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class CliContext:
         value = load_settings(settings_path(self.home)).get("store.url")
         return value if isinstance(value, str) else None
 
-    def store(self, *, durable: bool = True) -> TranscriptStore:
+    def store(self, *, durable: bool = True) -> MaintainedStore:
         from segue.stores import open_store
 
         return open_store(self.layout, self.store_url, durable=durable)
@@ -60,7 +60,7 @@ class CliContext:
         finally:
             store.close()
 
-    def existing_store(self) -> TranscriptStore:
+    def existing_store(self) -> MaintainedStore:
         """The store, for a command that only reads: WorkspaceNotFound (exit 1, one line)
         when the workspace does not exist, instead of showing an empty transcript."""
         self.require_workspace()

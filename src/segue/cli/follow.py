@@ -29,8 +29,7 @@ from segue.views.windows import ROOT, Item, WindowStart, check_window_id, walk
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
-    from segue.history.protocol import TranscriptStore
-    from segue.history.scan import StoredLine
+    from segue.history.protocol import Entry, TranscriptStore
     from segue.history.watch import Watch
     from segue.messages import Row
 
@@ -58,7 +57,7 @@ def window_of(boundary: Row) -> WindowStart:
 def start(store: TranscriptStore) -> Tail:
     """The end of the transcript now: its highest sequence and the window open there."""
     last: int | None = None
-    for line in store.lines_reverse():
+    for line in store.entries_reverse():
         row = line.row
         if row is None:
             continue
@@ -69,10 +68,10 @@ def start(store: TranscriptStore) -> Tail:
     return Tail(last, ROOT)
 
 
-def fresh(store: TranscriptStore, tail: Tail) -> list[StoredLine]:
+def fresh(store: TranscriptStore, tail: Tail) -> list[Entry]:
     """The lines above ``tail.last``, oldest first (read backwards, stopping at it)."""
-    found: list[StoredLine] = []
-    for line in store.lines_reverse():
+    found: list[Entry] = []
+    for line in store.entries_reverse():
         seq = line.row.sequence if line.row is not None else None
         if seq is not None and tail.last is not None and seq <= tail.last:
             break
@@ -81,7 +80,7 @@ def fresh(store: TranscriptStore, tail: Tail) -> list[StoredLine]:
     return found
 
 
-def events(lines: list[StoredLine], tail: Tail) -> Iterator[WindowStart | Item]:
+def events(lines: list[Entry], tail: Tail) -> Iterator[WindowStart | Item]:
     """What ``lines`` (new, oldest first) show, advancing ``tail``: the floor applied (a
     manual reset hides what came before it), then windows and items as ``walk`` yields
     them; the first event is the window the lines continue (already shown)."""
@@ -188,6 +187,7 @@ def follow_items(ctx: CliContext, window_id: str, as_json: bool) -> None:
     them (the whole transcript, no floor), then every new batch. With ``--json`` each item
     is one object on a line of its own, the listed ones included."""
     from segue.cli.history import NotFound
+    from segue.history.protocol import every_row
     from segue.history.watch import watch
 
     check_window_id(window_id)
@@ -197,7 +197,7 @@ def follow_items(ctx: CliContext, window_id: str, as_json: bool) -> None:
         try:
             tail = Tail(None, ROOT)
             found = inside = False
-            for event in walk(_tracked(store.rows(max_line=None), tail)):
+            for event in walk(_tracked(every_row(store), tail)):
                 if isinstance(event, WindowStart):
                     tail.window = event
                     inside = event.window_id == window_id

@@ -36,7 +36,7 @@ from segue.views.windows import (
 
 if TYPE_CHECKING:
     from segue.cli.context import CliContext
-    from segue.history.protocol import TranscriptStore
+    from segue.history.protocol import MaintainedStore
     from segue.messages import Row
     from segue.views.windows import Hit
 
@@ -50,12 +50,12 @@ def _ctx(ctx: click.Context) -> CliContext:
     return obj
 
 
-def _store(ctx: click.Context) -> TranscriptStore:
+def _store(ctx: click.Context) -> MaintainedStore:
     # Opened here so that `segue --help` and the pure views do not load the store.
     return _ctx(ctx).store()
 
 
-def _existing(ctx: click.Context) -> TranscriptStore:
+def _existing(ctx: click.Context) -> MaintainedStore:
     """The store of a workspace that exists: a read of a misspelt id says so (exit 1)."""
     return _ctx(ctx).existing_store()
 
@@ -63,7 +63,15 @@ def _existing(ctx: click.Context) -> TranscriptStore:
 def _rows(ctx: click.Context) -> Iterator[Row]:
     # The user's own view is complete: no line is too long for it (R24's 1 MiB bound is the
     # model tool's). Rows stream one at a time, so memory is bounded by the longest row.
-    return _existing(ctx).rows(max_line=None)
+    from segue.history.protocol import every_row
+
+    return every_row(_existing(ctx))
+
+
+def _every_row(store: MaintainedStore) -> Iterator[Row]:
+    from segue.history.protocol import every_row
+
+    return every_row(store)
 
 
 def _one_line(text: str, width: int = _LINE) -> str:
@@ -215,7 +223,7 @@ def _print_hits(ctx: click.Context, query: str, as_json: bool, *, words: bool = 
         from segue.retrieval.people_words import words_search
 
         # the user's own view: every line, however long
-        hits: Iterable[Hit] = list(words_search(_store(ctx).rows(max_line=None), query))
+        hits: Iterable[Hit] = list(words_search(_every_row(_store(ctx)), query))
     else:
         hits = _search(ctx, query)
     return print_search(_ctx(ctx).workspace_id, query, hits, as_json=as_json)
@@ -230,7 +238,7 @@ def _search(ctx: click.Context, query: str) -> Iterable[Hit]:
     backend = pick_backend(_ctx(ctx).layout, store, build_index=False)
     hits = backend.people_search(query) if query else None
     if hits is None:  # no index answers now (or an empty query, refused below): scan
-        hits = search(store.rows(max_line=None), query)  # complete: the user's own view
+        hits = search(_every_row(store), query)  # complete: the user's own view
     return hits
 
 
@@ -293,7 +301,7 @@ def export_cmd(ctx: click.Context, fmt: ExportFormat, output: Path | None) -> No
     """Export the whole transcript, every window, with a divider where each one began."""
     store = _existing(ctx)
     workspace = _ctx(ctx).workspace_id
-    rows = partial(store.rows, max_line=None)  # complete, like every view for the user
+    rows = partial(_every_row, store)  # complete, like every view for the user
     # JSON reads the history twice (windows, then rows); the shared lock keeps both passes
     # on the same history. Markdown and HTML make one pass and need no lock.
     with store.read_locked() if fmt == "json" else nullcontext():

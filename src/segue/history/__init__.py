@@ -1,7 +1,8 @@
 """segue.history: the crash-safe transcript store (SPEC.md §3, R8, R11, R22, R27-R30, R34).
 
 Public surface: :class:`HistoryStore` (JSONL on disk) and :class:`InMemoryStore`, both
-:class:`TranscriptStore`; the bounded scanners; receipts; the reader-visibility rule.
+:class:`MaintainedStore`s (the core :class:`TranscriptStore` and maintenance); the bounded
+scanners; receipts; the reader-visibility rule.
 """
 
 from typing import TYPE_CHECKING
@@ -10,7 +11,7 @@ from segue._lazy import listing, load
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
     from segue.history.memory import InMemoryStore
-    from segue.history.protocol import TranscriptStore
+    from segue.history.protocol import Entry, MaintainedStore, RemovesNewest, TranscriptStore
     from segue.history.receipt import (
         FileStamp,
         Receipt,
@@ -27,6 +28,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
 #: the in-memory store).
 _LAZY: dict[str, str] = {
     "InMemoryStore": "segue.history.memory",
+    "Entry": "segue.history.protocol",
+    "MaintainedStore": "segue.history.protocol",
+    "RemovesNewest": "segue.history.protocol",
     "TranscriptStore": "segue.history.protocol",
     "FileStamp": "segue.history.receipt",
     "Receipt": "segue.history.receipt",
@@ -45,11 +49,14 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "Bounds",
+    "Entry",
     "FileStamp",
     "HistoryStore",
     "InMemoryStore",
+    "MaintainedStore",
     "Receipt",
     "RecoveryReport",
+    "RemovesNewest",
     "StoredLine",
     "TranscriptStore",
     "VerifyReport",

@@ -18,6 +18,7 @@ from segue.context.boundaries import is_boundary
 from segue.context.floor import is_floor_bytes, mentions_reset_key, settled_marker
 from segue.errors import StoreError
 from segue.history.batch import encode_batch, matches_item, parse_import, stamp
+from segue.history.protocol import Entry, entry_of
 from segue.history.quarantine import quarantined
 from segue.history.reports import RecoveryReport, VerifyReport
 from segue.history.scan import Source, StoredLine, parse_line
@@ -30,6 +31,19 @@ class InMemoryStore:
         self._files: dict[Source, list[bytes]] = {"archive": [], "chat": []}
         self._next = 0
         self._lock = threading.RLock()
+
+    def close(self) -> None:
+        """Nothing to give back (the rows stay: the store is its own memory)."""
+
+    def __enter__(self) -> InMemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def sibling(self, workspace_id: str) -> InMemoryStore:
+        """Another workspace's store: in memory too, and empty."""
+        return InMemoryStore(workspace_id)
 
     def locked(self) -> AbstractContextManager[None]:
         return _Held(self._lock)
@@ -108,12 +122,24 @@ class InMemoryStore:
     def read_locked(self) -> AbstractContextManager[None]:
         return self.locked()
 
-    def rows(self, *, max_line: int | None = None) -> Iterator[Row]:
-        """Every row (``max_line`` is accepted for the protocol; nothing here is skipped)."""
-        del max_line
+    def rows(self) -> Iterator[Row]:
         for line in self.lines():
             if line.row is not None:
                 yield line.row
+
+    def _entries(self) -> list[Entry]:
+        with self._lock:
+            archive = self._stored("archive")
+            start = archive[-1].end if archive else 0
+            return [entry_of(line, 0) for line in archive] + [
+                entry_of(line, start) for line in self._stored("chat")
+            ]
+
+    def entries(self) -> Iterator[Entry]:
+        yield from self._entries()
+
+    def entries_reverse(self) -> Iterator[Entry]:
+        yield from reversed(self._entries())
 
     def verify(self) -> VerifyReport:
         report = VerifyReport(receipt_state="stable")

@@ -48,6 +48,7 @@ from segue.history.batch import encode_batch, matches_item, parse_import, stamp
 from segue.history.inflight import refuse_if_streaming
 from segue.history.marker import Marker, remove_marker, write_marker
 from segue.history.paths import paths
+from segue.history.protocol import Entry, entry_of
 from segue.history.quarantine import quarantined, record_rewrite, rewrite_line
 from segue.history.receipt import (
     AppendJournal,
@@ -100,6 +101,24 @@ class HistoryStore:
         self.sync_journal = sync_journal and durable
         #: set when the last mutation was accepted but its stable receipt could not be written
         self.last_receipt_error: ReceiptError | None = None
+
+    def close(self) -> None:
+        """Nothing to give back: every call opens and closes what it reads."""
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def sibling(self, workspace_id: str) -> HistoryStore:
+        """The JSONL store of another workspace of the same home, with these settings."""
+        return HistoryStore(
+            Layout(self.layout.home, workspace_id),
+            durable=self.durable,
+            lock_timeout=self.lock_timeout,
+            sync_journal=self.sync_journal,
+        )
 
     # -- locking and recovery ----------------------------------------------------------------
 
@@ -462,9 +481,40 @@ class HistoryStore:
                     f.close()
 
     def rows(self, *, max_line: int | None = MAX_LINE) -> Iterator[Row]:
+        """Every row, oldest first; ``max_line=None``: complete (no line is too long)."""
         for line in self.lines(max_line=max_line):
             if line.row is not None:
                 yield line.row
+
+    def entries(self) -> Iterator[Entry]:
+        """Every entry, oldest first, complete; the chat file's positions follow the
+        archive's, so ``end`` is a position in the whole history."""
+        archive, archive_end, chat, chat_end = self._snapshot()
+        try:
+            if archive is not None:
+                for line in scan_forward_file(
+                    archive, "archive", 0, end=archive_end, max_line=sys.maxsize
+                ):
+                    yield entry_of(line, 0)
+            if chat is not None:
+                for line in scan_forward_file(chat, "chat", 0, end=chat_end, max_line=sys.maxsize):
+                    yield entry_of(line, archive_end)
+        finally:
+            _close(archive, chat)
+
+    def entries_reverse(self) -> Iterator[Entry]:
+        """Every entry, newest first, each line bounded by ``MAX_LINE`` (a longer one has
+        no row, and its reset marker is still computed over every byte)."""
+        archive, archive_end, chat, chat_end = self._snapshot()
+        try:
+            if chat is not None:
+                for line in scan_backward_file(chat, "chat", chat_end):
+                    yield entry_of(line, archive_end)
+            if archive is not None:
+                for line in scan_backward_file(archive, "archive", archive_end):
+                    yield entry_of(line, 0)
+        finally:
+            _close(archive, chat)
 
     def verify(self) -> VerifyReport:
         # Under the lock: an append or rewrite in flight in another process looks exactly
@@ -473,6 +523,12 @@ class HistoryStore:
         with self.read_locked():
             self._check_files("verify")
             return verify_layout(self.layout)
+
+
+def _close(*files: BinaryIO | None) -> None:
+    for f in files:
+        if f is not None:
+            f.close()
 
 
 def _complete_end(f: BinaryIO | None, end: int) -> int:

@@ -55,8 +55,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from segue.context.active import active_rows
 from segue.context.boundaries import is_boundary, item_id
 from segue.context.budget import DEFAULT_THRESHOLD
-from segue.history import HistoryStore
-from segue.history.protocol import TranscriptStore
+from segue.history.protocol import RemovesNewest, TranscriptStore
 from segue.integrations.agents_rows import (
     batch_rows,
     calls_of,
@@ -76,6 +75,7 @@ from segue.integrations.store import close_store, configured_store
 from segue.messages import Row
 from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA
 from segue.session.window import load_window
+from segue.tools.base import tool_error
 from segue.workspace import Layout, default_home
 
 __all__ = ["RolloverSession", "SegueSession", "history_tools"]
@@ -119,10 +119,11 @@ class SegueSession:
     async def pop_item(self) -> Any | None:
         """Remove and return the newest item (its whole row); None when the window holds
         none. A window boundary is never removed (R11)."""
-        if not isinstance(self.store, HistoryStore):
+        store = self.store
+        if not isinstance(store, RemovesNewest):
             raise UsageError(
-                "pop_item needs the JSONL store: the PostgreSQL store has no removal of a "
-                "row (its transcript only grows)"
+                "pop_item needs a store that can remove its newest row (the JSONL store): "
+                "this one only grows (PostgreSQL)"
             )
         for _attempt in range(3):
             rows = [r for r in load_window(self.store) if not is_boundary(r)]
@@ -130,7 +131,7 @@ class SegueSession:
                 return None
             row = rows[-1]
             with self.store.locked():
-                if self.store.drop_last(item_id(row)) is None:
+                if store.drop_last(item_id(row)) is None:
                     continue  # another process appended meanwhile: look again
                 items = row_items(row)
                 if len(items) > 1:
@@ -276,7 +277,7 @@ def history_tools(session: RolloverSession) -> list[FunctionTool]:
     async def look_back(_ctx: ToolContext[Any], raw: str) -> str:
         args = _arguments(raw)
         if args is None:
-            result: dict[str, Any] = _error("invalid_argument", "arguments must be a JSON object")
+            result = tool_error("invalid_argument", "arguments must be a JSON object")
         else:
             result = session.engine.history(args)
         return json.dumps(result, ensure_ascii=False)
@@ -316,10 +317,6 @@ def _arguments(raw: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _error(code: str, message: str) -> dict[str, Any]:
-    return {"ok": False, "error": {"code": code, "message": message}}
 
 
 def _now_ms() -> int:

@@ -24,6 +24,4 @@ def configured_store(layout: Layout, store: str | None, *, durable: bool) -> Tra
 def close_store(store: TranscriptStore) -> None:
     """Give back what ``store`` holds (PostgreSQL connections); the JSONL store holds
     nothing between calls."""
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
+    store.close()

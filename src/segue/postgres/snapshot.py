@@ -5,11 +5,13 @@ store would give it (``StoredLine``: the same source, offsets and parsed row).""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.context.floor import settled_marker
+from segue.history.protocol import Entry, entry_of
 from segue.history.scan import MAX_LINE, Source, StoredLine, parse_line
 from segue.postgres.append import WorkspaceState
 from segue.postgres.schema import translated
@@ -78,6 +80,23 @@ class PgSnapshot:
                     cur.close()
 
 
+def entries(
+    snapshot: Callable[[], AbstractContextManager[PgSnapshot]], order: str
+) -> Iterator[Entry]:
+    """The store-neutral entries of one snapshot (``order``: "ASC" or "DESC"); a chat
+    line's position follows the archive's, as in the JSONL store's history. Oldest first
+    they are complete, as the JSONL store's are: a line past ``MAX_LINE`` (whose bytes a
+    row of the table holds anyway) is read as a row too."""
+    with snapshot() as snap:
+        for found in snap.lines("true", (), order):
+            line = found.line
+            if line.raw is None and order == "ASC":
+                row = parse_line(found.raw)
+                line = StoredLine(line.source, line.offset, line.length, found.raw, row,
+                                  settled_marker(found.raw, row, line.reset_marker))
+            yield entry_of(line, snap.chat_off if line.source == "chat" else 0)
+
+
 def chat_off(conn: psycopg.Connection[Any], workspace: str, state: WorkspaceState) -> int:
     got = conn.execute(
         "SELECT off FROM segue_rows WHERE workspace = %s AND pos = %s",
@@ -97,4 +116,4 @@ def _stored(
     return StoredLine(source, offset, len(raw) + 1, raw, row, settled_marker(raw, row, marker))
 
 
-__all__ = ["PgLine", "PgSnapshot", "chat_off"]
+__all__ = ["PgLine", "PgSnapshot", "chat_off", "entries"]

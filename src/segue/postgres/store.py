@@ -45,6 +45,7 @@ from segue.context.boundaries import is_boundary
 from segue.context.floor import is_floor_bytes
 from segue.errors import LockTimeout, StoreError
 from segue.history.batch import encode_batch, parse_import, stamp
+from segue.history.protocol import Entry
 from segue.history.quarantine import quarantined
 from segue.history.receipt import new_epoch
 from segue.history.reports import RecoveryReport, VerifyReport
@@ -65,7 +66,7 @@ from segue.postgres.derive import fingerprint, rederive, rederive_row
 from segue.postgres.pool import shared_pool
 from segue.postgres.rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
 from segue.postgres.schema import connect, ensure_schema, redact, translated
-from segue.postgres.snapshot import PgLine, PgSnapshot, chat_off
+from segue.postgres.snapshot import PgLine, PgSnapshot, chat_off, entries
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -568,13 +569,16 @@ class PostgresStore:
         """A reader's hold: the advisory lock, so two passes read the same history."""
         return self.locked()
 
-    def rows(self, *, max_line: int | None = None) -> Iterator[Row]:
-        """Every row; ``max_line`` is accepted for the protocol: rows are stored whole and
-        no line is skipped here (the model's bound applies in ``session_history``)."""
-        del max_line
+    def rows(self) -> Iterator[Row]:
         for line in self.lines():
             if line.row is not None:
                 yield line.row
+
+    def entries(self) -> Iterator[Entry]:
+        return entries(self.snapshot, "ASC")
+
+    def entries_reverse(self) -> Iterator[Entry]:
+        return entries(self.snapshot, "DESC")
 
     def search_lines(self, query: str) -> Iterator[PgLine]:
         """Lines whose displayed text may contain ``query`` (case-insensitive), oldest first,

@@ -160,8 +160,12 @@ class Session:
         return tuple(self.tools.advertised(self.allowed, fits=fits))
 
     def close(self) -> None:
-        """Stop what the session started (MCP servers); the transcript needs nothing."""
-        self.tools.close()
+        """Stop what the session started (MCP servers) and give back what its store holds
+        (PostgreSQL's connections; a store used again afterwards opens new ones)."""
+        try:
+            self.tools.close()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> Session:
         return self

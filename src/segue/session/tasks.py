@@ -144,9 +144,7 @@ def _stopped_message(task_id: str) -> str:
 
 def _close_store(store: TranscriptStore) -> None:
     """A PostgreSQL store holds a connection; the JSONL store holds nothing between calls."""
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
+    store.close()
 
 
 def _quiet(_event: Event) -> None:
@@ -157,17 +155,12 @@ def clear_tasks(layout: Layout, store: TranscriptStore) -> int:
     """A hard clear of ``layout``'s workspace destroys the tasks it ran too (their
     transcripts, then their workspaces, so their ids are free again), deepest first, each
     in a store of the parent's kind. Returns how many were removed."""
-    from segue.history.store import HistoryStore
-    from segue.postgres.store import PostgresStore
     from segue.providers.scripted import forget_positions
 
     removed = 0
     for wid in descendants(layout.home, layout.workspace_id):
         child = Layout(layout.home, wid)
-        child_store: TranscriptStore = (
-            PostgresStore(store.url, wid) if isinstance(store, PostgresStore)
-            else HistoryStore(child)
-        )
+        child_store = store.sibling(wid)
         try:
             child_store.clear_all()
         finally:

@@ -17,7 +17,7 @@ from segue.messages import Row
 def load_window(store: TranscriptStore) -> list[Row]:
     """The rows of the newest window, oldest first, with its boundary row (if any) first."""
     newest_first: list[Row] = []
-    for line in store.lines_reverse():
+    for line in store.entries_reverse():
         row = line.row
         if is_floor_line(row, line.reset_marker):
             if row is not None and is_boundary(row):
