@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from segue import HistoryStore, InMemoryStore, TranscriptStore, decode_row, make_row
+from segue import (
+    HistoryStore,
+    InMemoryStore,
+    MaintainedStore,
+    TranscriptStore,
+    decode_row,
+    make_row,
+)
 from segue.errors import RowDecodeError, StoreError
 from tests.postgres.cluster import cluster
 
@@ -30,7 +37,7 @@ XUM_ROWS = (
     b'"parts":[{"type":"text","text":"Thanks.","state":"done"}],"workspaceId":"elsewhere"}\n'
 )
 
-Factory = Callable[[], TranscriptStore]
+Factory = Callable[[], MaintainedStore]
 
 
 @pytest.fixture(params=["disk", "memory", "postgres"])
@@ -46,7 +53,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
         opened: list[PostgresStore] = []
         request.addfinalizer(lambda: _close_all(opened))  # noqa: PT021
 
-        def make() -> TranscriptStore:
+        def make() -> MaintainedStore:
             opened.append(PostgresStore(url, "ws"))
             return opened[-1]
 
@@ -61,7 +68,9 @@ def _close_all(stores: list[PostgresStore]) -> None:
 
 
 def test_protocol_is_implemented(make_store: Factory) -> None:
-    assert isinstance(make_store(), TranscriptStore)
+    store = make_store()
+    assert isinstance(store, TranscriptStore)
+    assert isinstance(store, MaintainedStore)
 
 
 def test_sequences_are_assigned_by_the_store(make_store: Factory) -> None:
