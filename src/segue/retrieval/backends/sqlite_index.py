@@ -5,8 +5,11 @@ A call reads the page from the index when it is trusted (checked and caught up u
 same lock as the scan's); otherwise that call reads the bounded scan, and after the lock is
 released one step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`), until
 :data:`CALL_SECONDS` after the page began, so calls are fast again once a step completes it.
-In a process that lives on (``background``), the call instead starts the rebuild in a thread
-that steps on between calls (:mod:`~segue.retrieval.index_builder`) and returns at once.
+In a process that lives on (``background``), the call instead starts the rebuild in a child
+process that steps on between calls (:mod:`~segue.retrieval.index_builder`); a call that
+finds it running lets it work until
+:data:`~segue.retrieval.index_builder.WAIT_SECONDS` after the call began, then answers from
+the index if it is in place, else from the scan.
 An index untrusted only by a recorded one-line rewrite (a failed send's quarantine) is
 re-derived at that row first (:mod:`~segue.retrieval.index_rewrites`) and answers the same
 call. Both paths answer the same. A cursor issued by an index page also holds its place as
@@ -20,12 +23,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from segue.fsutil import describe_os_error
 from segue.retrieval import envelope, pages
-from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend, scan_page, scan_state
+from segue.retrieval.backends.scan import (
+    LOCK_TIMEOUT,
+    FileView,
+    ScanBackend,
+    scan_page,
+    scan_state,
+)
 from segue.retrieval.cursor import CursorState
 from segue.workspace import Layout
 
@@ -51,14 +60,29 @@ class IndexBackend(ScanBackend):
     ) -> None:
         """``build_index``: catch the index up and rebuild it when it is not trusted; without
         it the index is only read, never created or written. ``background`` (with
-        ``build_index``, for a process that lives on): rebuild an untrusted index in a thread
-        between calls (index_builder.py) instead of one step after each call; the setting
-        ``SEGUE_INDEX_BUILDER=off`` turns it off."""
+        ``build_index``, for a process that lives on): rebuild an untrusted index in a child
+        process between calls (index_builder.py) instead of one step after each call; the
+        setting ``SEGUE_INDEX_BUILDER=off`` turns it off."""
         super().__init__(layout, lock_timeout=lock_timeout)
         self.build_index = build_index
         self.background = background
         self._rebuild = False
         self._started = 0.0
+
+    @contextlib.contextmanager
+    def view(self) -> Iterator[FileView]:
+        self._started = time.monotonic()
+        if self.background:
+            self._wait_for_builder()  # before the store lock: writers never wait for it
+        with super().view() as view:
+            yield view
+
+    def _wait_for_builder(self) -> None:
+        """A builder of this process running: let it work for what this call's time allows
+        (the index may be in place by then)."""
+        from segue.retrieval import index_builder
+
+        index_builder.wait(self.layout, self._started + index_builder.WAIT_SECONDS)
 
     def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         # The index modules (and sqlite3) load on the first call, not with the command line.
@@ -66,7 +90,6 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_pages import IndexMismatch
 
         self._rebuild = False
-        self._started = time.monotonic()
         if state is not None and state.phase != "ix":
             # a look-back that began on the scan: back on the index as soon as it is trusted
             resumed = self._back_on_index(ctx, state)
@@ -157,9 +180,12 @@ class IndexBackend(ScanBackend):
         from segue.retrieval import index_builder
 
         if self.background and index_builder.enabled():
-            index_builder.ensure(self.layout)  # never waits for it
-            self.index_problem = f"{self.index_problem}; rebuilding between calls"
-            return
+            builder = index_builder.ensure(self.layout)
+            if builder.proc is not None:  # started now or before
+                self.index_problem = f"{self.index_problem}; rebuilding between calls"
+                self._wait_for_builder()  # the next call's index, perhaps
+                return
+            self.index_problem = f"{self.index_problem}; {builder.outcome}"  # one step, then
         from segue.retrieval.index_build import NotBuilt
         from segue.retrieval.index_steps import build_step
 
