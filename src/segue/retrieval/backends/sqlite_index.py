@@ -41,6 +41,9 @@ from segue.workspace import Layout
 #: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
 #: call over 1 s; the rest is the step's commit and the answer's way out)
 CALL_SECONDS = 0.6
+#: how long after a call began its catch-up of appended bytes may go on reading lines (the
+#: rest on the next calls; what it read is still inserted, then the page is answered)
+CATCH_UP_SECONDS = 0.35
 
 if TYPE_CHECKING:
     from segue.retrieval.index_pages import Ix
@@ -155,8 +158,10 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_file import IndexBehind, IndexUnusable
         from segue.retrieval.index_pages import open_for_call
 
+        # a call that waited for the builder still catches up what was appended meanwhile
+        catch_up_until = max(self._started + CATCH_UP_SECONDS, time.monotonic() + 0.1)
         try:
-            return open_for_call(self.layout, ctx.snap, write=write)
+            return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
         except IndexBehind:
             raise
         except IndexUnusable:
@@ -169,7 +174,7 @@ class IndexBackend(ScanBackend):
                 raise IndexBehind("the index is busy re-deriving a rewritten row") from None
             if outcome != "rederived":
                 raise
-        return open_for_call(self.layout, ctx.snap, write=write)
+        return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
 
     def after_call(self) -> None:
         # Outside the store lock, one bounded step per call (index_steps.py): the answer
