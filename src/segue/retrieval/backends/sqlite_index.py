@@ -41,6 +41,10 @@ from segue.workspace import Layout
 #: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
 #: call over 1 s; the rest is the step's commit and the answer's way out)
 CALL_SECONDS = 0.6
+#: a call that waits for the builder waits until this long after it began, less 1.5 times
+#: what the last call's page took (SPEC.md §6: no call over 1 s), at most
+#: :data:`~segue.retrieval.index_builder.WAIT_SECONDS`
+WAIT_BOUND = 0.9
 #: how long after a call began its catch-up of appended bytes may go on reading lines (the
 #: rest on the next calls; what it read is still inserted, then the page is answered)
 CATCH_UP_SECONDS = 0.35
@@ -71,21 +75,27 @@ class IndexBackend(ScanBackend):
         self.background = background
         self._rebuild = False
         self._started = 0.0
+        self._page_seconds = 0.0  # the last call's page (what a wait must leave time for)
 
     @contextlib.contextmanager
     def view(self) -> Iterator[FileView]:
         self._started = time.monotonic()
         if self.background:
             self._wait_for_builder()  # before the store lock: writers never wait for it
-        with super().view() as view:
-            yield view
+        began = time.monotonic()
+        try:
+            with super().view() as view:
+                yield view
+        finally:
+            self._page_seconds = time.monotonic() - began
 
     def _wait_for_builder(self) -> None:
         """A builder of this process running: let it work for what this call's time allows
         (the index may be in place by then)."""
         from segue.retrieval import index_builder
 
-        index_builder.wait(self.layout, self._started + index_builder.WAIT_SECONDS)
+        left = min(index_builder.WAIT_SECONDS, WAIT_BOUND - 1.5 * self._page_seconds)
+        index_builder.wait(self.layout, self._started + left)
 
     def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         # The index modules (and sqlite3) load on the first call, not with the command line.
