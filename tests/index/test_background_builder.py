@@ -41,7 +41,8 @@ QUERIES: list[dict[str, Any]] = [
     {"action": "list_windows"},
 ]
 
-#: the builder's child, held inside its third step's transaction until a file appears
+#: the builder's child, held inside its third step's transaction (it creates the file
+#: ``RELEASE.inside`` there) until the file ``RELEASE`` appears
 _HELD_CHILD = r"""
 import sys
 import time
@@ -49,6 +50,7 @@ from pathlib import Path
 from segue.retrieval import index_child, index_steps
 
 release = Path(sys.argv[4])
+inside = Path(sys.argv[4] + ".inside")
 step, flush = index_steps.build_step, index_steps._flush
 started = 0
 
@@ -61,6 +63,8 @@ def counted(*args, **kwargs):
 
 def flush_then_hold(conn, batch):
     flush(conn, batch)
+    if batch and started >= 3:
+        inside.touch()
     while batch and started >= 3 and not release.exists():
         time.sleep(0.01)
 
@@ -76,7 +80,6 @@ import sys
 import time
 from pathlib import Path
 from segue.retrieval import index_builder
-from segue.retrieval.index_file import build_path
 from segue.retrieval.tool import SessionHistoryTool
 from segue.workspace import Layout
 
@@ -89,8 +92,8 @@ layout = Layout(Path(sys.argv[1]), "ws")
 SessionHistoryTool(layout, background=True).call(
     {"action": "search", "match": "literal", "query": "needle"}
 )
-journal = Path(f"{build_path(layout)}-journal")
-while not journal.exists():
+inside = Path(release + ".inside")
+while not inside.exists():
     time.sleep(0.01)
 print(index_builder.builder_for(layout).pid(), flush=True)
 sys.stdin.readline()
@@ -148,8 +151,10 @@ def _held_builder(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         release.touch()
 
 
-def _journal(layout: Layout) -> Path:
-    return Path(f"{build_path(layout)}-journal")
+def _wait_inside(layout: Layout, release: Path) -> None:
+    """Until the held builder is inside its third step's transaction."""
+    _poll(Path(f"{release}.inside").exists, "the builder never got inside its third step")
+    assert Path(f"{build_path(layout)}-journal").exists(), "not inside the transaction"
 
 
 def _alive(pid: int) -> bool:
@@ -280,7 +285,7 @@ def test_calls_go_on_from_the_scan_and_one_builder_runs_per_index(
     two = SessionHistoryTool(layout, background=True)
     with _held_builder(layout, monkeypatch) as release:
         assert one.call(ARGS)["ok"]
-        _poll(_journal(layout).exists, "the builder never got inside its third step")
+        _wait_inside(layout, release)
         builder = index_builder.builder_for(layout)
         assert builder is not None
         pid = builder.pid()
@@ -304,9 +309,9 @@ def test_kill_9_of_the_builder_loses_one_step(
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
     tool = SessionHistoryTool(layout, background=True)
-    with _held_builder(layout, monkeypatch):
+    with _held_builder(layout, monkeypatch) as release:
         assert tool.call(ARGS)["ok"]
-        _poll(_journal(layout).exists, "the builder never got inside its third step")
+        _wait_inside(layout, release)
         builder = index_builder.builder_for(layout)
         assert builder is not None and builder.pid() is not None
         os.kill(builder.pid(), signal.SIGKILL)  # type: ignore[arg-type]
@@ -329,9 +334,9 @@ def test_stop_ends_a_builder_held_inside_a_step(
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
     tool = SessionHistoryTool(layout, background=True)
-    with _held_builder(layout, monkeypatch):
+    with _held_builder(layout, monkeypatch) as release:
         assert tool.call(ARGS)["ok"]
-        _poll(_journal(layout).exists, "the builder never got inside its third step")
+        _wait_inside(layout, release)
         builder = index_builder.builder_for(layout)
         assert builder is not None
         assert index_builder.stop(layout, timeout=JOIN)
