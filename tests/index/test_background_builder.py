@@ -289,11 +289,13 @@ def test_calls_go_on_from_the_scan_and_one_builder_runs_per_index(
         builder = index_builder.builder_for(layout)
         assert builder is not None
         pid = builder.pid()
+        _poll(lambda: builder.steps == 2, "the two steps before were not reported")
         for tool in (one, two, one):  # answered from the scan while the step is held
             page = tool.call(ARGS)
             page.pop("nextCursor", None)
             assert page == _scan_page(layout, ARGS)
-            assert "rebuilding between calls" in (tool.index_problem or "")
+            problem = tool.index_problem or ""
+            assert "rebuilding between calls (0.1 of 0.5 MB indexed)" in problem, problem
         assert builder.pid() == pid and builder.running()
         assert _children() == [pid]
         assert not release.exists()

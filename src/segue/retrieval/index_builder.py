@@ -87,6 +87,12 @@ class Builder:
     def pid(self) -> int | None:
         return None if self.proc is None else self.proc.pid
 
+    def progress(self) -> str:
+        """How far the current child has got, for a person ("" before its first step)."""
+        if self.size <= 0 or self.pos <= 0:
+            return ""
+        return f" ({self.pos / 1e6:.1f} of {self.size / 1e6:.1f} MB indexed)"
+
     def _read(self, proc: subprocess.Popen[bytes]) -> None:
         """Progress lines until the child's stdout ends; then reap it."""
         assert proc.stdout is not None
@@ -190,7 +196,7 @@ def builder_for(layout: Layout) -> Builder | None:
 
 def wait(layout: Layout, until: float) -> bool:
     """Wait, at most until the monotonic time ``until``, for this process's builder of
-    ``layout``'s index to end; whether none is running now."""
+    ``layout``'s index to end (to say how it ended); whether it did, or none runs."""
     builder = builder_for(layout)
     if builder is None:
         return True
@@ -225,8 +231,9 @@ def stop(layout: Layout | None = None, timeout: float = EXIT_SECONDS) -> bool:
         if builder is None or builder.proc is None or builder.reader is None:
             continue
         proc, reader = builder.proc, builder.reader
-        if proc.stdin is not None and not proc.stdin.closed:
-            proc.stdin.close()
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
         reader.join(timeout)
         if reader.is_alive():
             with contextlib.suppress(ProcessLookupError):

@@ -197,8 +197,10 @@ class IndexBackend(ScanBackend):
         if self.background and index_builder.enabled():
             builder = index_builder.ensure(self.layout)
             if builder.proc is not None:  # started now or before
-                self.index_problem = f"{self.index_problem}; rebuilding between calls"
                 self._wait_for_builder()  # the next call's index, perhaps
+                self.index_problem = (
+                    f"{self.index_problem}; rebuilding between calls{builder.progress()}"
+                )
                 return
             self.index_problem = f"{self.index_problem}; {builder.outcome}"  # one step, then
         from segue.retrieval.index_build import NotBuilt
