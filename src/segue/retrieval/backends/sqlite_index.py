@@ -41,10 +41,10 @@ from segue.workspace import Layout
 #: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
 #: call over 1 s; the rest is the step's commit and the answer's way out)
 CALL_SECONDS = 0.6
-#: a call that waits for the builder waits until this long after it began, less 1.5 times
-#: what the last call's page took (SPEC.md §6: no call over 1 s), at most
-#: :data:`~segue.retrieval.index_builder.WAIT_SECONDS`
-WAIT_BOUND = 0.9
+#: a call that waits for the builder waits until this long after it began, less twice what
+#: the last call's page took (SPEC.md §6: no call over 1 s; a loaded machine's pages vary),
+#: at most :data:`~segue.retrieval.index_builder.WAIT_SECONDS`
+WAIT_BOUND = 0.8
 #: how long after a call began its catch-up of appended bytes may go on reading lines (the
 #: rest on the next calls; what it read is still inserted, then the page is answered)
 CATCH_UP_SECONDS = 0.35
@@ -94,7 +94,7 @@ class IndexBackend(ScanBackend):
         (the index may be in place by then)."""
         from segue.retrieval import index_builder
 
-        left = min(index_builder.WAIT_SECONDS, WAIT_BOUND - 1.5 * self._page_seconds)
+        left = min(index_builder.WAIT_SECONDS, WAIT_BOUND - 2 * self._page_seconds)
         index_builder.wait(self.layout, self._started + left)
 
     def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
