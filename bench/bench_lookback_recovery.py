@@ -16,9 +16,10 @@ the slowest of those calls, medians of 5 with min–max, against one call on the
 timed side by side in the same process.
 
 (a) is measured twice more with the tool a long-lived process uses (``background=True``: a
-thread rebuilds the index between calls, index_builder.py): with no pause between calls,
-and with :data:`PAUSE` seconds between them, standing for the model's step between two
-look-back calls (printed). Those rows also note the seconds until the index answered.
+child process rebuilds the index between calls, index_builder.py): with no pause between
+calls, and with :data:`PAUSE` seconds between them, standing for the model's step between
+two look-back calls (printed). Those rows also note the seconds until the index answered.
+The machine's load average is printed at the start and the end.
 ``SEGUE_BENCH_RECOVERY=builder`` runs only those rows (the 100 MB run is long).
 """
 
@@ -223,9 +224,16 @@ def _background_case(layout: Layout, pause: float) -> list[Result]:
     return _rows(label, calls, slowest, trusted, _calls_note(calls, seconds))
 
 
+def _load(when: str) -> None:
+    """The machine's load average (the figures depend on what else runs)."""
+    one, five, _ = os.getloadavg()
+    print(f"bench_lookback_recovery: load average {one:.1f} / {five:.1f} {when}", file=sys.stderr)
+
+
 def run() -> list[Result]:
     print(f"bench_lookback_recovery {agent_rows.describe()}", file=sys.stderr)
     print(f"bench_lookback_recovery: builder rows pause {PAUSE:g} s between calls", file=sys.stderr)
+    _load("at the start")
     with tempfile.TemporaryDirectory() as tmp:
         layout = Layout(Path(tmp), "recovery")
         _fill(layout, SIZE_MB, "rec")
@@ -234,8 +242,10 @@ def run() -> list[Result]:
             *_case(layout, "a lost index", lambda lay, _run: _lose(lay)),
             *_case(layout, "a failed send", _failed_send),
         ]
-        return [
+        results = [
             *steps,
             *_background_case(layout, 0.0),
             *_background_case(layout, PAUSE),
         ]
+    _load("at the end")
+    return results

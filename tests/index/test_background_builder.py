@@ -1,14 +1,20 @@
 """SPEC.md §6/§7: in a process that lives on, a look-back call that finds the index untrusted
-answers from the scan and starts one background builder per index file (index_builder.py),
-which runs bounded steps back to back, each its own transaction under the side file's flock,
-until the index is trusted. Calls never wait for it; ``kill -9`` loses at most one step; a
-step held by another process ends the builder; ``SEGUE_INDEX_BUILDER=off`` falls back to one
-step per call. No sleeps: the tests join the builder with a timeout."""
+answers from the scan and starts one builder process per index file (index_builder.py,
+index_child.py), which runs bounded steps back to back, each its own transaction under the
+side file's flock, until the index is trusted. Calls that come back to back get onto the
+index; ``kill -9`` of the builder loses at most one step; the builder dies with its parent;
+a step held by another process ends the builder; ``SEGUE_INDEX_BUILDER=off`` falls back to
+one step per call. No sleeps in the tests: they poll for state, with generous bounds."""
 
 from __future__ import annotations
 
-import threading
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,64 @@ QUERIES: list[dict[str, Any]] = [
     {"action": "list_windows"},
 ]
 
+#: the builder's child, held inside its third step's transaction (it creates the file
+#: ``RELEASE.inside`` there) until the file ``RELEASE`` appears
+_HELD_CHILD = r"""
+import sys
+import time
+from pathlib import Path
+from segue.retrieval import index_child, index_steps
+
+release = Path(sys.argv[4])
+inside = Path(sys.argv[4] + ".inside")
+step, flush = index_steps.build_step, index_steps._flush
+started = 0
+
+
+def counted(*args, **kwargs):
+    global started
+    started += 1
+    return step(*args, **kwargs)
+
+
+def flush_then_hold(conn, batch):
+    flush(conn, batch)
+    if batch and started >= 3:
+        inside.touch()
+    while batch and started >= 3 and not release.exists():
+        time.sleep(0.01)
+
+
+index_steps.build_step, index_steps._flush = counted, flush_then_hold
+sys.exit(index_child.main(sys.argv[1:4]))
+"""
+
+#: a process that lives on: a background look-back call, its builder held as above; prints
+#: the builder's pid once it is inside that step, then waits to be killed
+_PARENT = r"""
+import sys
+import time
+from pathlib import Path
+from segue.retrieval import index_builder
+from segue.retrieval.tool import SessionHistoryTool
+from segue.workspace import Layout
+
+held, release = sys.argv[2], sys.argv[3]
+index_builder.STEP_BYTES = 64 << 10
+index_builder._command = lambda layout, step: [
+    sys.executable, "-c", held, str(layout.home), layout.workspace_id, str(step), release
+]
+layout = Layout(Path(sys.argv[1]), "ws")
+SessionHistoryTool(layout, background=True).call(
+    {"action": "search", "match": "literal", "query": "needle"}
+)
+inside = Path(release + ".inside")
+while not inside.exists():
+    time.sleep(0.01)
+print(index_builder.builder_for(layout).pid(), flush=True)
+sys.stdin.readline()
+"""
+
 
 def _fill(layout: Layout, tag: str, batches: int, rows: int = 200) -> None:
     store = HistoryStore(layout, durable=False)
@@ -50,10 +114,76 @@ def _fill(layout: Layout, tag: str, batches: int, rows: int = 200) -> None:
 @pytest.fixture(autouse=True)
 def _small_steps(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Many steps per rebuild; and no builder outlives its test."""
-    monkeypatch.setattr(index_steps, "STEP_BYTES", STEP)
-    monkeypatch.setattr(index_steps, "MIN_STEP_BYTES", 16 << 10)
+    monkeypatch.setattr(index_builder, "STEP_BYTES", STEP)
     yield
     assert index_builder.stop(timeout=JOIN)
+
+
+def _poll(done: Any, what: str, bound: float = JOIN) -> None:
+    """Wait for ``done()`` (looked at every 10 ms) for at most ``bound`` seconds."""
+    end = time.monotonic() + bound
+    while not done():
+        assert time.monotonic() < end, what
+        time.sleep(0.01)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+
+
+@contextmanager
+def _held_builder(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Builders of this process held inside their third step until the yielded file is
+    created (the block's end creates it)."""
+    release = layout.home / "release-the-step"
+    monkeypatch.setattr(
+        index_builder,
+        "_command",
+        lambda lay, step: [
+            sys.executable, "-c", _HELD_CHILD, str(lay.home), lay.workspace_id, str(step),
+            str(release),
+        ],
+    )
+    monkeypatch.setattr(index_builder, "_env", _env)
+    try:
+        yield release
+    finally:
+        release.touch()
+
+
+def _wait_inside(layout: Layout, release: Path) -> None:
+    """Until the held builder is inside its third step's transaction."""
+    _poll(Path(f"{release}.inside").exists, "the builder never got inside its third step")
+    assert Path(f"{build_path(layout)}-journal").exists(), "not inside the transaction"
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _children() -> list[int]:
+    """This process's child processes (not reaped ones included)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                found.append(int(entry.name))
+    return found
+
+
+def _steps_pos(layout: Layout) -> int:
+    from tests.index.test_steps import _steps_pos as pos
+
+    return pos(layout)
 
 
 def _scan_page(layout: Layout, args: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +216,11 @@ def _finished(layout: Layout) -> index_builder.Builder:
     return builder
 
 
-def test_a_lost_index_is_rebuilt_between_calls(segue_home: Path) -> None:
+def _on_index(tool: SessionHistoryTool, page: dict[str, Any]) -> bool:
+    return tool.index_problem is None and page["scanned"]["rows"] <= len(page["items"])
+
+
+def test_a_lost_index_is_rebuilt_by_a_child_process(segue_home: Path) -> None:
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
     tool = SessionHistoryTool(layout, background=True)
@@ -94,12 +228,41 @@ def test_a_lost_index_is_rebuilt_between_calls(segue_home: Path) -> None:
     first.pop("nextCursor", None)
     assert first == _scan_page(layout, ARGS)  # the bounded scan answered this call
     assert "rebuilding between calls" in (tool.index_problem or "")
+    builder = index_builder.builder_for(layout)
+    assert builder is not None and builder.proc is not None
+    assert builder.pid() != os.getpid()
     builder = _finished(layout)  # no further call needed
     assert builder.outcome == "built"
     assert builder.steps > 1  # back to back steps, not one whole rebuild
+    assert builder.proc is not None and builder.proc.returncode == 0  # reaped: no zombie
+    assert builder.pid() not in _children()
     assert index_path(layout).exists() and not build_path(layout).exists()
     _same_as_scan(tool, layout)
     assert tool.index_problem is None  # the next calls answer from the index
+    _clean(layout)
+
+
+def test_calls_back_to_back_reach_the_index(segue_home: Path) -> None:
+    """No pause between calls (a paging look-back, then the next query): the calls still
+    get onto the index, and every page is the scan's answer."""
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 6)
+    tool = SessionHistoryTool(layout, background=True, max_rows=100)
+    scan = SessionHistoryTool(layout, use_index=False, build_index=False, max_rows=100)
+    args = {"action": "search", "match": "literal", "query": "needle", "limit": 5}
+    calls, cursor = 0, None
+    while True:
+        calls += 1
+        assert calls < 10_000, "never on the index"
+        page = tool.call(args if cursor is None else {**args, "cursor": cursor})
+        assert page["ok"], page
+        if _on_index(tool, page):
+            break
+        cursor = page["nextCursor"]  # None: that look-back is over, the next one begins
+    assert calls > 1  # the first call found no index
+    got = entries(tool, args)
+    assert got == entries(scan, args) and got
+    assert _finished(layout).outcome == "built"
     _clean(layout)
 
 
@@ -113,68 +276,112 @@ def test_the_session_tool_rebuilds_in_the_background(segue_home: Path) -> None:
     assert tool.index_problem is None
 
 
-def test_calls_never_wait_for_the_builder_and_one_runs_per_index(
+def test_calls_go_on_from_the_scan_and_one_builder_runs_per_index(
     segue_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
-    inside, release = threading.Event(), threading.Event()
-    flush = index_steps._flush
-
-    def held(conn: Any, batch: Any) -> None:
-        flush(conn, batch)
-        if batch and threading.current_thread() is not threading.main_thread():
-            inside.set()
-            release.wait(JOIN)
-
-    monkeypatch.setattr(index_steps, "_flush", held)
     one = SessionHistoryTool(layout, background=True)
     two = SessionHistoryTool(layout, background=True)
-    try:
+    with _held_builder(layout, monkeypatch) as release:
         assert one.call(ARGS)["ok"]
-        assert inside.wait(JOIN)  # the builder is inside a step's transaction, held there
+        _wait_inside(layout, release)
+        builder = index_builder.builder_for(layout)
+        assert builder is not None
+        pid = builder.pid()
+        _poll(lambda: builder.steps == 2, "the two steps before were not reported")
         for tool in (one, two, one):  # answered from the scan while the step is held
             page = tool.call(ARGS)
             page.pop("nextCursor", None)
             assert page == _scan_page(layout, ARGS)
-            assert "rebuilding between calls" in (tool.index_problem or "")
-        assert not release.is_set() and inside.is_set()
-        names = [t.name for t in threading.enumerate() if t.name.startswith("segue-index-")]
-        assert len(names) == 1, names
-    finally:
-        release.set()
+            problem = tool.index_problem or ""
+            assert "rebuilding between calls (0.1 of 0.5 MB indexed)" in problem, problem
+        assert builder.pid() == pid and builder.running()
+        assert _children() == [pid]
+        assert not release.exists()
     assert _finished(layout).outcome == "built"
     _same_as_scan(two, layout)
     assert two.index_problem is None
     _clean(layout)
 
 
-def test_stop_keeps_the_steps_done_and_a_later_call_goes_on(
+def test_kill_9_of_the_builder_loses_one_step(
     segue_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
-    stepped = threading.Event()
-    step = index_steps.build_step
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        done = step(*args, **kwargs)
+    tool = SessionHistoryTool(layout, background=True)
+    with _held_builder(layout, monkeypatch) as release:
+        assert tool.call(ARGS)["ok"]
+        _wait_inside(layout, release)
         builder = index_builder.builder_for(layout)
-        if builder is not None and builder.steps >= 1:
-            stepped.set()  # the second step runs now: stop it there
-            builder.stopping.wait(JOIN)
-        return done
+        assert builder is not None and builder.pid() is not None
+        os.kill(builder.pid(), signal.SIGKILL)  # type: ignore[arg-type]
+        builder = _finished(layout)
+        assert builder.outcome == f"the builder process ended (exit status {-signal.SIGKILL})"
+        assert builder.steps == 2
+    assert not index_path(layout).exists()
+    assert _steps_pos(layout) > 0  # the two steps before the killed one stay
+    _same_as_scan(SessionHistoryTool(layout, build_index=False), layout)
+    assert tool.call(ARGS)["ok"]  # untrusted still: this call starts a builder again
+    assert _finished(layout).outcome == "built"
+    _same_as_scan(tool, layout)
+    assert tool.index_problem is None
+    _clean(layout)
 
-    monkeypatch.setattr(index_steps, "build_step", counted)
+
+def test_stop_ends_a_builder_held_inside_a_step(
+    segue_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    tool = SessionHistoryTool(layout, background=True)
+    with _held_builder(layout, monkeypatch) as release:
+        assert tool.call(ARGS)["ok"]
+        _wait_inside(layout, release)
+        builder = index_builder.builder_for(layout)
+        assert builder is not None
+        assert index_builder.stop(layout, timeout=JOIN)
+        assert not builder.running() and builder.pid() not in _children()
+    assert not index_path(layout).exists() and _steps_pos(layout) > 0
+    assert tool.call(ARGS)["ok"]  # a later call starts it again; it goes on
+    assert _finished(layout).outcome == "built"
+    _same_as_scan(tool, layout)
+    _clean(layout)
+
+
+def test_the_builder_dies_with_its_parent(segue_home: Path) -> None:
+    """``kill -9`` of the process that started the builder: the builder, held inside a
+    step, ends by itself (it reads a pipe only its parent held), and the index it leaves
+    behind is rebuilt correctly by the next process."""
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    release = segue_home / "release-the-step"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, str(segue_home), _HELD_CHILD, str(release)],
+        cwd=ROOT,
+        env=_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert _alive(child) and child != parent.pid
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        _poll(lambda: not _alive(child), "the builder outlived its parent")
+        assert not release.exists()  # it ended inside the held step, not by its release
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        for pipe in (parent.stdin, parent.stdout):
+            if pipe is not None:
+                pipe.close()
+    assert not index_path(layout).exists() and _steps_pos(layout) > 0
     tool = SessionHistoryTool(layout, background=True)
     assert tool.call(ARGS)["ok"]
-    assert stepped.wait(JOIN)
-    assert index_builder.stop(layout, timeout=JOIN)
-    builder = _finished(layout)
-    assert builder.outcome == "stopped" and builder.steps == 2
-    assert not index_path(layout).exists() and build_path(layout).exists()
-    monkeypatch.setattr(index_steps, "build_step", step)
-    assert tool.call(ARGS)["ok"]  # still untrusted: the builder starts again, goes on
     assert _finished(layout).outcome == "built"
     _same_as_scan(tool, layout)
     _clean(layout)
@@ -184,55 +391,25 @@ def test_the_setting_turns_the_builder_off(
     segue_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(index_builder.ENV, "off")
+    monkeypatch.setattr(index_steps, "STEP_BYTES", STEP)  # the call's one step: not all
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
     tool = SessionHistoryTool(layout, background=True)
     assert tool.call(ARGS)["ok"]
-    assert index_builder.builder_for(layout) is None  # no thread ...
+    assert index_builder.builder_for(layout) is None  # no builder process ...
+    assert _children() == []
     assert build_path(layout).exists()  # ... the call ran one step itself
     assert "one step per call" in (tool.index_problem or "")
 
 
-_HOLDER = r"""
-import sys
-import threading
-from pathlib import Path
-from segue.retrieval import index_builder, index_steps
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
-
-index_steps.STEP_BYTES = 64 << 10
-index_steps.MIN_STEP_BYTES = 16 << 10
-layout = Layout(Path(sys.argv[1]), "ws")
-flush = index_steps._flush
-
-
-def flush_then_hang(conn, batch):
-    flush(conn, batch)
-    builder = index_builder.builder_for(layout)
-    if batch and builder is not None and builder.steps >= 2:  # inside the third step
-        print("inside", flush=True)
-        threading.Event().wait()
-
-
-index_steps._flush = flush_then_hang
-SessionHistoryTool(layout, background=True).call(
-    {"action": "search", "match": "literal", "query": "needle"}
-)
-sys.stdin.readline()
-"""
-
-
-def test_kill_during_a_background_step_and_no_two_processes_step_at_once(
-    segue_home: Path,
-) -> None:
-    from tests.index.test_steps import _steps_pos, inside_a_step
+def test_a_builder_finding_another_process_stepping_ends(segue_home: Path) -> None:
+    from tests.index.test_steps import _CHILD, inside_a_step
 
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 4)
-    with inside_a_step(layout, _HOLDER):
+    with inside_a_step(layout, _CHILD):  # another process inside a step of its own
         tool = SessionHistoryTool(layout, background=True)
-        assert tool.call(ARGS)["ok"]  # the other process holds the side file
+        assert tool.call(ARGS)["ok"]
         builder = _finished(layout)
         assert builder.outcome == "another process is building the index"
         assert builder.steps == 0

@@ -159,3 +159,50 @@ def test_a_scan_cursor_goes_on_from_the_index(tmp_path: Path, case: int, before:
         assert _on_index(page, args["action"]), page["scanned"]
         got += page["items"]
     assert got == want
+
+
+class _LateClock:
+    """A clock that is always past every deadline."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return float("inf")
+
+
+def test_a_catch_up_is_bounded_per_call_and_goes_on_at_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call catches up appended bytes only until its deadline (here: always past, so one
+    batch of rows a call); it answers from the scan meanwhile, and the following calls go
+    on where it stopped until the index answers, as the scan would."""
+    from segue.retrieval import index_build
+    from segue.retrieval.index_file import open_index, read_meta
+
+    layout = Layout(tmp_path, "ws")
+    _history(layout)
+    rebuild(layout)
+    store = HistoryStore(layout, durable=False)
+    store.append([make_row("user", f"needle appended {j}", id=f"x{j}") for j in range(95)])
+    monkeypatch.setattr(index_build, "time", _LateClock)
+    monkeypatch.setattr(index_build, "_TIMED_BATCH", 10)
+    tool, scan = _tools(layout)
+    args = {"action": "search", "match": "literal", "query": "needle appended", "limit": 5}
+
+    def read() -> int:
+        conn = open_index(layout, write=False)
+        try:
+            return read_meta(conn).chat_read
+        finally:
+            conn.close()
+
+    before, progress = read(), []
+    for _ in range(20):
+        page = call(tool, args)
+        progress.append(read())
+        if _on_index(page, "search") and tool.index_problem is None:
+            break
+        assert "caught up" in (tool.index_problem or "")
+    assert len(progress) == 10  # 95 rows, 10 a call: nine calls behind, the tenth on it
+    assert [before, *progress] == sorted({before, *progress})  # on, every call
+    assert progress[-1] == layout.chat.stat().st_size
+    assert entries(tool, args) == entries(scan, args) != []

@@ -25,6 +25,7 @@ import fcntl
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,7 @@ from segue.workspace import Layout
 #: chat bytes one call may catch up; more waits for the next call (that call scans)
 CATCH_UP_BYTES = 2 << 20  # per call (words analysis is the cost); the rest on the next
 _BATCH = 1000  # rows (a few MB): a batch's texts are held until it is inserted
+_TIMED_BATCH = 100  # rows between two looks at the clock of a catch-up with a deadline
 _UNBOUNDED = 1 << 62
 #: letters ``re.IGNORECASE`` folds onto ASCII from outside it (K, ſ, İ, ı)
 _RISKY = re.compile("[\u212a\u017f\u0130\u0131]")
@@ -427,9 +429,13 @@ def catch_up(
     meta: Meta,
     snap: Snapshot,
     max_bytes: int | None = None,
+    *,
+    deadline: float | None = None,
 ) -> Meta:
     """Index the chat bytes appended since ``meta.chat_read`` (the store lock is held by the
-    caller; the index was checked against ``snap``). Returns the new metadata."""
+    caller; the index was checked against ``snap``), at most ``max_bytes`` and, with
+    ``deadline`` (a :func:`time.monotonic` value), up to the first line read after it; the
+    rest waits for the next call. Returns the new metadata."""
     end = snap.chat_size
     if meta.chat_read >= end:
         return meta
@@ -452,14 +458,17 @@ def catch_up(
     try:
         done = a + meta.chat_read
         batch: list[Record] = []
+        size = _BATCH if deadline is None else _TIMED_BATCH
         for line in reader:
             if not line.complete:
                 break
             batch.append(walker.record(line))
             done = line.end
-            if len(batch) >= _BATCH:
+            if len(batch) >= size:
                 added |= _insert(conn, batch, known=lines)
                 batch = []
+                if deadline is not None and time.monotonic() >= deadline:
+                    break  # the clock is read after an insert, so its cost is counted
         if batch:
             added |= _insert(conn, batch, known=lines)
         new = Meta(

@@ -77,14 +77,17 @@ class Ix:
     floor: int
 
 
-def open_for_call(layout: Layout, snap: Snapshot, *, write: bool) -> Ix:
-    """Open, check and (with ``write``) catch up the index, or raise :class:`IndexUnusable`.
-    The caller holds the store lock and closes ``Ix.conn``."""
+def open_for_call(
+    layout: Layout, snap: Snapshot, *, write: bool, deadline: float | None = None
+) -> Ix:
+    """Open, check and (with ``write``) catch up the index, until ``deadline`` at most (the
+    rest on a later call), or raise :class:`IndexUnusable`. The caller holds the store lock
+    and closes ``Ix.conn``."""
     conn = open_index(layout, write=write)
     try:
         meta = trusted_meta(conn, layout, snap)
         if write:
-            meta = catch_up(conn, layout, meta, snap)
+            meta = catch_up(conn, layout, meta, snap, deadline=deadline)
         _check_unread(layout, meta, snap)
         return Ix(conn, meta, floor_pos(conn))
     except sqlite3.Error as exc:

@@ -92,7 +92,7 @@ def pick_backend(
     ``use_index``: answer from the history index when it is trusted; ``build_index``: catch
     it up and rebuild it when it is not (for PostgreSQL: derive rows again when another
     version derived them); without it nothing is written. ``background``: a process that
-    lives on rebuilds the index in a thread between calls (index_builder.py)."""
+    lives on rebuilds the index in a child process between calls (index_builder.py)."""
     own = getattr(store, "lookback_backend", None)
     if callable(own):  # a store that answers look-back itself (PostgreSQL, in SQL)
         backend: Backend = own(rederive=build_index)

@@ -5,8 +5,11 @@ A call reads the page from the index when it is trusted (checked and caught up u
 same lock as the scan's); otherwise that call reads the bounded scan, and after the lock is
 released one step of rebuilding the index runs (:mod:`~segue.retrieval.index_steps`), until
 :data:`CALL_SECONDS` after the page began, so calls are fast again once a step completes it.
-In a process that lives on (``background``), the call instead starts the rebuild in a thread
-that steps on between calls (:mod:`~segue.retrieval.index_builder`) and returns at once.
+In a process that lives on (``background``), the call instead starts the rebuild in a child
+process that steps on between calls (:mod:`~segue.retrieval.index_builder`); a call that
+finds it running lets it work until
+:data:`~segue.retrieval.index_builder.WAIT_SECONDS` after the call began, then answers from
+the index if it is in place, else from the scan.
 An index untrusted only by a recorded one-line rewrite (a failed send's quarantine) is
 re-derived at that row first (:mod:`~segue.retrieval.index_rewrites`) and answers the same
 call. Both paths answer the same. A cursor issued by an index page also holds its place as
@@ -20,18 +23,31 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from segue.fsutil import describe_os_error
 from segue.retrieval import envelope, pages
-from segue.retrieval.backends.scan import LOCK_TIMEOUT, ScanBackend, scan_page, scan_state
+from segue.retrieval.backends.scan import (
+    LOCK_TIMEOUT,
+    FileView,
+    ScanBackend,
+    scan_page,
+    scan_state,
+)
 from segue.retrieval.cursor import CursorState
 from segue.workspace import Layout
 
 #: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
 #: call over 1 s; the rest is the step's commit and the answer's way out)
 CALL_SECONDS = 0.6
+#: a call that waits for the builder waits until this long after it began, less twice what
+#: the last call's page took (SPEC.md §6: no call over 1 s; a loaded machine's pages vary),
+#: at most :data:`~segue.retrieval.index_builder.WAIT_SECONDS`
+WAIT_BOUND = 0.8
+#: how long after a call began its catch-up of appended bytes may go on reading lines (the
+#: rest on the next calls; what it read is still inserted, then the page is answered)
+CATCH_UP_SECONDS = 0.35
 
 if TYPE_CHECKING:
     from segue.retrieval.index_pages import Ix
@@ -51,14 +67,35 @@ class IndexBackend(ScanBackend):
     ) -> None:
         """``build_index``: catch the index up and rebuild it when it is not trusted; without
         it the index is only read, never created or written. ``background`` (with
-        ``build_index``, for a process that lives on): rebuild an untrusted index in a thread
-        between calls (index_builder.py) instead of one step after each call; the setting
-        ``SEGUE_INDEX_BUILDER=off`` turns it off."""
+        ``build_index``, for a process that lives on): rebuild an untrusted index in a child
+        process between calls (index_builder.py) instead of one step after each call; the
+        setting ``SEGUE_INDEX_BUILDER=off`` turns it off."""
         super().__init__(layout, lock_timeout=lock_timeout)
         self.build_index = build_index
         self.background = background
         self._rebuild = False
         self._started = 0.0
+        self._page_seconds = 0.0  # the last call's page (what a wait must leave time for)
+
+    @contextlib.contextmanager
+    def view(self) -> Iterator[FileView]:
+        self._started = time.monotonic()
+        if self.background:
+            self._wait_for_builder()  # before the store lock: writers never wait for it
+        began = time.monotonic()
+        try:
+            with super().view() as view:
+                yield view
+        finally:
+            self._page_seconds = time.monotonic() - began
+
+    def _wait_for_builder(self) -> None:
+        """A builder of this process running: let it work for what this call's time allows
+        (the index may be in place by then)."""
+        from segue.retrieval import index_builder
+
+        left = min(index_builder.WAIT_SECONDS, WAIT_BOUND - 2 * self._page_seconds)
+        index_builder.wait(self.layout, self._started + left)
 
     def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
         # The index modules (and sqlite3) load on the first call, not with the command line.
@@ -66,7 +103,6 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_pages import IndexMismatch
 
         self._rebuild = False
-        self._started = time.monotonic()
         if state is not None and state.phase != "ix":
             # a look-back that began on the scan: back on the index as soon as it is trusted
             resumed = self._back_on_index(ctx, state)
@@ -132,8 +168,10 @@ class IndexBackend(ScanBackend):
         from segue.retrieval.index_file import IndexBehind, IndexUnusable
         from segue.retrieval.index_pages import open_for_call
 
+        # a call that waited for the builder still catches up what was appended meanwhile
+        catch_up_until = max(self._started + CATCH_UP_SECONDS, time.monotonic() + 0.1)
         try:
-            return open_for_call(self.layout, ctx.snap, write=write)
+            return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
         except IndexBehind:
             raise
         except IndexUnusable:
@@ -146,7 +184,7 @@ class IndexBackend(ScanBackend):
                 raise IndexBehind("the index is busy re-deriving a rewritten row") from None
             if outcome != "rederived":
                 raise
-        return open_for_call(self.layout, ctx.snap, write=write)
+        return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
 
     def after_call(self) -> None:
         # Outside the store lock, one bounded step per call (index_steps.py): the answer
@@ -157,9 +195,14 @@ class IndexBackend(ScanBackend):
         from segue.retrieval import index_builder
 
         if self.background and index_builder.enabled():
-            index_builder.ensure(self.layout)  # never waits for it
-            self.index_problem = f"{self.index_problem}; rebuilding between calls"
-            return
+            builder = index_builder.ensure(self.layout)
+            if builder.proc is not None:  # started now or before
+                self._wait_for_builder()  # the next call's index, perhaps
+                self.index_problem = (
+                    f"{self.index_problem}; rebuilding between calls{builder.progress()}"
+                )
+                return
+            self.index_problem = f"{self.index_problem}; {builder.outcome}"  # one step, then
         from segue.retrieval.index_build import NotBuilt
         from segue.retrieval.index_steps import build_step
 
