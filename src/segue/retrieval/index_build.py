@@ -57,11 +57,13 @@ from segue.retrieval.index_file import (
     write_meta,
 )
 from segue.retrieval.index_words import (
+    chunks,
+    distinct_chunks,
     holds_long_token,
     line_tokens,
     lines,
     long_token_windows,
-    words_and_lines,
+    words_and_chunks,
 )
 from segue.retrieval.project import Kind, classify
 from segue.retrieval.reader import (
@@ -109,6 +111,8 @@ class Record:
     words: str | None  # the ``words`` table's text (items only)
     body: str | None  # the ``lit`` table's text: the distinct lines of the agent's and
     # people's text
+    pos: int  # the line's global start and end
+    end: int
 
 
 class NotBuilt(Exception):
@@ -150,16 +154,18 @@ class Walker:
             vtext, changed = storable(vtext)
             risky = 2 if changed else risky
         words: str | None = None
-        found: list[str] = []
+        cut: list[bytes] = []
         if text is not None and kind == KIND_ITEM:
-            words, found = words_and_lines(text)
+            words, cut = words_and_chunks(text)
         if vtext is not None:
-            found = found + lines(vtext)
+            cut = cut + chunks(vtext)
+        # each distinct chunk once (its literal tokens are the row's): people's text mostly
+        # repeats the agent's (tool output), code and logs their identifiers
+        found = distinct_chunks(cut)
         if risky == 0 and holds_long_token(found, LEX_MAX):
             risky = _RISKY_LONG
             found = found + long_token_windows(found, LEX_MAX)
-        # each distinct line once: people's text mostly repeats the agent's (tool output)
-        body = "\n".join(set(found)) if found else None
+        body = "\n".join(found) if found else None
         values = (
             line.start,
             line.end - line.start,
@@ -178,7 +184,7 @@ class Walker:
             risky,
             int(item is not None and item.machine),
         )
-        return Record(values, words, body)
+        return Record(values, words, body, line.start, line.end)
 
 
 def _risky(text: str | None) -> bool:
@@ -186,36 +192,63 @@ def _risky(text: str | None) -> bool:
     return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
+@dataclass(slots=True)
+class Batch:
+    """What a run of records puts into the tables, as plain values (a worker process sends
+    it as it is, :mod:`segue.retrieval.index_build_worker`): the ``rows`` values, the
+    ``(rowid, text)`` pairs of ``lit`` and of ``words``, and the global end of its last line."""
+
+    rows: list[tuple[object, ...]]
+    lit: list[tuple[int, str]]
+    words: list[tuple[int, str]]
+    end: int = 0
+
+    @classmethod
+    def of(cls, records: list[Record], end: int = 0) -> Batch:
+        return cls(
+            [r.values for r in records],
+            [(r.pos, r.body) for r in records if r.body is not None],
+            [(r.pos, r.words) for r in records if r.words is not None],
+            end,
+        )
+
+    def distinct(self) -> set[str]:
+        """The distinct lines of its ``lit`` texts."""
+        found: set[str] = set()
+        for _, body in self.lit:
+            found.update(lines(body))
+        return found
+
+
 def _insert(
     conn: sqlite3.Connection,
     records: list[Record],
     *,
-    lexicon: bool = True,
     known: set[str] | None = None,
 ) -> set[str]:
-    """Insert the records' rows and search tables; returns the distinct lines whose tokens
-    went into ``lex``. ``lexicon=False`` leaves ``lex`` to :func:`_lexicon` (a whole rebuild
-    fills it once, at its end); ``known``: lines whose tokens this file's ``lex`` already
-    holds (:class:`_Known`), not tokenized again."""
-    conn.executemany(_INSERT, [r.values for r in records])
-    conn.executemany(
-        "INSERT INTO lit (rowid, body) VALUES (?, ?)",
-        [(r.values[0], r.body) for r in records if r.body is not None],
-    )
-    found = _distinct(records)
-    if lexicon:
-        fresh = found - known if known else found
-        terms = [(t,) for t in line_tokens(fresh) if len(t) <= LEX_MAX]
-        (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
-        conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
-        conn.execute(
-            "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
-        )
-    conn.executemany(  # items only: what the agent's words search finds
-        "INSERT INTO words (rowid, terms) VALUES (?, ?)",
-        [(r.values[0], r.words) for r in records if r.words is not None],
+    """Insert the records' rows and search tables, ``lex`` included; returns the distinct
+    lines whose tokens went into ``lex``. ``known``: lines whose tokens this file's ``lex``
+    already holds (:class:`_Known`), not tokenized again."""
+    batch = Batch.of(records)
+    insert_batch(conn, batch)
+    found = batch.distinct()
+    fresh = found - known if known else found
+    terms = [(t,) for t in line_tokens(fresh) if len(t) <= LEX_MAX]
+    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
+    conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
+    conn.execute(
+        "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
     )
     return found
+
+
+def insert_batch(conn: sqlite3.Connection, batch: Batch) -> None:
+    """Insert a batch's rows, ``lit`` and ``words`` (not ``lex``: a whole rebuild fills it
+    once, at its end, :func:`_lexicon`)."""
+    conn.executemany(_INSERT, batch.rows)
+    conn.executemany("INSERT INTO lit (rowid, body) VALUES (?, ?)", batch.lit)
+    # items only: what the agent's words search finds
+    conn.executemany("INSERT INTO words (rowid, terms) VALUES (?, ?)", batch.words)
 
 
 @dataclass
@@ -229,6 +262,9 @@ class _Known:
     at: int
     lines: set[str]
     chars: int = 0
+
+    def full(self) -> bool:
+        return self.chars > _KNOWN_CHARS
 
     def add(self, found: set[str]) -> None:
         if self.chars > _KNOWN_CHARS:
@@ -264,43 +300,57 @@ def _lexicon(conn: sqlite3.Connection) -> None:
         conn.execute("DROP TABLE temp.lit_terms")
 
 
-def _distinct(records: list[Record]) -> set[str]:
-    """The distinct lines of the records' texts."""
-    found: set[str] = set()
-    for r in records:
-        if r.body is not None:
-            found.update(lines(r.body))
-    return found
+@dataclass
+class Scan:
+    """Where :func:`analyse` ended: the start of a chat line it left out for lacking its
+    newline (None when there is none)."""
+
+    torn: int | None = None
+
+
+def analyse(
+    lines: Iterable[RawLine],
+    walker: Walker,
+    chat_start: int,
+    scan: Scan,
+    seen: _Known,
+    *,
+    size: int = _BATCH,
+) -> Iterator[Batch]:
+    """The lines as batches of ``size`` records, oldest first; ``seen`` learns their lines
+    (while it has room) and ``scan`` where they ended."""
+    records: list[Record] = []
+    for line in lines:
+        if not line.complete and line.start >= chat_start:
+            scan.torn = line.start
+            break
+        records.append(walker.record(line))
+        if len(records) >= size:
+            yield _learn(Batch.of(records, line.end), seen)
+            records = []
+    if records:
+        yield _learn(Batch.of(records, records[-1].end), seen)
+
+
+def _learn(batch: Batch, seen: _Known) -> Batch:
+    if not seen.full():
+        seen.add(batch.distinct())
+    return batch
 
 
 def _index_lines(
     conn: sqlite3.Connection,
-    lines: Iterable[RawLine],
-    walker: Walker,
-    chat_start: int,
+    batches: Iterable[Batch],
     *,
-    seen: _Known,
     progress: Progress | None = None,
     total: int = 0,
-) -> int | None:
-    """Insert every line; returns the global start of a chat line left out for lacking its
-    newline (None when there is none)."""
-    batch: list[Record] = []
-    torn: int | None = None
-    for line in lines:
-        if not line.complete and line.start >= chat_start:
-            torn = line.start
-            break
-        batch.append(walker.record(line))
-        if len(batch) >= _BATCH:
-            seen.add(_insert(conn, batch, lexicon=False))
-            batch = []
-            if progress is not None:
-                progress(line.end, total)
-    if batch:
-        seen.add(_insert(conn, batch, lexicon=False))
+) -> None:
+    """Insert every batch, then fill ``lex``."""
+    for batch in batches:
+        insert_batch(conn, batch)
+        if progress is not None:
+            progress(batch.end, total)
     _lexicon(conn)
-    return torn
 
 
 def _same_files(then: Snapshot, now: Snapshot) -> bool:
@@ -395,7 +445,9 @@ def _build_into(
         reader = ForwardReader(segs, FwdState(0), Budget(_UNBOUNDED, _UNBOUNDED))
         total = a + snap.chat_size
         seen = _Known(_lexicon_name(conn) or "", 0, set())
-        torn = _index_lines(conn, reader, walker, a, seen=seen, progress=progress, total=total)
+        scan = Scan()
+        _index_lines(conn, analyse(reader, walker, a, scan, seen), progress=progress, total=total)
+        torn = scan.torn
         chat_read = (torn if torn is not None else total) - a
         meta = Meta(
             schema=schema_id(),

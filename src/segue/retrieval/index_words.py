@@ -6,26 +6,37 @@ The same as :func:`segue.retrieval.ranking.index_terms` and
 generated texts), computed the way an agent's transcript makes cheap, with no Python work per
 token:
 
-* No token of either analysis spans a newline, so a text's tokens are its lines' tokens, in
-  order; and an agent's transcript repeats its lines (file views, logs, test output, the same
-  tool output in the agent's and in people's text). Each distinct line is analysed once and
-  a row is a C-level ``map`` and ``join`` over its lines.
-* A line is analysed by *chunks*, cut at every ASCII character that is neither a word
+* A text is analysed by *chunks*, cut at every ASCII character that is neither a word
   character nor a joiner of :func:`~segue.retrieval.words.raw_tokens` (one
-  ``bytes.translate`` and ``split``; no token spans such a character either), and each
-  distinct chunk (identifiers, paths, words) is analysed once too.
+  ``bytes.translate`` and ``split`` of the whole text; no token spans such a character), and
+  a row's ``words`` text is a C-level ``map`` and ``join`` over its chunks. An agent's
+  transcript repeats its identifiers, paths and words, so each distinct chunk is analysed
+  once, and each distinct token of a chunk once (:func:`~segue.retrieval.words.token_terms`:
+  a token's terms depend on it alone), and each term's stored token once.
 * The ``words`` table ranks with ``bm25()`` alone (term frequency and document length, never
   positions), so the terms may come grouped by chunk rather than parts first.
+* A row's ``lit`` text is its distinct chunks (the agent's and people's text repeat each
+  other's: tool output; code and logs their identifiers): the same tokens as its texts,
+  each fewer times. Each distinct chunk's tokens for ``lex`` are computed once.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 from segue.retrieval.index_literal import tokens
-from segue.retrieval.ranking import index_terms
+from segue.retrieval.words import raw_tokens, token_terms
 
-__all__ = ["holds_long_token", "line_tokens", "lines", "words_and_lines"]
+__all__ = [
+    "chunks",
+    "distinct_chunks",
+    "holds_long_token",
+    "line_tokens",
+    "lines",
+    "words_and_chunks",
+    "words_and_lines",
+]
 
 #: ASCII word characters and joiners kept, every other ASCII byte a space; bytes of
 #: non-ASCII characters (>= 0x80) kept, so a chunk never splits a character
@@ -34,9 +45,9 @@ _CHUNK = bytes(
     else 32
     for c in range(256)
 )
-_MAX = 1 << 15  # chunks each chunk cache holds; emptied when full: its memory stays bounded
-_MAX_LINE = 4096  # a longer line is analysed every time it comes (never cached)
-_MAX_CHARS = 8 << 20  # characters the line cache holds (lines and their terms)
+_MAX = 1 << 16  # chunks each chunk cache holds; emptied when full: its memory stays bounded
+_MAX_TOKENS = 1 << 16  # tokens, and terms, the token caches hold (emptied when full too)
+_BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 
 
 def _decode(data: bytes) -> str:
@@ -47,14 +58,59 @@ def _chunks(text: str) -> list[bytes]:
     return text.encode("utf-8", "surrogatepass").translate(_CHUNK).split()
 
 
+class _TokenWords(dict[str, tuple[str, str]]):
+    """token (:func:`~segue.retrieval.words.raw_tokens`) → its ``words`` text: its parts'
+    and its wholes' stored tokens (:func:`~segue.retrieval.ranking.index_terms`), each with
+    a trailing space. A token's terms depend on the token alone, and a text's terms are its
+    tokens' (:func:`~segue.retrieval.words.terms`: their parts, then their wholes)."""
+
+    def __missing__(self, token: str) -> tuple[str, str]:
+        if len(self) >= _MAX_TOKENS:
+            self.clear()
+        parts, wholes = token_terms(token)
+        value = self[token] = "".join(map(_STORED.__getitem__, parts)), "".join(
+            map(_STORED.__getitem__, wholes)
+        )
+        return value
+
+
+class _Stored(dict[str, str]):
+    """term → its stored token (:func:`~segue.retrieval.ranking.index_terms`) and a space."""
+
+    def __missing__(self, term: str) -> str:
+        if len(self) >= _MAX_TOKENS:
+            self.clear()
+        value = self[term] = stored_term(term) + " "
+        return value
+
+
+def stored_term(term: str) -> str:
+    """What the ``words`` table stores for a term: 8 characters of ``[a-z2-7]`` naming it,
+    the base32 of 40 bits of its BLAKE2b digest (the same as ``ranking._token``, without
+    the standard library's pure-Python base32)."""
+    raw = hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=5).digest()
+    n = int.from_bytes(raw, "big")
+    pairs = _PAIRS
+    return pairs[n >> 30] + pairs[(n >> 20) & 1023] + pairs[(n >> 10) & 1023] + pairs[n & 1023]
+
+
+_PAIRS = tuple(a + b for a in _BASE32 for b in _BASE32)
+
+
 class _ChunkWords(dict[bytes, str]):
-    """chunk → its ``words`` text with a trailing space ("" when it has no term)."""
+    """chunk → its ``words`` text with a trailing space ("" when it has no term): its
+    tokens' parts, then their wholes (the order :func:`~segue.retrieval.words.terms`
+    gives)."""
 
     def __missing__(self, chunk: bytes) -> str:
         if len(self) >= _MAX:
             self.clear()
-        words = index_terms(_decode(chunk))
-        value = self[chunk] = words + " " if words else ""
+        found = list(map(_TOKEN_WORDS.__getitem__, raw_tokens(_decode(chunk))))
+        if len(found) == 1:
+            value = found[0][0] + found[0][1]
+        else:
+            value = "".join([p for p, _ in found] + [w for _, w in found])
+        self[chunk] = value
         return value
 
 
@@ -68,32 +124,14 @@ class _ChunkTokens(dict[bytes, tuple[str, ...]]):
         return value
 
 
+_STORED = _Stored()
+_TOKEN_WORDS = _TokenWords()
 _CHUNK_WORDS = _ChunkWords()
 _CHUNK_TOKENS = _ChunkTokens()
 
 
-class _LineWords(dict[str, str]):
-    """line → its ``words`` text, each term followed by a space. Bounded by the characters
-    it holds (lines and their terms), not only by its entries."""
-
-    held = 0
-
-    def __missing__(self, line: str) -> str:
-        value = "".join(map(_CHUNK_WORDS.__getitem__, _chunks(line)))
-        if len(line) <= _MAX_LINE:
-            if self.held > _MAX_CHARS:
-                self.clear()
-                self.held = 0
-            self[line] = value
-            self.held += len(line) + len(value)
-        return value
-
-
-_LINE_WORDS = _LineWords()
-
-
 def lines(text: str) -> list[str]:
-    """The text's lines (the unit the caches hold)."""
+    """The text's lines (a row's ``lit`` text holds each distinct one once)."""
     return text.split("\n")
 
 
@@ -101,7 +139,26 @@ def words_and_lines(text: str) -> tuple[str, list[str]]:
     """An item's ``words`` text (:func:`~segue.retrieval.ranking.index_terms`, its terms
     grouped by chunk) and its lines."""
     found = lines(text)
-    return "".join(map(_LINE_WORDS.__getitem__, found)).rstrip(" "), found
+    return "".join(map(_CHUNK_WORDS.__getitem__, _chunks(text))).rstrip(" "), found
+
+
+def words_and_chunks(text: str) -> tuple[str, list[bytes]]:
+    """An item's ``words`` text (as :func:`words_and_lines`) and its chunks."""
+    cut = _chunks(text)
+    return "".join(map(_CHUNK_WORDS.__getitem__, cut)).rstrip(" "), cut
+
+
+def chunks(text: str) -> list[bytes]:
+    """The text's chunks (see the module docstring): its literal tokens are theirs."""
+    return _chunks(text)
+
+
+def distinct_chunks(cut: list[bytes]) -> list[str]:
+    """Each distinct chunk once, as text: a row's ``lit`` text holds the same tokens as its
+    whole texts, each fewer times."""
+    if not cut:
+        return []
+    return _decode(b"\n".join(set(cut))).split("\n")
 
 
 def line_tokens(found: Iterable[str]) -> frozenset[str]:
