@@ -31,6 +31,7 @@ from pathlib import Path
 
 from segue.context.boundaries import ROOT_WINDOW_ID, is_boundary, window_id_of_boundary
 from segue.fsutil import fsync_dir
+from segue.retrieval import index_build_worker
 from segue.retrieval.filters import tool_names
 from segue.retrieval.index_ddl import LEX_MAX
 from segue.retrieval.index_file import (
@@ -65,7 +66,7 @@ from segue.retrieval.index_words import (
     long_token_windows,
     words_and_chunks,
 )
-from segue.retrieval.project import Kind, classify
+from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import (
     Budget,
     ForwardReader,
@@ -128,15 +129,20 @@ class Walker:
     wid: str = ROOT_WINDOW_ID
     hwin: str = ROOT_WINDOW_ID
 
-    def record(self, line: RawLine) -> Record:
+    def step(self, line: RawLine) -> tuple[Seen, str | None]:
+        """Follow one line (the window it opens): what it is and its window's kind."""
         seen = classify(line)
-        row = seen.row
-        kind = _KINDS[seen.kind]
         wkind = None
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
             self.win, self.wid, wkind = line.start, seen.window_id, seen.window_kind
-        if row is not None and is_boundary(row):
-            self.hwin = window_id_of_boundary(row)
+        if seen.row is not None and is_boundary(seen.row):
+            self.hwin = window_id_of_boundary(seen.row)
+        return seen, wkind
+
+    def record(self, line: RawLine) -> Record:
+        seen, wkind = self.step(line)
+        row = seen.row
+        kind = _KINDS[seen.kind]
         item = seen.item
         text = item.text if item is not None else None
         vkind, vtext = VIEW_HIDDEN, None
@@ -202,14 +208,16 @@ class Batch:
     lit: list[tuple[int, str]]
     words: list[tuple[int, str]]
     end: int = 0
+    number: int = 0  # its place among a rebuild's batches
 
     @classmethod
-    def of(cls, records: list[Record], end: int = 0) -> Batch:
+    def of(cls, records: list[Record], end: int = 0, number: int = 0) -> Batch:
         return cls(
             [r.values for r in records],
             [(r.pos, r.body) for r in records if r.body is not None],
             [(r.pos, r.words) for r in records if r.words is not None],
             end,
+            number,
         )
 
     def distinct(self) -> set[str]:
@@ -300,44 +308,6 @@ def _lexicon(conn: sqlite3.Connection) -> None:
         conn.execute("DROP TABLE temp.lit_terms")
 
 
-@dataclass
-class Scan:
-    """Where :func:`analyse` ended: the start of a chat line it left out for lacking its
-    newline (None when there is none)."""
-
-    torn: int | None = None
-
-
-def analyse(
-    lines: Iterable[RawLine],
-    walker: Walker,
-    chat_start: int,
-    scan: Scan,
-    seen: _Known,
-    *,
-    size: int = _BATCH,
-) -> Iterator[Batch]:
-    """The lines as batches of ``size`` records, oldest first; ``seen`` learns their lines
-    (while it has room) and ``scan`` where they ended."""
-    records: list[Record] = []
-    for line in lines:
-        if not line.complete and line.start >= chat_start:
-            scan.torn = line.start
-            break
-        records.append(walker.record(line))
-        if len(records) >= size:
-            yield _learn(Batch.of(records, line.end), seen)
-            records = []
-    if records:
-        yield _learn(Batch.of(records, records[-1].end), seen)
-
-
-def _learn(batch: Batch, seen: _Known) -> Batch:
-    if not seen.full():
-        seen.add(batch.distinct())
-    return batch
-
-
 def _index_lines(
     conn: sqlite3.Connection,
     batches: Iterable[Batch],
@@ -404,13 +374,16 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + "-journal")
         try:
-            meta, seen = _build_into(layout, snap, str(path), progress)
+            meta, seen = _build_into(layout, snap, str(path), progress, fd)
         except (HistoryMoved, OSError):
             # read without the lock: a rotation or rewrite moved the files under us
             meta = None
         except sqlite3.Error as exc:
             os.unlink(path)
             raise NotBuilt(f"the index could not be written: {exc}") from None
+        except index_build_worker.WorkerLost as exc:
+            os.unlink(path)
+            raise NotBuilt(str(exc)) from None
         os.fsync(fd)
         if meta is None:
             os.unlink(path)
@@ -428,7 +401,7 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
 
 
 def _build_into(
-    layout: Layout, snap: Snapshot, path: str, progress: Progress | None
+    layout: Layout, snap: Snapshot, path: str, progress: Progress | None, lock_fd: int
 ) -> tuple[Meta, _Known]:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
@@ -445,8 +418,15 @@ def _build_into(
         reader = ForwardReader(segs, FwdState(0), Budget(_UNBOUNDED, _UNBOUNDED))
         total = a + snap.chat_size
         seen = _Known(_lexicon_name(conn) or "", 0, set())
+        from segue.retrieval.index_build_split import Scan, batches
+
         scan = Scan()
-        _index_lines(conn, analyse(reader, walker, a, scan, seen), progress=progress, total=total)
+        _index_lines(
+            conn,
+            batches(segs, reader, walker, scan, seen, lock_fd=lock_fd),
+            progress=progress,
+            total=total,
+        )
         torn = scan.torn
         chat_read = (torn if torn is not None else total) - a
         meta = Meta(
