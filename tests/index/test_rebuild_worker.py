@@ -29,7 +29,7 @@ from segue.retrieval.index_file import build_path, index_path
 from segue.retrieval.reader import HistoryMoved
 from segue.workspace import Layout
 from tests.index.histories import lines_of, ops
-from tests.retrieval.helpers import write_history
+from tests.retrieval.helpers import stamp_receipt, write_history
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -97,6 +97,7 @@ def test_the_worker_makes_the_same_index(
         if torn and cut < len(lines):
             with layout.chat.open("ab") as f:
                 f.write(b'{"id":"torn","role":"user","parts":[{"type":"text","text":"needle')
+            stamp_receipt(layout)
         alone, forked = _both(layout, monkeypatch)
         assert alone["rows"], "nothing was indexed"
         assert forked == alone
@@ -201,3 +202,32 @@ def test_the_worker_ends_when_the_rebuild_is_killed(tmp_path: Path) -> None:
         assert time.monotonic() < deadline, "the worker outlived the rebuild"
         time.sleep(0.01)
     assert not index_path(layout).exists()
+
+
+def test_windows_opened_by_escaped_keys_are_followed_in_the_other_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A boundary whose key is spelled with a JSON escape, in a batch the other process
+    makes: the rows after it are still in its window."""
+    monkeypatch.setattr(index_build_worker, "BATCH", 1)
+    text = (
+        '{{"id":"t{0}","role":"user","metadata":{{"historySequence":{0}}},'
+        '"parts":[{{"type":"text","text":"row {0}"}}]}}'
+    )
+    compaction = (
+        b'{"id":"c3","role":"assistant","metadata":{"compaction\\u0042oundary":true,'
+        b'"compacted":true,"compactionEpoch":1,"historySequence":3},'
+        b'"parts":[{"type":"text","text":"summary"}]}'
+    )
+    reset = (
+        b'{"id":"r6","role":"user","metadata":{"context\\u0042oundaryKind":"reset",'
+        b'"historySequence":6},"parts":[]}'
+    )
+    lines = [text.format(i).encode() for i in range(10)]
+    lines[3], lines[6] = compaction, reset
+    for at in range(4):  # the boundaries in each process's batches
+        write_history(Layout(tmp_path / str(at), "ws"), [], [b"x"] * at + lines)
+        alone, forked = _both(Layout(tmp_path / str(at), "ws"), monkeypatch)
+        windows = {row[4] for row in alone["rows"]}
+        assert len(windows) == 3, windows  # the root, the compaction's, the reset's
+        assert forked == alone

@@ -97,6 +97,7 @@ _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
     "vkind, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+_COMPACTION = b'"compactionBoundary"'
 _RISKY_LONG = 3  # rows.risky: a token longer than LEX_MAX (index_ddl.py): its windows are in
 # ``lit`` and ``lex`` (index_words.long_token_windows); a candidate for pieces too long for them
 
@@ -138,6 +139,17 @@ class Walker:
         if seen.row is not None and is_boundary(seen.row):
             self.hwin = window_id_of_boundary(seen.row)
         return seen, wkind
+
+    def follow(self, line: RawLine) -> None:
+        """:meth:`step` without the work where the bytes prove the line opens no window: a
+        floor or a reset boundary mentions the reset key (``line.marker``), a compaction
+        boundary holds ``"compactionBoundary"`` as written or with a ``\\u`` escape."""
+        raw = line.raw
+        if not line.marker and (
+            raw is None or not line.complete or (_COMPACTION not in raw and b"\\u" not in raw)
+        ):
+            return  # classify() would make it an item or skip it: no window changes
+        self.step(line)
 
     def record(self, line: RawLine) -> Record:
         seen, wkind = self.step(line)

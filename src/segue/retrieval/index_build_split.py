@@ -86,7 +86,7 @@ def analyse(
         if full:
             records.append(walker.record(line))
         else:
-            walker.step(line)
+            walker.follow(line)
         count += 1
         if count >= size:
             yield _learn(Batch.of(records, line.end, number), seen) if full else None
