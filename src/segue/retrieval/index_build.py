@@ -98,6 +98,11 @@ _INSERT = (
     "vkind, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _COMPACTION = b'"compactionBoundary"'
+#: a whole rebuild creates the ``rows`` indexes after its inserts (the same schema)
+_INDEXES = re.findall(r"CREATE INDEX [^;]*;", DDL)
+_TABLES = DDL
+for _statement in _INDEXES:
+    _TABLES = _TABLES.replace(_statement, "")
 _RISKY_LONG = 3  # rows.risky: a token longer than LEX_MAX (index_ddl.py): its windows are in
 # ``lit`` and ``lex`` (index_words.long_token_windows); a candidate for pieces too long for them
 
@@ -333,6 +338,8 @@ def _index_lines(
         if progress is not None:
             progress(batch.end, total)
     _lexicon(conn)
+    for statement in _INDEXES:  # built once from the whole table: cheaper than kept up
+        conn.execute(statement)
 
 
 def _same_files(then: Snapshot, now: Snapshot) -> bool:
@@ -419,7 +426,7 @@ def _build_into(
     try:
         conn.execute("PRAGMA journal_mode=OFF")  # a crashed build is thrown away whole
         conn.execute("PRAGMA synchronous=OFF")
-        conn.executescript(DDL)
+        conn.executescript(_TABLES)
         conn.execute("BEGIN")
         a = snap.archive_size
         segs = [
