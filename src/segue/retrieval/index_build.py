@@ -58,13 +58,11 @@ from segue.retrieval.index_file import (
     write_meta,
 )
 from segue.retrieval.index_words import (
-    chunks,
-    distinct_chunks,
     holds_long_token,
     line_tokens,
     lines,
     long_token_windows,
-    words_and_chunks,
+    words_and_lines,
 )
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import (
@@ -177,18 +175,16 @@ class Walker:
             vtext, changed = storable(vtext)
             risky = 2 if changed else risky
         words: str | None = None
-        cut: list[bytes] = []
+        found: list[str] = []
         if text is not None and kind == KIND_ITEM:
-            words, cut = words_and_chunks(text)
+            words, found = words_and_lines(text)
         if vtext is not None:
-            cut = cut + chunks(vtext)
-        # each distinct chunk once (its literal tokens are the row's): people's text mostly
-        # repeats the agent's (tool output), code and logs their identifiers
-        found = distinct_chunks(cut)
+            found = found + lines(vtext)
         if risky == 0 and holds_long_token(found, LEX_MAX):
             risky = _RISKY_LONG
             found = found + long_token_windows(found, LEX_MAX)
-        body = "\n".join(found) if found else None
+        # each distinct line once: people's text mostly repeats the agent's (tool output)
+        body = "\n".join(set(found)) if found else None
         values = (
             line.start,
             line.end - line.start,

@@ -6,18 +6,19 @@ The same as :func:`segue.retrieval.ranking.index_terms` and
 generated texts), computed the way an agent's transcript makes cheap, with no Python work per
 token:
 
-* A text is analysed by *chunks*, cut at every ASCII character that is neither a word
+* No token of either analysis spans a newline, so a text's tokens are its lines' tokens, in
+  order; and an agent's transcript repeats its lines (file views, logs, test output, the same
+  tool output in the agent's and in people's text). Each distinct line is analysed once and
+  a row is a C-level ``map`` and ``join`` over its lines.
+* A line is analysed by *chunks*, cut at every ASCII character that is neither a word
   character nor a joiner of :func:`~segue.retrieval.words.raw_tokens` (one
-  ``bytes.translate`` and ``split`` of the whole text; no token spans such a character), and
-  a row's ``words`` text is a C-level ``map`` and ``join`` over its chunks. An agent's
-  transcript repeats its identifiers, paths and words, so each distinct chunk is analysed
-  once, and each distinct token of a chunk once (:func:`~segue.retrieval.words.token_terms`:
-  a token's terms depend on it alone), and each term's stored token once.
+  ``bytes.translate`` and ``split``; no token spans such a character either). An agent's
+  transcript repeats its identifiers, paths and words too, so each distinct chunk is
+  analysed once, each distinct token of a chunk once
+  (:func:`~segue.retrieval.words.token_terms`: a token's terms depend on it alone), and each
+  term's stored token once.
 * The ``words`` table ranks with ``bm25()`` alone (term frequency and document length, never
   positions), so the terms may come grouped by chunk rather than parts first.
-* A row's ``lit`` text is its distinct chunks (the agent's and people's text repeat each
-  other's: tool output; code and logs their identifiers): the same tokens as its texts,
-  each fewer times. Each distinct chunk's tokens for ``lex`` are computed once.
 """
 
 from __future__ import annotations
@@ -28,15 +29,7 @@ from collections.abc import Iterable
 from segue.retrieval.index_literal import tokens
 from segue.retrieval.words import raw_tokens, token_terms
 
-__all__ = [
-    "chunks",
-    "distinct_chunks",
-    "holds_long_token",
-    "line_tokens",
-    "lines",
-    "words_and_chunks",
-    "words_and_lines",
-]
+__all__ = ["holds_long_token", "line_tokens", "lines", "stored_term", "words_and_lines"]
 
 #: ASCII word characters and joiners kept, every other ASCII byte a space; bytes of
 #: non-ASCII characters (>= 0x80) kept, so a chunk never splits a character
@@ -48,6 +41,8 @@ _CHUNK = bytes(
 _MAX = 1 << 16  # chunks each chunk cache holds; emptied when full: its memory stays bounded
 _MAX_TOKENS = 1 << 16  # tokens, and terms, the token caches hold (emptied when full too)
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
+_MAX_LINE = 4096  # a longer line is analysed every time it comes (never cached)
+_MAX_CHARS = 8 << 20  # characters the line cache holds (lines and their terms)
 
 
 def _decode(data: bytes) -> str:
@@ -124,14 +119,33 @@ class _ChunkTokens(dict[bytes, tuple[str, ...]]):
         return value
 
 
+class _LineWords(dict[str, str]):
+    """line → its ``words`` text, each term followed by a space. Bounded by the characters
+    it holds (lines and their terms), not only by its entries."""
+
+    held = 0
+
+    def __missing__(self, line: str) -> str:
+        value = "".join(map(_CHUNK_WORDS.__getitem__, _chunks(line)))
+        if len(line) <= _MAX_LINE:
+            if self.held > _MAX_CHARS:
+                self.clear()
+                self.held = 0
+            self[line] = value
+            self.held += len(line) + len(value)
+        return value
+
+
 _STORED = _Stored()
 _TOKEN_WORDS = _TokenWords()
 _CHUNK_WORDS = _ChunkWords()
 _CHUNK_TOKENS = _ChunkTokens()
+_LINE_WORDS = _LineWords()
 
 
 def lines(text: str) -> list[str]:
-    """The text's lines (a row's ``lit`` text holds each distinct one once)."""
+    """The text's lines (the unit the line cache holds; a row's ``lit`` text holds each
+    distinct one once)."""
     return text.split("\n")
 
 
@@ -139,26 +153,7 @@ def words_and_lines(text: str) -> tuple[str, list[str]]:
     """An item's ``words`` text (:func:`~segue.retrieval.ranking.index_terms`, its terms
     grouped by chunk) and its lines."""
     found = lines(text)
-    return "".join(map(_CHUNK_WORDS.__getitem__, _chunks(text))).rstrip(" "), found
-
-
-def words_and_chunks(text: str) -> tuple[str, list[bytes]]:
-    """An item's ``words`` text (as :func:`words_and_lines`) and its chunks."""
-    cut = _chunks(text)
-    return "".join(map(_CHUNK_WORDS.__getitem__, cut)).rstrip(" "), cut
-
-
-def chunks(text: str) -> list[bytes]:
-    """The text's chunks (see the module docstring): its literal tokens are theirs."""
-    return _chunks(text)
-
-
-def distinct_chunks(cut: list[bytes]) -> list[str]:
-    """Each distinct chunk once, as text: a row's ``lit`` text holds the same tokens as its
-    whole texts, each fewer times."""
-    if not cut:
-        return []
-    return _decode(b"\n".join(set(cut))).split("\n")
+    return "".join(map(_LINE_WORDS.__getitem__, found)).rstrip(" "), found
 
 
 def line_tokens(found: Iterable[str]) -> frozenset[str]:
