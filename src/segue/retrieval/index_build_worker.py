@@ -1,24 +1,25 @@
-"""A rebuild's second core: a forked process analyses the transcript's rows while the one
-that forked it writes them into SQLite (SPEC.md §6, the rebuild rate). I/O.
+"""A rebuild's second core: a forked process that makes batches of rows while the one that
+forked it makes the others and writes them all into SQLite (SPEC.md §6, the rebuild rate;
+which batches each makes: :mod:`segue.retrieval.index_build_split`). I/O.
 
 Reading, classifying and projecting the rows and their words analysis are Python; the
-inserts are mostly SQLite's own C. A rebuild split in two, a *producer* (this worker) and
-the *writer* (the caller, which alone opens the index file), so runs at about the pace of
-the slower half instead of the sum of both.
+inserts are mostly SQLite's own C. Split between two processes, a rebuild runs at about the
+pace of the slower one instead of the sum of both.
 
 * The worker is :func:`os.fork`'d: it starts with the writer's state (modules, caches) and
   nothing to import. It reads the transcript by itself, sends each batch as a pickle down a
-  pipe, then the producer's final state; an exception it meets is sent and raised again in
-  the writer, so a rewritten transcript (``HistoryMoved``) means what it means in-process.
+  pipe, then an end mark; an exception it meets is sent and raised again in the writer, so
+  a rewritten transcript (``HistoryMoved``) means what it means in-process.
 * It never opens, writes or locks anything: the index file, its ``flock`` (closed in the
   worker) and the decision to put it in place stay with the writer, so what a crash leaves
   behind is exactly what an in-process rebuild leaves. ``kill -9`` of the writer: the
   worker's next write finds the pipe closed and it exits. ``kill -9`` of the worker: the
-  writer reads the end of the pipe before the final state and raises :class:`WorkerLost`
+  writer reads the end of the pipe before the end mark and raises :class:`WorkerLost`
   (the rebuild fails; the next look-back builds by steps).
 * Used only where it is safe and pays: :func:`wanted` (``fork`` exists, this process runs
-  no other thread, two CPUs and a transcript of at least :data:`MIN_BYTES`; the setting
-  ``SEGUE_INDEX_WORKER=off`` never, ``on`` whatever the size and the CPUs).
+  no other thread, two CPUs of which about one is idle by the load average, and a transcript
+  of at least :data:`MIN_BYTES`; the setting ``SEGUE_INDEX_WORKER=off`` never, ``on``
+  whatever the size, the CPUs and the load).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class WorkerLost(Exception):
 
 def wanted(total: int) -> bool:
     """Whether a rebuild of ``total`` transcript bytes should fork a worker
-    (``SEGUE_INDEX_WORKER``: ``off`` never, ``on`` whatever the size and the CPUs)."""
+    (``SEGUE_INDEX_WORKER``: ``off`` never, ``on`` whatever the size, the CPUs and the
+    load)."""
     setting = os.environ.get("SEGUE_INDEX_WORKER", "").strip().lower()
     # a fork copies only the calling thread: with others running, a lock one of them held
     # would stay held in the worker for ever
@@ -63,7 +65,15 @@ def wanted(total: int) -> bool:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    return cpus >= 2 and total >= MIN_BYTES
+    if cpus < 2 or total < MIN_BYTES:
+        return False
+    # a second core that is busy anyway: the split's extra work (both processes read and
+    # follow every line, the batches are pickled) only slows a saturated machine down
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return True
+    return load <= cpus - 1
 
 
 class Worker(Generic[T]):
