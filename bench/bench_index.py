@@ -358,6 +358,7 @@ def _size_rate_results(root: Path) -> list[Result]:
     builds: list[float] = []
     cpu_rates: list[float] = []
     paths: list[float] = []
+    forked = 0
     alone_rates: list[float] = []
     alone_cpus: list[float] = []
     decodes: list[float] = []
@@ -380,6 +381,7 @@ def _size_rate_results(root: Path) -> list[Result]:
         own, worker = _cpu(before, os.times())
         cpu_rates.append(mb / (own + worker))
         paths.append(mb / max(own, worker))
+        forked += worker > 0
         if not first_alone:
             wall, cpu = _rebuild_alone(layout)
             alone_rates.append(mb / wall)
@@ -413,7 +415,8 @@ def _size_rate_results(root: Path) -> list[Result]:
             ">= 40 MB/s (§6)",
             note=f"median of {RUNS} histories, {min(rates):.1f}–{max(rates):.1f} MB/s; by CPU "
             f"time: the longer of the two processes' {_rates(paths)} (what two cores to "
-            f"itself would see), both together {_rates(cpu_rates)}; in one process "
+            f"itself would see), both together {_rates(cpu_rates)}; a worker ran in {forked} "
+            f"of {RUNS} (none when the load average leaves no core idle); in one process "
             f"(SEGUE_INDEX_WORKER=off) {_rates(alone_rates)}, by its CPU time "
             f"{_rates(alone_cpus)}",
         ),
