@@ -32,6 +32,7 @@ from pathlib import Path
 
 from segue.context.boundaries import ROOT_WINDOW_ID, is_boundary, window_id_of_boundary
 from segue.fsutil import fsync_dir
+from segue.retrieval import index_build_worker
 from segue.retrieval.filters import tool_names
 from segue.retrieval.index_ddl import LEX_MAX
 from segue.retrieval.index_file import (
@@ -64,7 +65,7 @@ from segue.retrieval.index_words import (
     long_token_windows,
     words_and_lines,
 )
-from segue.retrieval.project import Kind, classify
+from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import (
     Budget,
     ForwardReader,
@@ -96,6 +97,12 @@ _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
     "vkind, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+_COMPACTION = b'"compactionBoundary"'
+#: a whole rebuild creates the ``rows`` indexes after its inserts (the same schema)
+_INDEXES = re.findall(r"CREATE INDEX [^;]*;", DDL)
+_TABLES = DDL
+for _statement in _INDEXES:
+    _TABLES = _TABLES.replace(_statement, "")
 _RISKY_LONG = 3  # rows.risky: a token longer than LEX_MAX (index_ddl.py): its windows are in
 # ``lit`` and ``lex`` (index_words.long_token_windows); a candidate for pieces too long for them
 
@@ -111,6 +118,8 @@ class Record:
     words: str | None  # the ``words`` table's text (items only)
     body: str | None  # the ``lit`` table's text: the distinct lines of the agent's and
     # people's text
+    pos: int  # the line's global start and end
+    end: int
 
 
 class NotBuilt(Exception):
@@ -126,15 +135,31 @@ class Walker:
     wid: str = ROOT_WINDOW_ID
     hwin: str = ROOT_WINDOW_ID
 
-    def record(self, line: RawLine) -> Record:
+    def step(self, line: RawLine) -> tuple[Seen, str | None]:
+        """Follow one line (the window it opens): what it is and its window's kind."""
         seen = classify(line)
-        row = seen.row
-        kind = _KINDS[seen.kind]
         wkind = None
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
             self.win, self.wid, wkind = line.start, seen.window_id, seen.window_kind
-        if row is not None and is_boundary(row):
-            self.hwin = window_id_of_boundary(row)
+        if seen.row is not None and is_boundary(seen.row):
+            self.hwin = window_id_of_boundary(seen.row)
+        return seen, wkind
+
+    def follow(self, line: RawLine) -> None:
+        """:meth:`step` without the work where the bytes prove the line opens no window: a
+        floor or a reset boundary mentions the reset key (``line.marker``), a compaction
+        boundary holds ``"compactionBoundary"`` as written or with a ``\\u`` escape."""
+        raw = line.raw
+        if not line.marker and (
+            raw is None or not line.complete or (_COMPACTION not in raw and b"\\u" not in raw)
+        ):
+            return  # classify() would make it an item or skip it: no window changes
+        self.step(line)
+
+    def record(self, line: RawLine) -> Record:
+        seen, wkind = self.step(line)
+        row = seen.row
+        kind = _KINDS[seen.kind]
         item = seen.item
         text = item.text if item is not None else None
         vkind, vtext = VIEW_HIDDEN, None
@@ -180,7 +205,7 @@ class Walker:
             risky,
             int(item is not None and item.machine),
         )
-        return Record(values, words, body)
+        return Record(values, words, body, line.start, line.end)
 
 
 def _risky(text: str | None) -> bool:
@@ -188,36 +213,65 @@ def _risky(text: str | None) -> bool:
     return text is not None and not text.isascii() and _RISKY.search(text) is not None
 
 
+@dataclass(slots=True)
+class Batch:
+    """What a run of records puts into the tables, as plain values (a worker process sends
+    it as it is, :mod:`segue.retrieval.index_build_worker`): the ``rows`` values, the
+    ``(rowid, text)`` pairs of ``lit`` and of ``words``, and the global end of its last line."""
+
+    rows: list[tuple[object, ...]]
+    lit: list[tuple[int, str]]
+    words: list[tuple[int, str]]
+    end: int = 0
+    number: int = 0  # its place among a rebuild's batches
+
+    @classmethod
+    def of(cls, records: list[Record], end: int = 0, number: int = 0) -> Batch:
+        return cls(
+            [r.values for r in records],
+            [(r.pos, r.body) for r in records if r.body is not None],
+            [(r.pos, r.words) for r in records if r.words is not None],
+            end,
+            number,
+        )
+
+    def distinct(self) -> set[str]:
+        """The distinct lines of its ``lit`` texts."""
+        found: set[str] = set()
+        for _, body in self.lit:
+            found.update(lines(body))
+        return found
+
+
 def _insert(
     conn: sqlite3.Connection,
     records: list[Record],
     *,
-    lexicon: bool = True,
     known: set[str] | None = None,
 ) -> set[str]:
-    """Insert the records' rows and search tables; returns the distinct lines whose tokens
-    went into ``lex``. ``lexicon=False`` leaves ``lex`` to :func:`_lexicon` (a whole rebuild
-    fills it once, at its end); ``known``: lines whose tokens this file's ``lex`` already
-    holds (:class:`_Known`), not tokenized again."""
-    conn.executemany(_INSERT, [r.values for r in records])
-    conn.executemany(
-        "INSERT INTO lit (rowid, body) VALUES (?, ?)",
-        [(r.values[0], r.body) for r in records if r.body is not None],
-    )
-    found = _distinct(records)
-    if lexicon:
-        fresh = found - known if known else found
-        terms = [(t,) for t in line_tokens(fresh) if len(t) <= LEX_MAX]
-        (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
-        conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
-        conn.execute(
-            "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
-        )
-    conn.executemany(  # items only: what the agent's words search finds
-        "INSERT INTO words (rowid, terms) VALUES (?, ?)",
-        [(r.values[0], r.words) for r in records if r.words is not None],
+    """Insert the records' rows and search tables, ``lex`` included; returns the distinct
+    lines whose tokens went into ``lex``. ``known``: lines whose tokens this file's ``lex``
+    already holds (:class:`_Known`), not tokenized again."""
+    batch = Batch.of(records)
+    insert_batch(conn, batch)
+    found = batch.distinct()
+    fresh = found - known if known else found
+    terms = [(t,) for t in line_tokens(fresh) if len(t) <= LEX_MAX]
+    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
+    conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
+    conn.execute(
+        "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
     )
     return found
+
+
+def insert_batch(conn: sqlite3.Connection, batch: Batch) -> None:
+    """Insert a batch's rows, ``lit`` and ``words`` (not ``lex``: a whole rebuild fills it
+    once, at its end, :func:`_lexicon`)."""
+    conn.executemany(_INSERT, batch.rows)
+    conn.executemany("INSERT INTO lit (rowid, body) VALUES (?, ?)", batch.lit)
+    # items only: what the agent's words search finds
+    conn.executemany("INSERT INTO words (rowid, terms) VALUES (?, ?)", batch.words)
 
 
 @dataclass
@@ -231,6 +285,9 @@ class _Known:
     at: int
     lines: set[str]
     chars: int = 0
+
+    def full(self) -> bool:
+        return self.chars > _KNOWN_CHARS
 
     def add(self, found: set[str]) -> None:
         if self.chars > _KNOWN_CHARS:
@@ -266,43 +323,21 @@ def _lexicon(conn: sqlite3.Connection) -> None:
         conn.execute("DROP TABLE temp.lit_terms")
 
 
-def _distinct(records: list[Record]) -> set[str]:
-    """The distinct lines of the records' texts."""
-    found: set[str] = set()
-    for r in records:
-        if r.body is not None:
-            found.update(lines(r.body))
-    return found
-
-
 def _index_lines(
     conn: sqlite3.Connection,
-    lines: Iterable[RawLine],
-    walker: Walker,
-    chat_start: int,
+    batches: Iterable[Batch],
     *,
-    seen: _Known,
     progress: Progress | None = None,
     total: int = 0,
-) -> int | None:
-    """Insert every line; returns the global start of a chat line left out for lacking its
-    newline (None when there is none)."""
-    batch: list[Record] = []
-    torn: int | None = None
-    for line in lines:
-        if not line.complete and line.start >= chat_start:
-            torn = line.start
-            break
-        batch.append(walker.record(line))
-        if len(batch) >= _BATCH:
-            seen.add(_insert(conn, batch, lexicon=False))
-            batch = []
-            if progress is not None:
-                progress(line.end, total)
-    if batch:
-        seen.add(_insert(conn, batch, lexicon=False))
+) -> None:
+    """Insert every batch, then fill ``lex``."""
+    for batch in batches:
+        insert_batch(conn, batch)
+        if progress is not None:
+            progress(batch.end, total)
     _lexicon(conn)
-    return torn
+    for statement in _INDEXES:  # built once from the whole table: cheaper than kept up
+        conn.execute(statement)
 
 
 def _same_files(then: Snapshot, now: Snapshot) -> bool:
@@ -356,13 +391,16 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + "-journal")
         try:
-            meta, seen = _build_into(layout, snap, str(path), progress)
+            meta, seen = _build_into(layout, snap, str(path), progress, fd)
         except (HistoryMoved, OSError):
             # read without the lock: a rotation or rewrite moved the files under us
             meta = None
         except sqlite3.Error as exc:
             os.unlink(path)
             raise NotBuilt(f"the index could not be written: {exc}") from None
+        except index_build_worker.WorkerLost as exc:
+            os.unlink(path)
+            raise NotBuilt(str(exc)) from None
         os.fsync(fd)
         if meta is None:
             os.unlink(path)
@@ -380,13 +418,13 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
 
 
 def _build_into(
-    layout: Layout, snap: Snapshot, path: str, progress: Progress | None
+    layout: Layout, snap: Snapshot, path: str, progress: Progress | None, lock_fd: int
 ) -> tuple[Meta, _Known]:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=OFF")  # a crashed build is thrown away whole
         conn.execute("PRAGMA synchronous=OFF")
-        conn.executescript(DDL)
+        conn.executescript(_TABLES)
         conn.execute("BEGIN")
         a = snap.archive_size
         segs = [
@@ -397,7 +435,16 @@ def _build_into(
         reader = ForwardReader(segs, FwdState(0), Budget(_UNBOUNDED, _UNBOUNDED))
         total = a + snap.chat_size
         seen = _Known(_lexicon_name(conn) or "", 0, set())
-        torn = _index_lines(conn, reader, walker, a, seen=seen, progress=progress, total=total)
+        from segue.retrieval.index_build_split import Scan, batches
+
+        scan = Scan()
+        _index_lines(
+            conn,
+            batches(segs, reader, walker, scan, seen, lock_fd=lock_fd),
+            progress=progress,
+            total=total,
+        )
+        torn = scan.torn
         chat_read = (torn if torn is not None else total) - a
         meta = Meta(
             schema=schema_id(),

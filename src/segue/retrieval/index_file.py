@@ -78,6 +78,8 @@ def storable(text: str) -> tuple[str, bool]:
     """Text as SQLite can hold it, and whether it had to change (a lone surrogate becomes
     U+FFFD). Rows whose text changed are always search candidates and are matched on the
     text re-read from the transcript, never on this copy."""
+    if text.isascii():  # a flag CPython keeps: no lone surrogate, no copy
+        return text, False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -12,20 +12,24 @@ token:
   a row is a C-level ``map`` and ``join`` over its lines.
 * A line is analysed by *chunks*, cut at every ASCII character that is neither a word
   character nor a joiner of :func:`~segue.retrieval.words.raw_tokens` (one
-  ``bytes.translate`` and ``split``; no token spans such a character either), and each
-  distinct chunk (identifiers, paths, words) is analysed once too.
+  ``bytes.translate`` and ``split``; no token spans such a character either). An agent's
+  transcript repeats its identifiers, paths and words too, so each distinct chunk is
+  analysed once, each distinct token of a chunk once
+  (:func:`~segue.retrieval.words.token_terms`: a token's terms depend on it alone), and each
+  term's stored token once.
 * The ``words`` table ranks with ``bm25()`` alone (term frequency and document length, never
   positions), so the terms may come grouped by chunk rather than parts first.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 from segue.retrieval.index_literal import tokens
-from segue.retrieval.ranking import index_terms
+from segue.retrieval.words import raw_tokens, token_terms
 
-__all__ = ["holds_long_token", "line_tokens", "lines", "words_and_lines"]
+__all__ = ["holds_long_token", "line_tokens", "lines", "stored_term", "words_and_lines"]
 
 #: ASCII word characters and joiners kept, every other ASCII byte a space; bytes of
 #: non-ASCII characters (>= 0x80) kept, so a chunk never splits a character
@@ -34,7 +38,9 @@ _CHUNK = bytes(
     else 32
     for c in range(256)
 )
-_MAX = 1 << 15  # chunks each chunk cache holds; emptied when full: its memory stays bounded
+_MAX = 1 << 16  # chunks each chunk cache holds; emptied when full: its memory stays bounded
+_MAX_TOKENS = 1 << 16  # tokens, and terms, the token caches hold (emptied when full too)
+_BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 _MAX_LINE = 4096  # a longer line is analysed every time it comes (never cached)
 _MAX_CHARS = 8 << 20  # characters the line cache holds (lines and their terms)
 
@@ -47,14 +53,59 @@ def _chunks(text: str) -> list[bytes]:
     return text.encode("utf-8", "surrogatepass").translate(_CHUNK).split()
 
 
+class _TokenWords(dict[str, tuple[str, str]]):
+    """token (:func:`~segue.retrieval.words.raw_tokens`) → its ``words`` text: its parts'
+    and its wholes' stored tokens (:func:`~segue.retrieval.ranking.index_terms`), each with
+    a trailing space. A token's terms depend on the token alone, and a text's terms are its
+    tokens' (:func:`~segue.retrieval.words.terms`: their parts, then their wholes)."""
+
+    def __missing__(self, token: str) -> tuple[str, str]:
+        if len(self) >= _MAX_TOKENS:
+            self.clear()
+        parts, wholes = token_terms(token)
+        value = self[token] = "".join(map(_STORED.__getitem__, parts)), "".join(
+            map(_STORED.__getitem__, wholes)
+        )
+        return value
+
+
+class _Stored(dict[str, str]):
+    """term → its stored token (:func:`~segue.retrieval.ranking.index_terms`) and a space."""
+
+    def __missing__(self, term: str) -> str:
+        if len(self) >= _MAX_TOKENS:
+            self.clear()
+        value = self[term] = stored_term(term) + " "
+        return value
+
+
+def stored_term(term: str) -> str:
+    """What the ``words`` table stores for a term: 8 characters of ``[a-z2-7]`` naming it,
+    the base32 of 40 bits of its BLAKE2b digest (the same as ``ranking._token``, without
+    the standard library's pure-Python base32)."""
+    raw = hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=5).digest()
+    n = int.from_bytes(raw, "big")
+    pairs = _PAIRS
+    return pairs[n >> 30] + pairs[(n >> 20) & 1023] + pairs[(n >> 10) & 1023] + pairs[n & 1023]
+
+
+_PAIRS = tuple(a + b for a in _BASE32 for b in _BASE32)
+
+
 class _ChunkWords(dict[bytes, str]):
-    """chunk → its ``words`` text with a trailing space ("" when it has no term)."""
+    """chunk → its ``words`` text with a trailing space ("" when it has no term): its
+    tokens' parts, then their wholes (the order :func:`~segue.retrieval.words.terms`
+    gives)."""
 
     def __missing__(self, chunk: bytes) -> str:
         if len(self) >= _MAX:
             self.clear()
-        words = index_terms(_decode(chunk))
-        value = self[chunk] = words + " " if words else ""
+        found = list(map(_TOKEN_WORDS.__getitem__, raw_tokens(_decode(chunk))))
+        if len(found) == 1:
+            value = found[0][0] + found[0][1]
+        else:
+            value = "".join([p for p, _ in found] + [w for _, w in found])
+        self[chunk] = value
         return value
 
 
@@ -66,10 +117,6 @@ class _ChunkTokens(dict[bytes, tuple[str, ...]]):
             self.clear()
         value = self[chunk] = tuple(_decode(t) for t in tokens(_decode(chunk)))
         return value
-
-
-_CHUNK_WORDS = _ChunkWords()
-_CHUNK_TOKENS = _ChunkTokens()
 
 
 class _LineWords(dict[str, str]):
@@ -89,11 +136,16 @@ class _LineWords(dict[str, str]):
         return value
 
 
+_STORED = _Stored()
+_TOKEN_WORDS = _TokenWords()
+_CHUNK_WORDS = _ChunkWords()
+_CHUNK_TOKENS = _ChunkTokens()
 _LINE_WORDS = _LineWords()
 
 
 def lines(text: str) -> list[str]:
-    """The text's lines (the unit the caches hold)."""
+    """The text's lines (the unit the line cache holds; a row's ``lit`` text holds each
+    distinct one once)."""
     return text.split("\n")
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "query_terms",
     "raw_tokens",
     "terms",
+    "token_terms",
 ]
 
 #: BM25's usual constants (Robertson & Zaragoza; Lucene's defaults).
@@ -218,6 +219,22 @@ def terms(text: str, opt: Options = DEFAULT) -> list[str]:
             parts.extend(token.parts)
             wholes.extend(token.wholes)
     return [t for t in parts + wholes if t]
+
+
+def token_terms(token: str) -> tuple[list[str], list[str]]:
+    """The terms :func:`terms` makes of one of :func:`raw_tokens`' tokens: its parts and
+    its wholes (a text's terms are its tokens' parts, then their wholes)."""
+    if token.isascii():
+        if len(token) <= _MAX_SPLIT and (token.isdigit() or (token.isalpha() and token.islower())):
+            return [stem(token)], []  # a plain word or number: one part, no whole
+        parts, wholes, _ = _analysis(token, True, DEFAULT)
+        return [t for t in parts if t], [t for t in wholes if t]
+    every: list[str] = []
+    joined: list[str] = []
+    for found in _tokens(token):
+        every.extend(found.parts)
+        joined.extend(found.wholes)
+    return [t for t in every if t], [t for t in joined if t]
 
 
 def raw_tokens(text: str) -> list[str]:
