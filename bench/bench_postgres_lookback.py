@@ -100,7 +100,7 @@ def _derivation() -> Result:
     import time
 
     from segue.messages import encode_row
-    from segue.postgres.rows import agent_of, words_of
+    from segue.postgres.rows import agent_of, people_of, words_of
     from segue.retrieval.project import classify
     from segue.retrieval.reader import RawLine
     from segue.retrieval.words import terms
@@ -115,7 +115,8 @@ def _derivation() -> Result:
     for _ in range(5):
         for times, work in ((t_words, lambda: [words_of(t) for t in texts]),
                             (t_terms, lambda: [terms(t) for t in texts]),
-                            (t_rows, lambda: [agent_of(r, pos=i, off=0, win=0)
+                            (t_rows, lambda: [agent_of(r, pos=i, off=0, win=0,
+                                                       people=people_of(r))
                                               for i, r in enumerate(raws)])):
             start = time.perf_counter()
             work()

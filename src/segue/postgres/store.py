@@ -63,7 +63,7 @@ from segue.postgres.append_call import CALL, call_params
 from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
 from segue.postgres.pool import shared_pool
-from segue.postgres.rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
+from segue.postgres.rows import ROOT_POS, Prepared, prepare, searchable
 from segue.postgres.schema import connect, ensure_schema, redact, translated
 from segue.postgres.snapshot import PgLine, PgSnapshot, chat_off
 
@@ -578,8 +578,15 @@ class PostgresStore:
 
     def search_lines(self, query: str) -> Iterator[PgLine]:
         """Lines whose displayed text may contain ``query`` (case-insensitive), oldest first,
-        found through the ``pg_trgm`` index; callers confirm each hit on the row itself."""
-        return self._query(r"body LIKE %s ESCAPE '\'", (like_pattern(query),), "ASC")
+        found through the rows' literal tokens (:mod:`segue.postgres.lexicon`), or tested by
+        the server on every row when no piece of the query narrows the search; callers
+        confirm each hit on the row itself."""
+        from segue.postgres.lexicon import people_where
+
+        with self.snapshot() as snap:
+            with translated("cannot search the transcript", self.url):
+                where, params = people_where(snap.conn, self.workspace_id, query)
+            yield from snap.lines(where, params, "ASC")
 
     def verify(self) -> VerifyReport:
         from segue.postgres.verify import verify_lines

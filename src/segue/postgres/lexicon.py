@@ -1,0 +1,120 @@
+"""The literal search's vocabulary in SQL (``segue_lex``, see :mod:`segue.postgres.lit`):
+adding a batch's lexemes, and turning a literal query into the ``tsquery`` of its candidate
+rows, as ``retrieval.index_query`` does over the history index's ``lex`` and ``lexgrams``.
+
+The vocabulary only grows: a lexeme no row holds any more costs a candidate term, never an
+answer, and no writer has to know what another one removed. Every statement names one
+workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from segue.postgres.lit import grams, long_piece, tsquery
+from segue.postgres.rows import like_pattern
+from segue.retrieval.index_literal import Need, Piece, pieces
+
+if TYPE_CHECKING:
+    import psycopg
+
+#: lexemes one piece may stand for (more narrows too little: the piece is left out)
+MAX_TERMS = 256
+#: trigram matches examined for one suffix or inside piece before it counts as too common
+MAX_GRAM_ROWS = 8 * MAX_TERMS
+
+ADD = (
+    "INSERT INTO segue_lex (workspace, term) SELECT %s, unnest(%s::text[])"
+    " ON CONFLICT DO NOTHING"
+)
+
+
+def add(conn: psycopg.Connection[Any], workspace: str, terms: Iterable[str]) -> None:
+    """Put ``terms`` in ``workspace``'s vocabulary (those it lacks)."""
+    found = list(terms)
+    if found:
+        conn.execute(ADD, (workspace, found))
+
+
+@dataclass(frozen=True)
+class LitQuery:
+    """What a literal query asks of the rows: ``match`` the ``tsquery`` every non-risky
+    candidate's ``lit`` satisfies ("" no row's can; None no piece narrows: every row is a
+    candidate), ``long``: the ``longtok`` rows are candidates too."""
+
+    match: str | None
+    long: bool
+
+
+def _terms(conn: psycopg.Connection[Any], workspace: str, piece: Piece) -> list[str] | None:
+    """The lexemes the piece picks out, or None when there are too many to use."""
+    text = piece.text
+    if piece.need is Need.EXACT:
+        got = conn.execute(
+            "SELECT term FROM segue_lex WHERE workspace = %s AND term = %s", (workspace, text)
+        ).fetchall()
+        return [str(r[0]) for r in got]
+    if piece.need is Need.PREFIX:
+        upper = text[:-1] + chr(ord(text[-1]) + 1)  # ASCII letters and digits: no overflow
+        got = conn.execute(
+            "SELECT term FROM segue_lex WHERE workspace = %s AND term >= %s AND term < %s"
+            " LIMIT %s",
+            (workspace, text, upper, MAX_TERMS + 1),
+        ).fetchall()
+        return [str(r[0]) for r in got] if len(got) <= MAX_TERMS else None
+    if len(text) < 3:  # no trigram to look up
+        return None
+    rows = conn.execute(
+        "SELECT term FROM segue_lex WHERE workspace = %s AND segue_grams(term) @> %s::text[]"
+        " LIMIT %s",
+        (workspace, grams(text), MAX_GRAM_ROWS + 1),
+    ).fetchall()
+    if len(rows) > MAX_GRAM_ROWS:
+        return None
+    if piece.need is Need.SUFFIX:
+        found = [str(r[0]) for r in rows if str(r[0]).endswith(text)]
+    else:
+        found = [str(r[0]) for r in rows if text in str(r[0])]
+    return found if len(found) <= MAX_TERMS else None
+
+
+def literal(conn: psycopg.Connection[Any], workspace: str, query: str) -> LitQuery:
+    """The candidates of the literal ``query`` in ``workspace`` (:class:`LitQuery`)."""
+    asked = list(dict.fromkeys(pieces(query)))
+    long = long_piece(asked)
+    groups: list[list[str]] = []
+    for piece in asked:
+        terms = _terms(conn, workspace, piece)
+        if terms is None:
+            continue
+        if not terms:
+            return LitQuery("", long)
+        groups.append(terms)
+    return LitQuery(tsquery(groups) if groups else None, long)
+
+
+def condition(q: LitQuery, alias: str = "r") -> tuple[str, list[Any]]:
+    """The SQL condition (and its parameters) of a :class:`LitQuery` whose ``match`` is not
+    None: the rows holding it, the risky rows and, when asked, the long-token rows."""
+    extra = f" OR {alias}.longtok" if q.long else ""
+    if not q.match:
+        return f"({alias}.risky{extra})", []
+    return f"({alias}.lit @@ %s::tsquery OR {alias}.risky{extra})", [q.match]
+
+
+def people_where(
+    conn: psycopg.Connection[Any], workspace: str, query: str
+) -> tuple[str, tuple[Any, ...]]:
+    """The condition on ``segue_rows`` (unaliased) of the lines people's search confirms:
+    those whose tokens may hold ``query``, or when no piece of it narrows the search, those
+    whose ``body`` holds it, tested by the server."""
+    found = literal(conn, workspace, query)
+    if found.match is None:
+        return r"body LIKE %s ESCAPE '\'", (like_pattern(query),)
+    cond, args = condition(found, "segue_rows")
+    return "body IS NOT NULL AND " + cond, tuple(args)
+
+
+__all__ = ["ADD", "MAX_TERMS", "LitQuery", "add", "condition", "literal", "people_where"]
