@@ -48,12 +48,24 @@ def _fold_char(c: str) -> str:
     return low[0] if low else c
 
 
+class _FoldTable(dict[int, int]):
+    """code point -> its folded code point, filled as characters come (``str.translate``)."""
+
+    def __missing__(self, code: int) -> int:
+        c = chr(code)
+        value = self[code] = ord(c.lower() if c.isascii() else _fold_char(c))
+        return value
+
+
+_FOLD = _FoldTable()
+
+
 def fold(text: str) -> str:
     """One code point per code point, case folded so that characters ``re.IGNORECASE``
     treats as equal (``K``/``k``/Kelvin sign, ``ſ``/``s``, ``İ``/``i``) fold alike."""
-    if text.isascii():  # the common case, and the same answer as the loop below
+    if text.isascii():  # the common case, and the same answer as the table
         return text.lower()
-    return "".join(_fold_char(c) if not c.isascii() else c.lower() for c in text)
+    return text.translate(_FOLD)
 
 
 class Lit:
@@ -79,16 +91,40 @@ def _risky(text: str) -> bool:
     return not text.isascii() and _RISKY.search(text) is not None
 
 
-def lit_of(texts: Iterable[str | None]) -> Lit:
-    """The literal tokens of the texts together (None: no text)."""
+class _LineTokens(dict[str, frozenset[str]]):
+    """line -> its literal tokens (an agent's transcript repeats its lines: file views, logs,
+    the same output in the agent's and in people's text). Bounded by the characters of the
+    lines it holds."""
+
+    held = 0
+
+    def __missing__(self, line: str) -> frozenset[str]:
+        value = line_tokens((line,))
+        if len(line) <= _MAX_LINE:
+            if self.held > _MAX_CHARS:
+                self.clear()
+                self.held = 0
+            self[line] = value
+            self.held += len(line)
+        return value
+
+
+_MAX_LINE = 4096  # a longer line is tokenized every time it comes
+_MAX_CHARS = 8 << 20
+_LINE_TOKENS = _LineTokens()
+
+
+def lit_of(texts: Iterable[str | None], split_first: list[str] | None = None) -> Lit:
+    """The literal tokens of the texts together (None: no text); ``split_first``: the first
+    text's :func:`~segue.retrieval.index_words.lines`, when the caller has them."""
     found: set[str] = set()
     long = risky = False
-    for text in texts:
+    for i, text in enumerate(texts):
         if not text:
             continue
         risky = risky or _risky(text)
-        split = lines(text)
-        tokens = line_tokens(split)
+        split = split_first if i == 0 and split_first is not None else lines(text)
+        tokens = frozenset().union(*map(_LINE_TOKENS.__getitem__, split))
         if tokens and max(map(len, tokens)) > LEX_MAX:
             long = True
             found.update(t for t in tokens if len(t) <= LEX_MAX)

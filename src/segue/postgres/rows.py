@@ -18,6 +18,7 @@ the files:
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -35,9 +36,9 @@ from segue.history.scan import MAX_LINE, parse_line
 from segue.messages import Row
 from segue.postgres.lit import EMPTY, Lit, fold, lit_of
 from segue.retrieval.filters import tool_names
+from segue.retrieval.index_words import words_and_lines
 from segue.retrieval.project import Kind, classify, raw_window_id
 from segue.retrieval.reader import RawLine
-from segue.retrieval.words import terms
 from segue.views.project import display, is_hidden
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -108,6 +109,7 @@ class Prepared:
     agent: Agent
 
 
+@functools.lru_cache(maxsize=4)  # people's text is mostly the agent's: folded once
 def searchable(text: str) -> str:
     """The search index's spelling of a text: folded (see :func:`fold`) and storable in
     PostgreSQL (no NUL, no lone surrogate). Index hits are only candidates, confirmed on the
@@ -148,8 +150,8 @@ def people_of(raw: bytes) -> str | None:
     return None if row is None else people_text(row)
 
 
-def _lit(texts: tuple[str | None, ...]) -> Lit:
-    return lit_of(texts) if any(texts) else EMPTY
+def _lit(texts: tuple[str | None, ...], split: list[str] | None = None) -> Lit:
+    return lit_of(texts, split) if any(texts) else EMPTY
 
 
 def agent_of(raw: bytes, *, pos: int, off: int, win: int, people: str | None) -> Agent:
@@ -173,8 +175,8 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int, people: str | None) ->
         return Agent(kind, length, win, risky=lit.risky, lit=lit.vector,
                      longtok=lit.long, lex=lit.terms)
     names = tool_names(seen.row)
-    words, wlen = words_of(item.text)
-    lit = _lit((item.text, people))
+    words, wlen, split = _words(item.text)
+    lit = _lit((item.text,) if people == item.text else (item.text, people), split)
     return Agent(
         kind,
         length,
@@ -204,13 +206,22 @@ def words_of(text: str) -> tuple[str | None, int]:
     holds a term: bit ``k`` of ``count - 1`` (the count up to :data:`MAX_COUNT`) set is the
     lexeme + ``k``. No positions: the vector is what the index is built from, not read
     back."""
-    found = terms(text)
-    known, spell = _LEXEMES.get, _SPELLINGS
+    vector, n, _ = _words(text)
+    return vector, n
+
+
+def _words(text: str) -> tuple[str | None, int, list[str]]:
+    """:func:`words_of`, and the text's lines. The terms come as their lexemes from the
+    history index's analysis (``index_words.words_and_lines``: each distinct line and chunk
+    analysed once, the lexemes :func:`lexeme` spells), in another order but the same
+    multiset."""
+    spelled, split = words_and_lines(text)
+    found = spelled.split()
+    spell = _SPELLINGS
     vector = " ".join([
-        spell[min(n, MAX_COUNT) - 1].format(known(term) or lexeme(term))
-        for term, n in Counter(found).items()
+        t if n == 1 else spell[min(n, MAX_COUNT) - 1].format(t) for t, n in Counter(found).items()
     ])
-    return (vector if len(vector) <= MAX_WORDS else None), len(found)
+    return (vector if len(vector) <= MAX_WORDS else None), len(found), split
 
 
 #: :func:`lexeme`'s cache (an agent's transcript repeats its terms); emptied when full
