@@ -48,50 +48,46 @@ class LitQuery:
     long: bool
 
 
-def _terms(conn: psycopg.Connection[Any], workspace: str, piece: Piece) -> list[str] | None:
-    """The lexemes the piece picks out, or None when there are too many to use."""
+def _lookup(workspace: str, piece: Piece) -> tuple[str, list[Any]] | None:
+    """The SQL expression (and its parameters) of the lexemes the piece picks out: an array,
+    NULL when there are too many to use; None when the piece has nothing to look up (inside
+    or at the end of a token, under three characters: no trigram)."""
     text = piece.text
     if piece.need is Need.EXACT:
-        got = conn.execute(
-            "SELECT term FROM segue_lex WHERE workspace = %s AND term = %s", (workspace, text)
-        ).fetchall()
-        return [str(r[0]) for r in got]
+        return ("(SELECT coalesce(array_agg(term), '{}') FROM segue_lex"
+                " WHERE workspace = %s AND term = %s)", [workspace, text])
     if piece.need is Need.PREFIX:
         upper = text[:-1] + chr(ord(text[-1]) + 1)  # ASCII letters and digits: no overflow
-        got = conn.execute(
-            "SELECT term FROM segue_lex WHERE workspace = %s AND term >= %s AND term < %s"
-            " LIMIT %s",
-            (workspace, text, upper, MAX_TERMS + 1),
-        ).fetchall()
-        return [str(r[0]) for r in got] if len(got) <= MAX_TERMS else None
-    if len(text) < 3:  # no trigram to look up
+        return ("(SELECT CASE WHEN count(*) > %s THEN NULL ELSE coalesce(array_agg(term), '{}')"
+                " END FROM (SELECT term FROM segue_lex WHERE workspace = %s AND term >= %s"
+                " AND term < %s LIMIT %s) g)", [MAX_TERMS, workspace, text, upper, MAX_TERMS + 1])
+    if len(text) < 3:
         return None
-    rows = conn.execute(
-        "SELECT term FROM segue_lex WHERE workspace = %s AND segue_grams(term) @> %s::text[]"
-        " LIMIT %s",
-        (workspace, grams(text), MAX_GRAM_ROWS + 1),
-    ).fetchall()
-    if len(rows) > MAX_GRAM_ROWS:
-        return None
-    if piece.need is Need.SUFFIX:
-        found = [str(r[0]) for r in rows if str(r[0]).endswith(text)]
-    else:
-        found = [str(r[0]) for r in rows if text in str(r[0])]
-    return found if len(found) <= MAX_TERMS else None
+    # a piece holds only ASCII letters and digits: no LIKE wildcard to escape; byte order
+    pattern = "%" + text if piece.need is Need.SUFFIX else "%" + text + "%"
+    return ("(SELECT CASE WHEN count(*) > %s THEN NULL ELSE coalesce(array_agg(term)"
+            " FILTER (WHERE term LIKE %s), '{}') END FROM (SELECT term FROM segue_lex"
+            " WHERE workspace = %s AND segue_grams(term) @> %s::text[] LIMIT %s) g)",
+            [MAX_GRAM_ROWS, pattern, workspace, grams(text), MAX_GRAM_ROWS + 1])
 
 
 def literal(conn: psycopg.Connection[Any], workspace: str, query: str) -> LitQuery:
-    """The candidates of the literal ``query`` in ``workspace`` (:class:`LitQuery`)."""
+    """The candidates of the literal ``query`` in ``workspace`` (:class:`LitQuery`), looked
+    up in one statement: the lexemes of every piece at once."""
     asked = list(dict.fromkeys(pieces(query)))
     long = long_piece(asked)
+    parts = [got for got in (_lookup(workspace, p) for p in asked) if got is not None]
+    if not parts:
+        return LitQuery(None, long)
+    sql = "SELECT " + ", ".join(expr for expr, _ in parts)
+    row = conn.execute(sql, [v for _, args in parts for v in args]).fetchone()
     groups: list[list[str]] = []
-    for piece in asked:
-        terms = _terms(conn, workspace, piece)
-        if terms is None:
-            continue
+    for terms in row or ():
+        if terms is None or len(terms) > MAX_TERMS:
+            continue  # narrows too little to be worth its lookup
         if not terms:
             return LitQuery("", long)
-        groups.append(terms)
+        groups.append([str(t) for t in terms])
     return LitQuery(tsquery(groups) if groups else None, long)
 
 
