@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from segue.postgres.append import STATE_COLUMNS, WorkspaceState, state_values
+from segue.postgres.append import STATE_COLUMNS, WorkspaceState, state_of, state_values
 from segue.postgres.bulk import COLUMN_TYPES, COPY_COLUMNS, row_values
 from segue.postgres.rows import Prepared
 
@@ -114,8 +114,11 @@ def call_params(
     known: WorkspaceState,
     after: WorkspaceState,
     lines: Sequence[Prepared],
+    lex: Sequence[str],
 ) -> tuple[Any, ...]:
-    """The arguments of :data:`CALL` for a batch planned from ``known`` to ``after``."""
+    """The arguments of :data:`CALL` for a batch planned from ``known`` to ``after``;
+    ``lex``: the literal tokens to add to the vocabulary (those of ``lines`` the caller has
+    not seen committed)."""
     import msgspec
 
     batch = [
@@ -126,8 +129,15 @@ def call_params(
     return (
         workspace, lock_key, f"{lock_timeout_ms}ms", channel, fresh_epoch, fresh_derived,
         *state_values(known), *state_values(after), msgspec.json.encode(batch).decode(),
-        list(frozenset().union(*(p.agent.lex for p in lines))),
+        list(lex),
     )
 
 
-__all__ = ["CALL", "call_params", "create_function", "function_ddl"]
+def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> WorkspaceState | None:
+    """One ``segue_append`` call: None when the batch was stored, else the workspace's state
+    (nothing was written)."""
+    got = conn.execute(CALL, params).fetchone()
+    return None if got is None or got[0] is None else state_of(got)
+
+
+__all__ = ["CALL", "call_append", "call_params", "create_function", "function_ddl"]

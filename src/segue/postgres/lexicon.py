@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from segue.postgres.lit import grams, long_piece, tsquery
-from segue.postgres.rows import like_pattern
+from segue.postgres.rows import Prepared, like_pattern
 from segue.retrieval.index_literal import Need, Piece, pieces
 
 if TYPE_CHECKING:
@@ -113,4 +113,38 @@ def people_where(
     return "body IS NOT NULL AND " + cond, tuple(args)
 
 
-__all__ = ["ADD", "MAX_TERMS", "LitQuery", "add", "condition", "literal", "people_where"]
+class Committed:
+    """The literal tokens one store's commits put in its workspace's vocabulary, which never
+    loses one: a later batch sends only the others (bounded: forgotten when full).
+    :meth:`fresh` gives a batch's new tokens; :meth:`sent` records them once the call
+    stored the batch (``committed``: in its own transaction, else at :meth:`committed`,
+    when the caller's transaction has)."""
+
+    MAX = 1 << 17
+
+    def __init__(self) -> None:
+        self._known: set[str] = set()
+        self._asked: list[str] = []
+        self._pending: list[str] = []
+
+    def fresh(self, prepared: Iterable[Prepared]) -> list[str]:
+        if len(self._known) > self.MAX:
+            self._known.clear()
+        self._pending = []
+        self._asked = list(frozenset().union(*(p.agent.lex for p in prepared)) - self._known)
+        return self._asked
+
+    def sent(self, *, committed: bool) -> None:
+        if committed:
+            self._known.update(self._asked)
+        else:
+            self._pending = self._asked
+
+    def committed(self) -> None:
+        self._known.update(self._pending)
+        self._pending = []
+
+
+__all__ = [
+    "ADD", "MAX_TERMS", "Committed", "LitQuery", "add", "condition", "literal", "people_where",
+]

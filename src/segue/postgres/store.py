@@ -59,9 +59,10 @@ from segue.postgres.append import (
     state_values,
 )
 from segue.postgres.append import copy_rows as _copy
-from segue.postgres.append_call import CALL, call_params
+from segue.postgres.append_call import call_append, call_params
 from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
+from segue.postgres.lexicon import Committed
 from segue.postgres.pool import shared_pool
 from segue.postgres.rows import ROOT_POS, Prepared, prepare, searchable
 from segue.postgres.schema import connect, ensure_schema, redact, translated
@@ -87,13 +88,6 @@ _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
 _ATTEMPTS = 1
 #: the state given when there is none to plan from (its NULL epoch matches no workspace)
 _NO_STATE = WorkspaceState(None, 0, 0, 0, 0, "w:0", ROOT_POS, "")  # type: ignore[arg-type]
-
-
-def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> WorkspaceState | None:
-    """One ``segue_append`` call: None when the batch was stored, else the workspace's state
-    (nothing was written)."""
-    got = conn.execute(CALL, params).fetchone()
-    return None if got is None or got[0] is None else state_of(got)
 
 
 def lock_key(workspace_id: str) -> int:
@@ -134,6 +128,7 @@ class PostgresStore:
         self._holder: psycopg.Connection[Any] | None = None
         #: the workspace's state as this store's last append left it (None: not known)
         self._known: WorkspaceState | None = None
+        self._lexed = Committed()  # literal tokens in the vocabulary, not sent again
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -363,6 +358,7 @@ class PostgresStore:
             known=known if known is not None else _NO_STATE,
             after=after if after is not None else _NO_STATE,
             lines=prepared,
+            lex=self._lexed.fresh(prepared),
         )
         try:
             moved = call_append(conn, params)
@@ -370,6 +366,7 @@ class PostgresStore:
             raise LockTimeout(self._lock_name(), self.lock_timeout) from None
         if moved is None and after is not None:
             self._known = after
+            self._lexed.sent(committed=conn.info.transaction_status.name == "IDLE")
         return stored, moved
 
     def _append_call(self, rows: Sequence[Row], known: WorkspaceState | None) -> list[Row] | None:
@@ -402,6 +399,7 @@ class PostgresStore:
             stored, missed = self._call(conn, rows, state, lock=False)
             if missed is not None:
                 raise StoreError("the workspace moved on under its lock")
+        self._lexed.committed()
         return stored
 
     def _insert(
