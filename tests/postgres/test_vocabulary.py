@@ -64,3 +64,32 @@ def test_every_append_path_fills_the_vocabulary(pg_url: str) -> None:
             store.append([make_row("user", "held quintessentially", id="h")])
         for query in ("blaxia", "xillolog", "tessential"):
             assert _found(store, query), query
+
+
+def test_long_tokens_are_found_by_every_kind_of_piece(pg_url: str, tmp_path: Any) -> None:
+    """A token longer than the vocabulary keeps whole (256 characters) is stored as windows:
+    a whole-token, prefix, suffix or inside piece of it, short or longer than a window, and
+    one across its ends, finds the row, with the JSONL store's index's answer wherever that
+    index finds it (it misses a whole token longer than a window between separators, which
+    the scan finds: so does PostgreSQL)."""
+    from segue.history.store import HistoryStore
+    from segue.retrieval.index_build import rebuild
+    from segue.retrieval.tool import SessionHistoryTool
+    from segue.workspace import Layout
+
+    token = "".join(f"{i:03d}seg" for i in range(100))  # 600 characters, no separator
+    rows = [make_row("user", f"before {token} after", id="long"),
+            make_row("user", "a short row", id="short")]
+    disk = HistoryStore(Layout(tmp_path / "jsonl", "longtok"), durable=False)
+    with PostgresStore(pg_url, "longtok") as store:
+        assert disk.append(rows) == store.append(rows)
+        rebuild(disk.layout)
+        pg, jsonl = PgSessionHistoryTool(store), SessionHistoryTool(disk.layout)
+        queries = [token, token[:300], token[-300:], token[:40], token[-40:], token[100:250],
+                   token[200:230], token[250:500], "before " + token[:20],
+                   token[-20:] + " after", token[1:], "e " + token + " a"]
+        for query in queries:
+            got = pg.call({**LITERAL, "query": query})
+            want = jsonl.call({**LITERAL, "query": query})
+            assert got["ok"] and got["items"], query
+            assert got["items"] == want["items"] or not want["items"], query

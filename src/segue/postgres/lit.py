@@ -147,8 +147,11 @@ def grams(text: str) -> list[str]:
 
 def long_piece(pieces: Iterable[Piece]) -> bool:
     """Whether the ``longtok`` rows are candidates too: a piece that is not a whole token,
-    longer than the half window every piece inside a token lies wholly inside."""
-    return any(p.need is not Need.EXACT and len(p.text) > LEX_MAX // 2 for p in pieces)
+    longer than the half window every piece inside a token lies wholly inside, or a whole
+    token longer than a window (the vocabulary holds only its windows)."""
+    return any(
+        len(p.text) > (LEX_MAX if p.need is Need.EXACT else LEX_MAX // 2) for p in pieces
+    )
 
 
 def tsquery(groups: list[list[str]]) -> str:
