@@ -17,7 +17,8 @@ The design is the history index's (``retrieval.index_literal``, ``index_ddl`` sc
   that, and the last :data:`LEX_MAX`), and the row is marked ``longtok``: a piece of at most
   half a window inside such a token lies inside one window, a prefix or suffix of at most a
   window inside the first or the last; the ``longtok`` rows are candidates of every query
-  with a longer piece (:func:`long_piece`), exactly the history index's rule.
+  with a longer piece (:func:`long_piece`: the history index's rule, and also for a whole
+  token longer than a window, which the vocabulary holds only as windows).
 * **Vocabulary.** ``segue_lex`` holds every workspace's distinct lexemes, with an index over
   each one's trigrams: a prefix piece is a range of it, a suffix or inside piece the terms
   holding its trigrams. :func:`tsquery` ORs the terms a piece picks out and ANDs the pieces.
