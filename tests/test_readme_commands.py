@@ -78,9 +78,9 @@ MAX_SKIPPED = 20
 POSTGRES_URL = "postgresql://me@db.example/segue"
 POSTGRES_COMMANDS = (
     f"segue store init {POSTGRES_URL}",
+    f"segue history migrate --to {POSTGRES_URL}",
     f'segue --store {POSTGRES_URL} run "…"',
     f"segue settings set store.url {POSTGRES_URL}",
-    f"segue history migrate --to {POSTGRES_URL}",
     "segue --store postgresql://… history migrate -w ID --to ~/.segue",
 )
 
@@ -324,7 +324,7 @@ def test_the_postgresql_commands_run_against_the_suites_server(tmp_path: Path) -
                                  "segue --store postgresql://…"))] == list(POSTGRES_COMMANDS)
     server = cluster()  # skipped without a server locally; a failure in CI
     store, copy = server.new_database(), server.new_database()
-    init, run, default, migrate, back = POSTGRES_COMMANDS
+    init, migrate, run, default, back = POSTGRES_COMMANDS
 
     # A store, a run in it, and the store made every command's default.
     first = _fresh_scene(tmp_path / "store")

@@ -29,7 +29,7 @@ from segue.postgres.store import PostgresStore
 
 WS = "citus-ws"
 OTHER = "citus-other"
-TABLES = ("segue_rows", "segue_workspaces")
+TABLES = ("segue_rows", "segue_workspaces", "segue_lex")
 #: one row of schema bookkeeping read when a connection opens (a reference table on Citus)
 GLOBAL = ("segue_schema", "pg_extension", "pg_available_extensions", "to_regclass")
 
@@ -80,6 +80,8 @@ def workload(url: str) -> None:
     list(store.rows())
     list(store.lines_reverse())
     list(pg_search.search(store, "deploy"))
+    list(pg_search.search(store, "EPLOY"))  # a piece inside a token: the vocabulary
+    list(pg_search.search(store, "y again"))
     store.verify()
     store.epoch()
     tool = PgSessionHistoryTool(store)
@@ -91,6 +93,10 @@ def workload(url: str) -> None:
         {"action": "search", "query": "deploy"},
         {"action": "search", "query": "deploy failed", "limit": 1},
         {"action": "search", "query": "deploy", "role": "user", "order": "oldest"},
+        {"action": "search", "match": "literal", "query": "deploy"},
+        {"action": "search", "match": "literal", "query": "PLOY FAIL"},
+        {"action": "search", "match": "literal", "query": "eplo", "order": "oldest"},
+        {"action": "search", "match": "literal", "query": "ul"},
     ]
     for call in calls:
         got = tool.call(call)
@@ -175,6 +181,9 @@ def test_every_statement_names_one_workspace(pg_url: str, monkeypatch: pytest.Mo
     # the workload really went through reads, the tool's pages, both append paths and COPY
     assert checked["planned"] >= 20 and checked["calls"] >= 10, checked
     assert checked["inserts"] >= 1 and checked["copies"] >= 1, checked
+    # and literal searches through the vocabulary: a prefix range and the trigram index
+    assert any("segue_grams(term) @>" in sql for sql, _ in seen)
+    assert any("FROM segue_lex WHERE workspace = %s AND term >= %s" in sql for sql, _ in seen)
 
 
 def test_the_append_function_touches_its_workspace_only() -> None:
@@ -185,10 +194,11 @@ def test_the_append_function_touches_its_workspace_only() -> None:
     body = function_ddl().split("$fn$")[1]
     statements = [s.strip() for s in body.split(";")
                   if tables_in(s) and not s.strip().startswith("DECLARE")]
-    assert len(statements) == 4, statements
+    assert len(statements) == 5, statements
     for sql in statements:
         assert (
             "WHERE workspace = ws" in sql
             or ("INSERT INTO segue_rows" in sql and "SELECT ws, " in sql)
+            or ("INSERT INTO segue_lex" in sql and "SELECT ws, " in sql)
             or "VALUES (ws," in sql
         ), sql

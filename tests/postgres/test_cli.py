@@ -53,11 +53,11 @@ def test_store_init_creates_the_schema_once(pg_url: str, tmp_path: Path) -> None
         versions = [r[0] for r in conn.execute("SELECT version FROM segue_schema").fetchall()]
         ext = conn.execute("SELECT 1 FROM pg_extension WHERE extname='pg_trgm'").fetchone()
         index = conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = 'segue_rows_body_trgm'"
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'segue_rows_lit'"
         ).fetchone()
     assert versions == list(range(1, SCHEMA_VERSION + 1))
-    assert ext is not None
-    assert index is not None and "gin_trgm_ops" in index[0]
+    assert ext is None  # literal search needs no extension (schema 5)
+    assert index is not None and "gin (lit)" in index[0]
 
 
 def test_first_use_creates_the_schema(pg_url: str, tmp_path: Path) -> None:
@@ -93,7 +93,6 @@ def test_a_server_refusing_the_schema_is_one_clear_line(
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE ROLE weak LOGIN")
         conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
-        conn.execute("CREATE EXTENSION pg_trgm")  # the tables are what it may not create
     weak = pg_url.replace("postgres@", "weak@")
     result = segue(tmp_path, "store", "init", weak)
     assert result.returncode == 1
@@ -102,55 +101,30 @@ def test_a_server_refusing_the_schema_is_one_clear_line(
     assert err.count("\n") == 1
 
 
-def test_pg_trgm_missing_is_one_clear_line(pg_url: str, tmp_path: Path) -> None:
-    """A database without pg_trgm, and a role that may create tables but not extensions
-    (no CREATE on the database; pg_trgm is a trusted extension, so that is the right it
-    lacks): `store init` and a first use both say what is missing and who can fix it."""
+def test_no_extension_is_needed(pg_url: str, tmp_path: Path) -> None:
+    """A database without pg_trgm, and a role that may create tables but not extensions:
+    `store init`, an import, both searches and a migrate back all work, and no extension
+    was created on the way."""
     import psycopg
 
-    dbname = pg_url.split("?", maxsplit=1)[0].rsplit("/", 1)[-1]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE ROLE noext LOGIN")
+        conn.execute("GRANT CREATE ON SCHEMA public TO noext")
+    url = pg_url.replace("postgres@", "noext@")
+    home = tmp_path / "home"
+    assert b"ready (schema version" in ok(segue(home, "store", "init", url))
+    ok(segue(home, "--store", url, "-w", "x", "history", "import", str(SAMPLE)))
+    people = ok(segue(home, "--store", url, "-w", "x", "history", "search", "ETRY.TO"))
+    assert b"retry.toml" in people
+    tool = json.loads(ok(segue(home, "--store", url, "-w", "x", "history", "tool",
+                               '{"action":"search","match":"literal","query":"fig/retr"}')))
+    assert tool["ok"] and tool["items"], tool
+    ok(segue(home, "--store", url, "-w", "x", "history", "migrate", "--to",
+             str(tmp_path / "h2")))
     with psycopg.connect(pg_url, autocommit=True) as conn:
         assert conn.execute(
             "SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'"
         ).fetchone() is None
-        conn.execute("CREATE ROLE noext LOGIN")
-        conn.execute("GRANT CREATE ON SCHEMA public TO noext")
-    url = pg_url.replace("postgres@", "noext@")
-    message = (
-        f"segue: error: database '{dbname}' lacks the pg_trgm extension that segue's search "
-        "needs, and this role may not create it: have the database owner or a superuser run "
-        "CREATE EXTENSION pg_trgm; in it\n"
-    )
-    for args in (("store", "init", url), ("--store", url, "-w", "x", "history", "windows"),
-                 ("--store", url, "-w", "x", "history", "migrate", "--to", str(tmp_path / "h2"))):
-        result = segue(tmp_path / "home", *args)
-        assert result.returncode == 1, args
-        assert result.stderr.decode() == message, args
-        assert result.stdout == b""
-    # `history tool` is a read command like the others: the workspace is looked up first,
-    # and that lookup says the same line
-    tool = segue(tmp_path / "home", "--store", url, "-w", "x", "history", "tool",
-                 '{"action":"list_windows"}')
-    assert (tool.returncode, tool.stderr.decode(), tool.stdout) == (1, message, b"")
-    # the model's own tool (a session, `mcp serve`) answers with the same words, as a tool
-    # error: a turn goes on
-    from segue.postgres.history_tool import PgSessionHistoryTool
-    from segue.postgres.store import PostgresStore
-
-    store = PostgresStore(url, "x")
-    try:
-        answer = PgSessionHistoryTool(store, rederive=False).call({"action": "list_windows"})
-    finally:
-        store.close()
-    assert answer == {
-        "ok": False,
-        "error": {"code": "history_changed", "message": message.removeprefix("segue: error: ")
-                  .removesuffix("\n")},
-    }
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        assert conn.execute("SELECT to_regclass('segue_rows')").fetchone() == (None,)
-        conn.execute("CREATE EXTENSION pg_trgm")  # what the message asks for
-    assert b"ready (schema version" in ok(segue(tmp_path / "home", "store", "init", url))
 
 
 def test_store_url_setting_selects_the_store(pg_url: str, tmp_path: Path) -> None:

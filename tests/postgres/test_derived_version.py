@@ -11,19 +11,20 @@ from __future__ import annotations
 import hashlib
 
 from segue.postgres.derive import DERIVED_VERSION, fingerprint, values
-from segue.postgres.rows import agent_of
+from segue.postgres.rows import agent_of, people_of
 from tests.index.test_schema_version import ARCHIVE, CHAT
 
 #: digest of the corpus's agent columns, per version
 PINNED = {1: "128c325c61ca7bdeeda9f0b583a145a7", 2: "99244c8c3511d0438fda2321fc2f2b40",
-          3: "8bbfc855e68f376cbdb330e9d58c61be"}
+          3: "8bbfc855e68f376cbdb330e9d58c61be", 4: "0f4242c491ed8e61df8fac1a8efe1e95"}
 
 
 def _digest() -> str:
     h = hashlib.sha256()
     off = 0
     for pos, raw in enumerate([*ARCHIVE, *CHAT]):
-        h.update(repr(values(agent_of(raw, pos=pos, off=off, win=0))).encode())
+        agent = agent_of(raw, pos=pos, off=off, win=0, people=people_of(raw))
+        h.update(repr(values(agent)).encode())
         off += len(raw) + 1
     return h.hexdigest()[:32]
 

@@ -1,8 +1,9 @@
-"""``session_history`` over PostgreSQL is answered in SQL: search goes through the pg_trgm
-index, the agent's columns are derived with each batch and filled in by the schema
-migration for rows stored before it, rows derived by another version of segue are derived
-again, and a connection dropped in the middle of a page answers ``history_changed``, never
-rows from below a floor. With a real server."""
+"""``session_history`` over PostgreSQL is answered in SQL: a literal search goes through the
+rows' literal tokens (GIN) and the workspace's vocabulary, no trigram index; the agent's
+columns are derived with each batch and filled in by the schema migration for rows stored
+before it, rows derived by another version of segue are derived again, and a connection
+dropped in the middle of a page answers ``history_changed``, never rows from below a floor.
+With a real server."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def _both(tmp_path: Path, url: str, batches: list[list[Row]]) -> tuple[PostgresS
     return store, disk.layout
 
 
-def test_search_goes_through_the_trigram_index(
+def test_search_goes_through_the_literal_tokens_index(
     pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # rows of about 1 KB: on a table this size the planner already prefers the index to
@@ -82,7 +83,7 @@ def test_search_goes_through_the_trigram_index(
     store, layout = _both(tmp_path, pg_url, batches)
     with store:
         store._writer().execute("ANALYZE segue_rows")
-        plans: dict[str, list[str]] = {"abody LIKE": [], "words @@": []}
+        plans: dict[str, list[str]] = {"lit @@": [], "words @@": []}
         real = sql_pages.Sql.query
 
         def explained(self: sql_pages.Sql, sql: str, args: Any) -> list[tuple[Any, ...]]:
@@ -99,8 +100,16 @@ def test_search_goes_through_the_trigram_index(
         assert answer["nextCursor"] is None
         # only the hit's row was read back: 3,000 rows were searched by the index
         assert answer["scanned"]["rows"] == 1
-        assert plans["abody LIKE"], plans
-        assert all("segue_rows_abody_trgm" in p for p in plans["abody LIKE"]), plans
+        # a piece inside a token, and one across a token's end, through the vocabulary
+        for query in ("NZIBARqu", "barquux set", "e zanzibarq"):
+            inside = tool.call({**LITERAL, "query": query})
+            assert [i["itemId"] for i in inside["items"]] == ["1740"], query
+            assert inside["scanned"]["rows"] == 1, query
+        assert plans["lit @@"], plans
+        assert all("segue_rows_lit" in p for p in plans["lit @@"]), plans
+        indexes = store._writer().execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = 'segue_rows'").fetchall()
+        assert indexes and not any("trgm" in str(r[0]) for r in indexes), indexes
         # a words search (R39) ranks from the words column's GIN index: one row read back
         ranked = tool.call({"action": "search", "query": "zanzibarquux settings"})
         assert [i["itemId"] for i in ranked["items"]] == ["1740"]
@@ -120,8 +129,10 @@ def test_schema_1_is_migrated_and_its_rows_filled_in(pg_url: str, tmp_path: Path
         "ALTER TABLE segue_rows DROP COLUMN kind, DROP COLUMN length, DROP COLUMN win,"
         " DROP COLUMN wid, DROP COLUMN wkind, DROP COLUMN aid, DROP COLUMN rid,"
         " DROP COLUMN role, DROP COLUMN ts, DROP COLUMN tools, DROP COLUMN abody,"
-        " DROP COLUMN risky, DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach"
+        " DROP COLUMN risky, DROP COLUMN words, DROP COLUMN wlen, DROP COLUMN mach,"
+        " DROP COLUMN lit, DROP COLUMN longtok"
     )
+    conn.execute("DROP TABLE segue_lex")
     conn.execute("ALTER TABLE segue_workspaces DROP COLUMN agent_win, DROP COLUMN derived")
     conn.execute("DROP FUNCTION segue_append")
     conn.execute("DELETE FROM segue_schema WHERE version >= 2")
@@ -156,6 +167,52 @@ def test_schema_2_gets_the_words_columns_filled_in(pg_url: str, tmp_path: Path) 
         reader = PgSessionHistoryTool(again, rederive=False)  # no derivation left to do
         found = reader.call({"action": "search", "query": "needles"})
         assert found["ok"] and found["items"], found
+        _same_as_jsonl(again, layout)
+
+
+def test_schema_4_is_upgraded_to_literal_tokens(pg_url: str, tmp_path: Path) -> None:
+    """A store as schema version 4 left it (trigram indexes over both texts, no literal
+    tokens, no vocabulary, the append function of its columns) is upgraded on first use:
+    the trigram indexes go, every row gets its tokens, the vocabulary is filled, and every
+    answer is the JSONL store's, before and after an append."""
+    store, layout = _both(tmp_path, pg_url, history())
+    conn = store._writer()
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    conn.execute("ALTER TABLE segue_rows DROP COLUMN lit, DROP COLUMN longtok")
+    conn.execute("DROP TABLE segue_lex")
+    conn.execute("DROP FUNCTION segue_grams")
+    conn.execute("DROP FUNCTION segue_append")
+    conn.execute("CREATE FUNCTION segue_append(ws text) RETURNS void LANGUAGE sql AS ''")
+    conn.execute("CREATE INDEX segue_rows_body_trgm ON segue_rows USING gin (body gin_trgm_ops)")
+    conn.execute("CREATE INDEX segue_rows_abody_trgm ON segue_rows"
+                 " USING gin (abody gin_trgm_ops)")
+    conn.execute("UPDATE segue_workspaces SET derived = 'segue-pg-derived/3'")
+    conn.execute("DELETE FROM segue_schema WHERE version >= 5")
+    store.close()
+    with PostgresStore(pg_url, WS) as again:
+        assert again.epoch() != ""
+        writer = again._writer()
+        assert writer.execute("SELECT max(version) FROM segue_schema").fetchone() == (
+            SCHEMA_VERSION,)
+        assert SCHEMA_VERSION == 5
+        trgm = writer.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%gin_trgm_ops%'").fetchone()
+        assert trgm == (0,)
+        assert writer.execute(
+            "SELECT count(*) FROM segue_rows WHERE lit IS NULL").fetchone() == (0,)
+        terms = writer.execute("SELECT count(*) FROM segue_lex WHERE workspace = %s",
+                               (WS,)).fetchone()
+        assert terms is not None and terms[0] > 50
+        reader = PgSessionHistoryTool(again, rederive=False)  # nothing left to derive
+        for query in ("eedl", "NEEDLE yyy", "straß", "t the"):
+            found = reader.call({**LITERAL, "query": query})
+            assert found["ok"] and found["items"], (query, found)
+        _same_as_jsonl(again, layout)
+        late = [make_row("user", "a late zygomorphic remark", id="late")]
+        disk = HistoryStore(layout, durable=False)
+        assert disk.append(late) == again.append(late)
+        found = reader.call({**LITERAL, "query": "GOMORPH"})
+        assert len(found["items"]) == 1 and "zygomorphic" in str(found["items"][0]), found
         _same_as_jsonl(again, layout)
 
 

@@ -6,8 +6,9 @@ The function, in this order and in the statement's own transaction: takes the wo
 advisory lock (unless the caller's :meth:`PostgresStore.locked` holder has it) with the
 store's lock timeout (a setting of this transaction only); updates the workspace row from
 the state the batch was planned from to the state after it, guarded by that whole state;
-and only when the guard held inserts the rows (one JSON array) and sends the
-workspace's ``NOTIFY``. When the guard fails (another client moved the workspace on, or it
+and only when the guard held inserts the rows (one JSON array), adds their literal tokens
+to the vocabulary (``segue_lex``, :mod:`segue.postgres.lexicon`) and sends the workspace's
+``NOTIFY``. When the guard fails (another client moved the workspace on, or it
 has no row yet: then it creates it) nothing is written and it returns the workspace's
 state as read under the lock, which the caller plans the batch again from; on success it
 returns a row of NULLs. Plans stay cached inside the server's session, invisible to the
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from segue.postgres.append import STATE_COLUMNS, WorkspaceState, state_values
+from segue.postgres.append import STATE_COLUMNS, WorkspaceState, state_of, state_values
 from segue.postgres.bulk import COLUMN_TYPES, COPY_COLUMNS, row_values
 from segue.postgres.rows import Prepared
 
@@ -42,6 +43,7 @@ _ARGS: tuple[tuple[str, str], ...] = (
     *((f"o_{c}", _STATE_TYPES[c]) for c in STATE_COLUMNS),
     *((f"n_{c}", _STATE_TYPES[c]) for c in STATE_COLUMNS),
     ("batch", "json"),
+    ("lex", "text[]"),
 )
 #: the rows travel as one JSON array of objects (one parameter: a fraction of the client's
 #: work of adapting an array per column), bytea values as hex
@@ -72,6 +74,8 @@ def function_ddl(*, lz4: bool = False) -> str:
         "  IF FOUND THEN\n"
         f"    INSERT INTO segue_rows ({cols}) SELECT ws, {picked}"
         f" FROM json_to_recordset(batch) AS r({record});\n"
+        "    INSERT INTO segue_lex (workspace, term) SELECT ws, unnest(lex)"
+        " ON CONFLICT DO NOTHING;\n"
         "    PERFORM pg_notify(channel, '');\n"
         "    RETURN NULL;\n"
         "  END IF;\n"
@@ -110,8 +114,11 @@ def call_params(
     known: WorkspaceState,
     after: WorkspaceState,
     lines: Sequence[Prepared],
+    lex: Sequence[str],
 ) -> tuple[Any, ...]:
-    """The arguments of :data:`CALL` for a batch planned from ``known`` to ``after``."""
+    """The arguments of :data:`CALL` for a batch planned from ``known`` to ``after``;
+    ``lex``: the literal tokens to add to the vocabulary (those of ``lines`` the caller has
+    not seen committed)."""
     import msgspec
 
     batch = [
@@ -122,7 +129,15 @@ def call_params(
     return (
         workspace, lock_key, f"{lock_timeout_ms}ms", channel, fresh_epoch, fresh_derived,
         *state_values(known), *state_values(after), msgspec.json.encode(batch).decode(),
+        list(lex),
     )
 
 
-__all__ = ["CALL", "call_params", "create_function", "function_ddl"]
+def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> WorkspaceState | None:
+    """One ``segue_append`` call: None when the batch was stored, else the workspace's state
+    (nothing was written)."""
+    got = conn.execute(CALL, params).fetchone()
+    return None if got is None or got[0] is None else state_of(got)
+
+
+__all__ = ["CALL", "call_append", "call_params", "create_function", "function_ddl"]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from segue.history.scan import Source
+from segue.postgres import lexicon
 from segue.postgres.derive import COLUMNS, values
 from segue.postgres.rows import ROOT_POS, Prepared, prepare
 
@@ -42,6 +43,7 @@ COLUMN_TYPES = {
     "kind": "smallint", "length": "integer", "win": "bigint", "wid": "bytea", "wkind": "text",
     "aid": "bytea", "rid": "bytea", "role": "text", "ts": "bigint", "tools": "text",
     "abody": "text", "risky": "boolean", "words": "tsvector", "wlen": "integer", "mach": "boolean",
+    "lit": "tsvector", "longtok": "boolean",
 }
 #: lz4 for this transaction's new long values when the server was built with it
 FAST_TOAST = (
@@ -64,17 +66,21 @@ def fast_toast(conn: psycopg.Connection[Any]) -> None:
 def copy_in(
     conn: psycopg.Connection[Any], workspace: str, chunks: Iterable[Iterable[Prepared]]
 ) -> int:
-    """Store every prepared line of ``chunks`` in one COPY; the number stored. Text format:
-    the words column is a ``tsvector``, for which psycopg has no binary dumper (and the
-    server's own input function is the one that checks and sorts its lexemes)."""
+    """Store every prepared line of ``chunks`` in one COPY, and their literal tokens in the
+    vocabulary (each once); the number stored. Text format: the words and literal columns
+    are ``tsvector``, for which psycopg has no binary dumper (and the server's own input
+    function is the one that checks and sorts its lexemes)."""
     n = 0
+    terms: set[str] = set()
     with conn.cursor() as cur, cur.copy(
         "COPY segue_rows (" + ", ".join(COPY_COLUMNS) + ") FROM STDIN"
     ) as copy:
         for chunk in chunks:
             for p in chunk:
                 copy.write_row(row_values(workspace, p))
+                terms.update(p.agent.lex)
                 n += 1
+    lexicon.add(conn, workspace, terms)
     return n
 
 

@@ -15,14 +15,15 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from segue.postgres.rows import KIND_BOUNDARY, KIND_FLOOR, ROOT_POS, Agent, agent_of
+from segue.postgres import lexicon
+from segue.postgres.rows import KIND_BOUNDARY, KIND_FLOOR, ROOT_POS, Agent, agent_of, people_of
 
 if TYPE_CHECKING:
     import psycopg
 
 _FETCH = 512
 COLUMNS = ("kind", "length", "win", "wid", "wkind", "aid", "rid", "role", "ts", "tools",
-            "abody", "risky", "words", "wlen", "mach")
+            "abody", "risky", "words", "wlen", "mach", "lit", "longtok")
 #: The version of what a row's agent columns are (``agent_of`` and the window walk). Bump it
 #: when that changes: stored columns of another version are derived again (tests/postgres/
 #: test_derived_version.py pins a digest of what a fixed corpus becomes, so a change without
@@ -30,7 +31,8 @@ COLUMNS = ("kind", "length", "win", "wid", "wkind", "aid", "rid", "role", "ts", 
 #: columns alone re-derives nothing, and two versions sharing a database agree.
 #: 2: tool inputs projected as a person reads them (R39); floors exact both ways (R11)
 #: 3: each item's words (R39's words search in SQL): ``words``, ``wlen``, ``mach``
-DERIVED_VERSION = 3
+#: 4: every row's literal tokens (``lit``, ``longtok``) and the vocabulary (``segue_lex``)
+DERIVED_VERSION = 4
 
 
 def fingerprint() -> str:
@@ -42,7 +44,7 @@ def values(agent: Agent) -> tuple[Any, ...]:
     """The agent's columns in the order of :data:`COLUMNS`."""
     return (agent.kind, agent.length, agent.win, agent.wid, agent.wkind, agent.aid, agent.rid,
             agent.role, agent.ts, agent.tools, agent.abody, agent.risky, agent.words,
-            agent.wlen, agent.mach)
+            agent.wlen, agent.mach, agent.lit, agent.longtok)
 
 
 def window_before(conn: psycopg.Connection[Any], workspace: str, pos: int) -> int:
@@ -62,7 +64,7 @@ def rederive(conn: psycopg.Connection[Any], workspace: str, start: int = 0) -> i
         "CREATE TEMP TABLE IF NOT EXISTS segue_derive (pos bigint PRIMARY KEY,"
         " kind smallint, length integer, win bigint, wid bytea, wkind text, aid bytea,"
         " rid bytea, role text, ts bigint, tools text, abody text, risky boolean,"
-        " words tsvector, wlen integer, mach boolean)"
+        " words tsvector, wlen integer, mach boolean, lit tsvector, longtok boolean)"
         " ON COMMIT DROP"
     )
     cur = conn.cursor(name="segue_derive_rows")
@@ -77,10 +79,15 @@ def rederive(conn: psycopg.Connection[Any], workspace: str, start: int = 0) -> i
             if not chunk:
                 break
             rows = []
+            terms: set[str] = set()
             for pos, off, raw in chunk:
-                agent = agent_of(bytes(raw), pos=int(pos), off=int(off), win=win)
+                line = bytes(raw)
+                agent = agent_of(line, pos=int(pos), off=int(off), win=win,
+                                 people=people_of(line))
                 win = agent.win
+                terms.update(agent.lex)
                 rows.append((int(pos), *values(agent)))
+            lexicon.add(conn, workspace, terms)
             with conn.cursor() as c2, c2.copy(
                 "COPY segue_derive (pos, " + ", ".join(COLUMNS) + ") FROM STDIN"
             ) as copy:
@@ -116,11 +123,13 @@ def rederive_row(conn: psycopg.Connection[Any], workspace: str, pos: int) -> Non
     if got is None:
         return
     win = window_before(conn, workspace, pos)
-    agent = agent_of(bytes(got[1]), pos=pos, off=int(got[0]), win=win)
+    line = bytes(got[1])
+    agent = agent_of(line, pos=pos, off=int(got[0]), win=win, people=people_of(line))
     starts = (KIND_BOUNDARY, KIND_FLOOR)
     if agent.kind in starts or got[2] in starts:
         rederive(conn, workspace, pos)
         return
+    lexicon.add(conn, workspace, agent.lex)
     assignments = ", ".join(f"{c} = %s" for c in COLUMNS)
     conn.execute(
         f"UPDATE segue_rows SET {assignments} WHERE workspace = %s AND pos = %s",  # noqa: S608

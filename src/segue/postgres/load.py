@@ -56,3 +56,4 @@ def load_lines(
     with translated("cannot analyze the transcript table", store.url), \
             store._connection() as conn:
         conn.execute("ANALYZE segue_rows")
+        conn.execute("ANALYZE segue_lex")

@@ -7,14 +7,14 @@ step, so both stores answer alike:
 
 * the floor is the newest floor candidate in the snapshot (:func:`floor_pos`); only rows
   after it are considered (a window starting *at* the floor is visible);
-* ``search`` matches in SQL, on the projected text as
-  :func:`~segue.postgres.rows.searchable` spells it, which has a ``pg_trgm`` GIN index:
-  ``LIKE`` on that spelling is exactly the literal, case-insensitive match of R23, except on
-  rows whose text held a lone surrogate (``risky``), which are always candidates and are
-  matched on their bytes. PostgreSQL takes the trigram index for a selective query; a query
-  under three characters has no trigram, and a word most rows hold is found sooner walking
-  ``pos`` in order: the server tests those rows itself, still in SQL. Filters (R36) are part
-  of the ``WHERE``;
+* a literal ``search`` (R23) takes its candidates from each row's literal tokens (``lit``,
+  GIN indexed; :mod:`segue.postgres.lexicon` turns the query's pieces into the lexemes
+  they can be, through the workspace's vocabulary), plus the ``risky`` rows and, for a long
+  piece, the rows holding a token longer than the index keeps whole; every candidate is
+  matched on its row read again, so the answer is exactly the scan's. A query no piece of
+  which narrows the search (no ASCII letter or digit, only pieces shorter than a trigram, or
+  pieces too common to help) walks the items in order, each examined row counted against
+  R24's bound as the history index counts it. Filters (R36) are part of the ``WHERE``;
 * a words search (R39) takes its candidates from the ``words`` column's GIN index and, in
   relevance order, ranks them with BM25 in SQL (:mod:`segue.postgres.words`): the best
   :data:`RANKED` items above the floor as of the first page, then every other hit newest
@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from segue.context.boundaries import ROOT_WINDOW_ID
 from segue.context.floor import mentions_reset_key
 from segue.history.scan import MAX_LINE
+from segue.postgres import lexicon
 from segue.postgres import words as sql_words
 from segue.postgres.rows import (
     KIND_FLOOR,
@@ -46,13 +47,11 @@ from segue.postgres.rows import (
     TOOL_SEP,
     id_bytes,
     id_str,
-    like_pattern,
     searchable,
     storable,
 )
 from segue.retrieval import pages, pages_read
 from segue.retrieval.cursor import CursorState
-from segue.retrieval.index_query import fts_key
 from segue.retrieval.project import Kind, Seen, classify
 from segue.retrieval.reader import RawLine
 
@@ -85,6 +84,8 @@ class Sql:
     floor: int
     #: rows read ahead in one query (pos -> off, raw), taken by the page that reads them
     ahead: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    #: a literal search's candidates (:func:`segue.postgres.lexicon.literal`), once known
+    literal: lexicon.LitQuery | None = None
 
     def rows(self, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
         return self.query(sql, [self.workspace, *args])
@@ -230,9 +231,6 @@ def _candidates(
     fetched a few more than the page can show at a time."""
     _, direction = _order(ctx)
     narrow, nargs = _filters(ctx)
-    if not ctx.req.words and fts_key(ctx.req.key) is None:
-        yield from _examined(ctx, sql, bound)
-        return
     if ctx.req.words:  # the items holding a term of the query, and the risky ones
         found = sql_words.tokens(ctx.req.key)
         if not found:
@@ -240,11 +238,16 @@ def _candidates(
         like = " AND (r.words @@ %s::tsquery OR r.risky)"
         largs = [sql_words.tsquery(found)]
     else:
-        like = r" AND (r.abody LIKE %s ESCAPE '\' OR r.risky)"
-        largs = [like_pattern(ctx.req.key)]
+        if sql.literal is None:  # the query's candidates, looked up once per call
+            sql.literal = lexicon.literal(sql.conn, sql.workspace, ctx.req.key)
+        if sql.literal.match is None:
+            yield from _examined(ctx, sql, bound)
+            return
+        cond, largs = lexicon.condition(sql.literal)
+        like = " AND " + cond
     while True:
         lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
-        # PostgreSQL plans it: the trigram index for a selective query, a walk along ``pos``
+        # PostgreSQL plans it: the GIN index for a selective query, a walk along ``pos``
         # (a word most rows hold: the page is a few rows away) otherwise; both in SQL.
         batch = _fetch(
             ctx, sql,
@@ -261,8 +264,8 @@ def _candidates(
 
 
 def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, str]]:
-    """A literal query without a trigram key (under 3 characters): every item row in the
-    page's order, each examined one counted against R24's bound as the history index counts
+    """A literal query no piece of which narrows the search: every item row in the page's
+    order, each examined one counted against R24's bound as the history index counts
     it (:func:`segue.retrieval.index_pages._examined`); ``~pos`` says the bound ends before
     the row at ``pos``."""
     _, direction = _order(ctx)
@@ -293,7 +296,7 @@ def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, 
 
 
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
-    """A literal search (the trigram index's candidates), a words search in relevance order
+    """A literal search (the literal tokens' candidates), a words search in relevance order
     (:func:`_ranked`), or one newest or oldest first (the words index's candidates)."""
     if ctx.req.words and ctx.req.relevance:
         return _ranked(ctx, sql, state)

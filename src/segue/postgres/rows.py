@@ -9,14 +9,16 @@ the files:
 * the agent's view (``session_history``, :class:`Agent`): the very
   :func:`segue.retrieval.project.classify` of the bounded scan and of the history index
   (kind, window, projection R25, floor candidates R11 including undecodable lines), the
-  item's ids, role and tool names (R36), its projected text folded for ``pg_trgm``, and its
-  words (R39): the terms :func:`segue.retrieval.words.terms` finds it by, each with its
-  count, in PostgreSQL's ``tsvector`` spelling (:func:`words_of`).
+  item's ids, role and tool names (R36), its projected text folded (:func:`searchable`),
+  its words (R39): the terms :func:`segue.retrieval.words.terms` finds it by, each with its
+  count, in PostgreSQL's ``tsvector`` spelling (:func:`words_of`); and every row's literal
+  tokens, those of the agent's and of people's text (:mod:`segue.postgres.lit`).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -32,10 +34,11 @@ from segue.context.boundaries import (
 from segue.context.floor import mentions_reset_key
 from segue.history.scan import MAX_LINE, parse_line
 from segue.messages import Row
+from segue.postgres.lit import EMPTY, Lit, fold, lit_of
 from segue.retrieval.filters import tool_names
+from segue.retrieval.index_words import words_and_lines
 from segue.retrieval.project import Kind, classify, raw_window_id
 from segue.retrieval.reader import RawLine
-from segue.retrieval.words import terms
 from segue.views.project import display, is_hidden
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -65,8 +68,11 @@ class Agent:
     quarantine that moves later bytes moves it too) and its kind in ``wkind``. Items have
     their ids (UTF-8, lone surrogates kept), role, timestamp, tool names and ``abody``, the
     projected text as :func:`searchable` spells it; ``risky``: the text held a lone
-    surrogate, or more words than a ``tsvector`` holds, so the search spelling may miss it
-    and the row is always a candidate. ``words``: the item's terms and their counts
+    surrogate, or more words or tokens than a ``tsvector`` holds, so the search spelling may
+    miss it and the row is always a candidate. ``lit``: the row's literal tokens (the
+    agent's and people's text, :func:`segue.postgres.lit.lit_of`) as a ``tsvector``,
+    ``longtok`` whether one was kept as windows, ``lex`` the tokens themselves (for the
+    vocabulary; not a column). ``words``: the item's terms and their counts
     (:func:`words_of`), ``wlen`` how many terms it has (BM25's document length) and
     ``mach`` whether the text is a machine-authored note (ranked below people's)."""
 
@@ -85,6 +91,9 @@ class Agent:
     words: str | None = None
     wlen: int | None = None
     mach: bool | None = None
+    lit: str | None = None
+    longtok: bool = False
+    lex: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -100,20 +109,7 @@ class Prepared:
     agent: Agent
 
 
-def _fold_char(c: str) -> str:
-    up = c.upper()
-    low = (up if len(up) == 1 else c).lower()
-    return low[0] if low else c
-
-
-def fold(text: str) -> str:
-    """One code point per code point, case folded so that characters ``re.IGNORECASE``
-    treats as equal (``K``/``k``/Kelvin sign, ``ſ``/``s``, ``İ``/``i``) fold alike."""
-    if text.isascii():  # the common case, and the same answer as the loop below
-        return text.lower()
-    return "".join(_fold_char(c) if not c.isascii() else c.lower() for c in text)
-
-
+@functools.lru_cache(maxsize=4)  # people's text is mostly the agent's: folded once
 def searchable(text: str) -> str:
     """The search index's spelling of a text: folded (see :func:`fold`) and storable in
     PostgreSQL (no NUL, no lone surrogate). Index hits are only candidates, confirmed on the
@@ -121,11 +117,17 @@ def searchable(text: str) -> str:
     return _UNSTORABLE.sub("\ufffd", fold(text))
 
 
-def body_of(row: Row) -> str | None:
+def people_text(row: Row) -> str | None:
     """The text ``segue history search`` matches, for rows that are items (views.walk)."""
     if is_hidden(row) or (is_boundary(row) and not is_compaction_boundary(row)):
         return None
-    return searchable(display(row).text)
+    return display(row).text
+
+
+def body_of(row: Row) -> str | None:
+    """:func:`people_text` as the ``body`` column holds it (:func:`searchable`)."""
+    text = people_text(row)
+    return None if text is None else searchable(text)
 
 
 def id_bytes(ident: str) -> bytes:
@@ -142,9 +144,20 @@ def storable(text: str) -> str:
     return _UNSTORABLE.sub("\ufffd", text)
 
 
-def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
+def people_of(raw: bytes) -> str | None:
+    """:func:`people_text` of the line ``raw`` (None: it is no row people search)."""
+    row = parse_line(raw) if len(raw) <= MAX_LINE else None
+    return None if row is None else people_text(row)
+
+
+def _lit(texts: tuple[str | None, ...], split: list[str] | None = None) -> Lit:
+    return lit_of(texts, split) if any(texts) else EMPTY
+
+
+def agent_of(raw: bytes, *, pos: int, off: int, win: int, people: str | None) -> Agent:
     """The agent's columns of the line ``raw`` (without its newline) stored at ``pos`` and
-    global byte offset ``off``, in the window starting at ``win``."""
+    global byte offset ``off``, in the window starting at ``win``; ``people`` is the line's
+    :func:`people_text` (its tokens join the row's literal tokens)."""
     length = len(raw) + 1
     line = RawLine(
         off, off + length, raw if len(raw) <= MAX_LINE else None, mentions_reset_key(raw), True
@@ -153,12 +166,17 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
     kind = KINDS[seen.kind]
     if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
         own = None if seen.window_id == raw_window_id(line) else id_bytes(seen.window_id)
-        return Agent(kind, length, pos, own, seen.window_kind)
+        lit = _lit((people,))
+        return Agent(kind, length, pos, own, seen.window_kind, risky=lit.risky,
+                     lit=lit.vector, longtok=lit.long, lex=lit.terms)
     item = seen.item
     if item is None or seen.row is None:
-        return Agent(kind, length, win)
+        lit = _lit((people,))
+        return Agent(kind, length, win, risky=lit.risky, lit=lit.vector,
+                     longtok=lit.long, lex=lit.terms)
     names = tool_names(seen.row)
-    words, wlen = words_of(item.text)
+    words, wlen, split = _words(item.text)
+    lit = _lit((item.text,) if people == item.text else (item.text, people), split)
     return Agent(
         kind,
         length,
@@ -169,10 +187,13 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int) -> Agent:
         ts=item.timestamp,
         tools=storable(TOOL_SEP + TOOL_SEP.join(names) + TOOL_SEP),
         abody=searchable(item.text),
-        risky=words is None or _SURROGATE.search(item.text) is not None,
+        risky=words is None or lit.risky or _SURROGATE.search(item.text) is not None,
         words=words,
         wlen=wlen,
         mach=item.machine,
+        lit=lit.vector,
+        longtok=lit.long,
+        lex=lit.terms,
     )
 
 
@@ -185,13 +206,22 @@ def words_of(text: str) -> tuple[str | None, int]:
     holds a term: bit ``k`` of ``count - 1`` (the count up to :data:`MAX_COUNT`) set is the
     lexeme + ``k``. No positions: the vector is what the index is built from, not read
     back."""
-    found = terms(text)
-    known, spell = _LEXEMES.get, _SPELLINGS
+    vector, n, _ = _words(text)
+    return vector, n
+
+
+def _words(text: str) -> tuple[str | None, int, list[str]]:
+    """:func:`words_of`, and the text's lines. The terms come as their lexemes from the
+    history index's analysis (``index_words.words_and_lines``: each distinct line and chunk
+    analysed once, the lexemes :func:`lexeme` spells), in another order but the same
+    multiset."""
+    spelled, split = words_and_lines(text)
+    found = spelled.split()
+    spell = _SPELLINGS
     vector = " ".join([
-        spell[min(n, MAX_COUNT) - 1].format(known(term) or lexeme(term))
-        for term, n in Counter(found).items()
+        t if n == 1 else spell[min(n, MAX_COUNT) - 1].format(t) for t, n in Counter(found).items()
     ])
-    return (vector if len(vector) <= MAX_WORDS else None), len(found)
+    return (vector if len(vector) <= MAX_WORDS else None), len(found), split
 
 
 #: :func:`lexeme`'s cache (an agent's transcript repeats its terms); emptied when full
@@ -226,16 +256,17 @@ def prepare(
     out: list[Prepared] = []
     for raw in raws:
         row = parse_line(raw) if len(raw) <= MAX_LINE else None
-        body: str | None = None
+        people: str | None = None
         item: str | None = None
         seq: int | None = None
         if row is not None:
             if is_boundary(row):
                 window_id = window_id_of_boundary(row)
-            body = body_of(row)
+            people = people_text(row)
             item = item_id(row)
             seq = row.sequence
-        agent = agent_of(raw, pos=pos, off=off, win=win)
+        body = None if people is None else searchable(people)
+        agent = agent_of(raw, pos=pos, off=off, win=win, people=people)
         win = agent.win
         out.append(
             Prepared(pos, off, raw, seq, item, mentions_reset_key(raw), window_id, body, agent)

@@ -14,18 +14,24 @@ Schema (version :data:`SCHEMA_VERSION`):
 * ``segue_rows``: every physical line, oldest first by ``pos``: its exact bytes (``bytea``,
   so invalid UTF-8 and unparseable lines survive), byte offset ``off`` in the history as the
   JSONL files would hold it, its sequence, whether it mentions the reset key, its window id
-  and its displayed text for people's search, indexed with ``pg_trgm`` (GIN).
+  and its displayed text for people's search (up to version 4 with a ``pg_trgm`` index).
 * version 2 adds what ``session_history`` answers from (``rows.Agent``): each line's kind
   (item, boundary, floor candidate, other), its window, ids, role, tool names and projected
-  text (R25) with its own ``pg_trgm`` index, and per workspace the agent's open window and
-  the fingerprint of the code that derived the columns.
+  text (R25) (up to version 4 with its own ``pg_trgm`` index), and per workspace the
+  agent's open window and the fingerprint of the code that derived the columns.
 * version 3 adds each item's words for R39's words search (``rows.words_of``: a
   ``tsvector`` of the terms the history index's words table holds, with their counts, GIN
   indexed), its number of terms and whether it is a machine note; the GIN indexes keep a
-  short pending list (:data:`_PENDING_KB`). Its last step fills in
-  the agent's columns (versions 2 and 3) of the rows already stored (``derive.backfill``).
+  short pending list (:data:`_PENDING_KB`).
 * version 4 adds ``segue_append``, the server-side function that appends a batch in one
   statement (``append_call``), over every column the versions before it made.
+* version 5 answers literal search without ``pg_trgm`` (:mod:`segue.postgres.lit`): each
+  row's literal tokens (``lit``, a ``tsvector`` with a GIN index; ``longtok``: a token kept
+  as windows) and the per-workspace vocabulary ``segue_lex`` (every distinct token, with a
+  GIN index over its trigrams, ``segue_grams``); it drops both trigram indexes, creates
+  ``segue_append`` again over the new columns, and its last step derives every stored row's
+  agent columns (versions 2, 3 and 5) and fills the vocabulary (``derive.backfill``). The
+  extension is no longer needed; a database that has it keeps it.
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -42,7 +48,7 @@ from segue.errors import StoreError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: advisory lock key (a constant outside the per-workspace key space's usual range) held
 #: while migrating
 _MIGRATE_KEY = 0x5E6E_0000
@@ -82,8 +88,6 @@ _V1: tuple[Step, ...] = (
     " window_id text NOT NULL,"
     " body text,"
     " PRIMARY KEY (workspace, pos))",
-    "CREATE INDEX IF NOT EXISTS segue_rows_body_trgm ON segue_rows"
-    " USING gin (body gin_trgm_ops)",
     "CREATE INDEX IF NOT EXISTS segue_rows_marker ON segue_rows (workspace, pos) WHERE marker",
 )
 
@@ -104,8 +108,6 @@ _V2: tuple[Step, ...] = (
     " ADD COLUMN IF NOT EXISTS tools text,"
     " ADD COLUMN IF NOT EXISTS abody text,"
     " ADD COLUMN IF NOT EXISTS risky boolean",
-    "CREATE INDEX IF NOT EXISTS segue_rows_abody_trgm ON segue_rows"
-    " USING gin (abody gin_trgm_ops)",
     "CREATE INDEX IF NOT EXISTS segue_rows_kind ON segue_rows (workspace, kind, pos)",
     "CREATE INDEX IF NOT EXISTS segue_rows_win ON segue_rows (workspace, win, pos)"
     " WHERE kind = 0",
@@ -126,17 +128,45 @@ _V3: tuple[Step, ...] = (
     " ADD COLUMN IF NOT EXISTS mach boolean",
     "CREATE INDEX IF NOT EXISTS segue_rows_words ON segue_rows USING gin (words)"
     f" WITH (gin_pending_list_limit = {_PENDING_KB})",
-    # every search reads a GIN index's whole pending list (4 MB by default: ~10 ms a query)
-    f"ALTER INDEX segue_rows_body_trgm SET (gin_pending_list_limit = {_PENDING_KB})",
-    f"ALTER INDEX segue_rows_abody_trgm SET (gin_pending_list_limit = {_PENDING_KB})",
-    _backfill,  # once every column exists
 )
 
 _V4: tuple[Step, ...] = (_append_function,)
 
+#: the distinct trigrams of a vocabulary term (``lit.grams`` computes the same of a query)
+_GRAMS = (
+    "CREATE OR REPLACE FUNCTION segue_grams(t text) RETURNS text[]"
+    " LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS"
+    " $$ SELECT coalesce(array_agg(DISTINCT substr(t, i, 3)), '{}')"
+    " FROM generate_series(1, length(t) - 2) AS i $$"
+)
+
+_V5: tuple[Step, ...] = (
+    "ALTER TABLE segue_rows"
+    " ADD COLUMN IF NOT EXISTS lit tsvector,"
+    " ADD COLUMN IF NOT EXISTS longtok boolean NOT NULL DEFAULT false",
+    # byte order ("C"): a prefix is a range of the primary key
+    "CREATE TABLE IF NOT EXISTS segue_lex ("
+    " workspace text NOT NULL,"
+    ' term text COLLATE "C" NOT NULL,'
+    " PRIMARY KEY (workspace, term))",
+    _GRAMS,
+    "CREATE INDEX IF NOT EXISTS segue_lex_grams ON segue_lex USING gin (segue_grams(term))"
+    f" WITH (gin_pending_list_limit = {_PENDING_KB})",
+    # every search reads a GIN index's whole pending list (4 MB by default: ~10 ms a query)
+    "CREATE INDEX IF NOT EXISTS segue_rows_lit ON segue_rows USING gin (lit)"
+    f" WITH (gin_pending_list_limit = {_PENDING_KB})",
+    "CREATE INDEX IF NOT EXISTS segue_rows_longtok ON segue_rows (workspace, pos)"
+    " WHERE longtok",
+    "DROP INDEX IF EXISTS segue_rows_body_trgm",
+    "DROP INDEX IF EXISTS segue_rows_abody_trgm",
+    "DROP FUNCTION IF EXISTS segue_append",  # its arguments change: not replaced in place
+    _append_function,
+    _backfill,  # once every column exists
+)
+
 #: version -> steps (statements, or functions of the connection) taking the schema from
 #: version-1 to version
-MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
+MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
 
 
 def _psycopg() -> Any:
@@ -231,7 +261,6 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
                 f"{SCHEMA_VERSION}: upgrade segue",
                 code="schema_too_new",
             )
-        _extension(conn)
         conn.execute("CREATE TABLE IF NOT EXISTS segue_schema (version integer NOT NULL)")
         for version in range(have + 1, SCHEMA_VERSION + 1):
             for step in MIGRATIONS[version]:
@@ -240,31 +269,6 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
                 else:
                     step(conn)
             conn.execute("INSERT INTO segue_schema (version) VALUES (%s)", (version,))
-
-
-def _extension(conn: psycopg.Connection[Any]) -> None:
-    have = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone()
-    if have is not None:
-        return
-    available = conn.execute(
-        "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'"
-    ).fetchone()
-    if available is None:
-        raise StoreError(
-            "the PostgreSQL server lacks the pg_trgm extension that segue's search needs "
-            "(Debian: apt-get install postgresql-contrib)",
-            code="extension_missing",
-        )
-    psycopg = _psycopg()
-    try:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-    except psycopg.errors.InsufficientPrivilege:
-        raise StoreError(
-            f"database {conn.info.dbname!r} lacks the pg_trgm extension that segue's search "
-            "needs, and this role may not create it: have the database owner or a superuser "
-            "run CREATE EXTENSION pg_trgm; in it",
-            code="extension_missing",
-        ) from None
 
 
 @contextmanager

@@ -1,6 +1,7 @@
-"""``segue history search`` over the PostgreSQL store: candidates from the ``pg_trgm`` index,
-each confirmed on its row with the very matching rule of :func:`segue.views.windows.search`,
-so both stores answer alike and no table is scanned in Python."""
+"""``segue history search`` over the PostgreSQL store: candidates from the rows' literal
+tokens (``store.search_lines``, :mod:`segue.postgres.lexicon`), each confirmed on its row
+with the very matching rule of :func:`segue.views.windows.search`, so both stores answer
+alike and no table is scanned in Python."""
 
 from __future__ import annotations
 

@@ -60,11 +60,12 @@ from segue.postgres.append import (
     state_values,
 )
 from segue.postgres.append import copy_rows as _copy
-from segue.postgres.append_call import CALL, call_params
+from segue.postgres.append_call import call_append, call_params
 from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
+from segue.postgres.lexicon import Committed
 from segue.postgres.pool import shared_pool
-from segue.postgres.rows import ROOT_POS, Prepared, like_pattern, prepare, searchable
+from segue.postgres.rows import ROOT_POS, Prepared, prepare, searchable
 from segue.postgres.schema import connect, ensure_schema, redact, translated
 from segue.postgres.snapshot import PgLine, PgSnapshot, chat_off, entries
 
@@ -88,13 +89,6 @@ _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
 _ATTEMPTS = 1
 #: the state given when there is none to plan from (its NULL epoch matches no workspace)
 _NO_STATE = WorkspaceState(None, 0, 0, 0, 0, "w:0", ROOT_POS, "")  # type: ignore[arg-type]
-
-
-def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> WorkspaceState | None:
-    """One ``segue_append`` call: None when the batch was stored, else the workspace's state
-    (nothing was written)."""
-    got = conn.execute(CALL, params).fetchone()
-    return None if got is None or got[0] is None else state_of(got)
 
 
 def lock_key(workspace_id: str) -> int:
@@ -135,6 +129,7 @@ class PostgresStore:
         self._holder: psycopg.Connection[Any] | None = None
         #: the workspace's state as this store's last append left it (None: not known)
         self._known: WorkspaceState | None = None
+        self._lexed = Committed()  # literal tokens in the vocabulary, not sent again
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -364,6 +359,7 @@ class PostgresStore:
             known=known if known is not None else _NO_STATE,
             after=after if after is not None else _NO_STATE,
             lines=prepared,
+            lex=self._lexed.fresh(prepared),
         )
         try:
             moved = call_append(conn, params)
@@ -371,6 +367,7 @@ class PostgresStore:
             raise LockTimeout(self._lock_name(), self.lock_timeout) from None
         if moved is None and after is not None:
             self._known = after
+            self._lexed.sent(committed=conn.info.transaction_status.name == "IDLE")
         return stored, moved
 
     def _append_call(self, rows: Sequence[Row], known: WorkspaceState | None) -> list[Row] | None:
@@ -403,6 +400,7 @@ class PostgresStore:
             stored, missed = self._call(conn, rows, state, lock=False)
             if missed is not None:
                 raise StoreError("the workspace moved on under its lock")
+        self._lexed.committed()
         return stored
 
     def _insert(
@@ -582,8 +580,15 @@ class PostgresStore:
 
     def search_lines(self, query: str) -> Iterator[PgLine]:
         """Lines whose displayed text may contain ``query`` (case-insensitive), oldest first,
-        found through the ``pg_trgm`` index; callers confirm each hit on the row itself."""
-        return self._query(r"body LIKE %s ESCAPE '\'", (like_pattern(query),), "ASC")
+        found through the rows' literal tokens (:mod:`segue.postgres.lexicon`), or tested by
+        the server on every row when no piece of the query narrows the search; callers
+        confirm each hit on the row itself."""
+        from segue.postgres.lexicon import people_where
+
+        with self.snapshot() as snap:
+            with translated("cannot search the transcript", self.url):
+                where, params = people_where(snap.conn, self.workspace_id, query)
+            yield from snap.lines(where, params, "ASC")
 
     def verify(self) -> VerifyReport:
         from segue.postgres.verify import verify_lines
