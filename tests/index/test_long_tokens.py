@@ -82,3 +82,22 @@ def test_a_query_no_long_token_holds_does_not_read_them(tmp_path: Path) -> None:
     answer = index.call({"action": "search", "match": "literal", "query": "zzqqxx"})
     assert answer["ok"] and answer["items"] == [] and not answer.get("nextCursor")
     assert answer["scanned"]["rows"] == 0  # neither long row was read to say so
+
+
+
+def test_a_whole_long_token_between_separators_is_found_as_the_scan_finds_it(
+    tmp_path: Path,
+) -> None:
+    """A query that holds a long token whole, with separators on both sides, names it as an
+    exact token, longer than any the vocabulary keeps: the index still finds its row."""
+    layout = _history(tmp_path)
+    token = BLOB[:600]
+    HistoryStore(layout, durable=False).append([_row(102, f"key e {token} a done")])
+    index = SessionHistoryTool.over(pick_backend(layout, None))
+    scan = SessionHistoryTool.over(pick_backend(layout, None, use_index=False))
+    for query in (f"e {token} a", f"{token} a", f"e {token}", f"key e {token} a done"):
+        args = {"action": "search", "match": "literal", "query": query}
+        want, _ = _all(scan, args)
+        assert want, query[:40]  # the differential compared a hit
+        assert _all(index, args)[0] == want, query[:40]
+        assert index.index_problem is None

@@ -41,7 +41,7 @@ def _pause_inside(pause: Path) -> None:
         return None
 
     setattr(PostgresStore, "_append_call", no_single_statement)  # noqa: B010
-    real_call = postgres.call_append
+    real_call = getattr(postgres, "call_append")  # noqa: B009 (the name the store calls)
 
     def call_then_wait(*args: Any) -> Any:
         moved = real_call(*args)

@@ -48,6 +48,10 @@ _MAX_GRAM_ROWS = 8 * MAX_TERMS
 def _terms(conn: sqlite3.Connection, piece: Piece) -> list[str] | None:
     """The ``lex`` tokens the piece picks out, or None when there are too many to use."""
     text = piece.text
+    if len(text) > LEX_MAX:
+        # the vocabulary keeps such a token only as windows: a row holding it holds a long
+        # token, so it is one of the risky rows read for a long piece (see candidates)
+        return []
     if piece.need is Need.EXACT:
         got = conn.execute("SELECT term FROM lex WHERE term = ?", (text,)).fetchall()
         return [str(r[0]) for r in got]
@@ -104,7 +108,8 @@ def candidates(
     # a row whose only risk is a long token is a candidate only for a piece longer than its
     # windows cover (index_words.long_token_windows)
     long_piece = any(
-        p.need is not Need.EXACT and len(p.text) > LEX_MAX // 2 for p in pieces(query)
+        len(p.text) > (LEX_MAX if p.need is Need.EXACT else LEX_MAX // 2)
+        for p in pieces(query)
     )
     return _merged(conn, match, lo, hi, newest=newest, long_piece=long_piece)
 
