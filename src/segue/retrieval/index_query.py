@@ -18,26 +18,12 @@ says so and the caller reads the rows in order, within R24's bounds.
 from __future__ import annotations
 
 import heapq
-import re
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
 from segue.retrieval.index_ddl import LEX_MAX
 from segue.retrieval.index_literal import Need, Piece, pieces
-
-_ASCII_RUN = re.compile(r"[\x20-\x7e]{3,}")
-
-
-def fts_key(query: str) -> str | None:
-    """Text every hit of ``query`` contains, ASCII case aside, for a trigram index (the
-    PostgreSQL store's): the longest run of printable ASCII (at least 3 characters). Under
-    ``re.IGNORECASE`` an ASCII character matches only itself and its ASCII case partner,
-    except K, S and I, which also match K (Kelvin), ſ, İ and ı: rows holding one of those are
-    always candidates too (``risky``). None: no such run (the candidate rows are scanned)."""
-    runs = _ASCII_RUN.findall(query)
-    return max(runs, key=len) if runs else None
-
 
 #: tokens one piece may stand for in the ``lit`` query
 MAX_TERMS = 256
