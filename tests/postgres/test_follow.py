@@ -11,7 +11,8 @@ from pathlib import Path
 import psycopg
 
 from segue.messages import decode_row
-from segue.postgres.store import PostgresStore, notify_channel
+from segue.postgres.keys import notify_channel
+from segue.postgres.store import PostgresStore
 from segue.postgres.watch import ListenWatch
 from tests.cli.follow_proc import Follower, batch_file, lines, ok, reset_row, row, segue
 

@@ -36,7 +36,6 @@ Invariants (the JSONL store's, kept with the database's own tools):
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -63,6 +62,7 @@ from segue.postgres.append import copy_rows as _copy
 from segue.postgres.append_call import call_append, call_params
 from segue.postgres.bulk import raw_lines as _raw_lines
 from segue.postgres.derive import fingerprint, rederive, rederive_row
+from segue.postgres.keys import lock_key, notify_channel
 from segue.postgres.lexicon import Committed
 from segue.postgres.pool import shared_pool
 from segue.postgres.rows import ROOT_POS, Prepared, prepare, searchable
@@ -89,19 +89,6 @@ _STATE_FOR_UPDATE = _STATE + " FOR UPDATE"
 _ATTEMPTS = 1
 #: the state given when there is none to plan from (its NULL epoch matches no workspace)
 _NO_STATE = WorkspaceState(None, 0, 0, 0, 0, "w:0", ROOT_POS, "")  # type: ignore[arg-type]
-
-
-def lock_key(workspace_id: str) -> int:
-    """The advisory lock key of a workspace: the first 8 bytes of a SHA-256, signed (stable
-    across processes, machines and PostgreSQL versions, unlike ``hashtext``)."""
-    digest = hashlib.sha256(b"segue-workspace:" + workspace_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
-def notify_channel(workspace_id: str) -> str:
-    """The ``LISTEN``/``NOTIFY`` channel of a workspace: an identifier derived from its lock
-    key (a workspace id may hold characters no identifier may, and be longer than 63)."""
-    return f"segue_ws_{lock_key(workspace_id) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
 
 
 class PostgresStore:

@@ -8,8 +8,8 @@ from segue.postgres.schema import connect, translated
 
 
 def channel(workspace_id: str) -> str:
-    """The ``LISTEN``/``NOTIFY`` channel of a workspace (:func:`postgres.notify_channel`)."""
-    from segue.postgres.store import notify_channel
+    """The ``LISTEN``/``NOTIFY`` channel of a workspace (:mod:`segue.postgres.keys`)."""
+    from segue.postgres.keys import notify_channel
 
     return notify_channel(workspace_id)
 
