@@ -505,17 +505,27 @@ def catch_up(
     try:
         done = a + meta.chat_read
         batch: list[Record] = []
-        size = _BATCH if deadline is None else _TIMED_BATCH
+        per_row: float | None = None  # what an insert took per row in this call
         for line in reader:
             if not line.complete:
                 break
             batch.append(walker.record(line))
             done = line.end
-            if len(batch) >= size:
+            full = len(batch) >= _BATCH
+            if deadline is not None and (full or len(batch) % _TIMED_BATCH == 0):
+                # Insert in large batches (small ones cost more per row) but never let the
+                # next one end past the deadline: the clock is read every _TIMED_BATCH rows,
+                # and an insert's cost is known from the call's first (small) one.
+                now = time.monotonic()
+                if full or per_row is None or now + per_row * len(batch) >= deadline:
+                    added |= _insert(conn, batch, known=lines)
+                    per_row = (time.monotonic() - now) / len(batch)
+                    batch = []
+                    if time.monotonic() >= deadline:
+                        break  # the clock is read after an insert, so its cost is counted
+            elif full:
                 added |= _insert(conn, batch, known=lines)
                 batch = []
-                if deadline is not None and time.monotonic() >= deadline:
-                    break  # the clock is read after an insert, so its cost is counted
         if batch:
             added |= _insert(conn, batch, known=lines)
         new = Meta(
