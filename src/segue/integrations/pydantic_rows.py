@@ -141,21 +141,7 @@ def message_row(
                     )
     else:
         role = "assistant"
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                parts.append(Part(type="text", text=part.content, state="done"))
-            elif isinstance(part, ToolCallPart):
-                parts.append(
-                    Part(
-                        type="dynamic-tool",
-                        toolCallId=part.tool_call_id,
-                        toolName=part.tool_name,
-                        input=part.args_as_dict(),
-                        state="input-available",
-                    )
-                )
-            elif isinstance(part, ThinkingPart):
-                parts.append(Part(type="reasoning", text=part.content))
+        parts.extend(_response_parts(message))
     if not parts:
         parts.append(Part(type=OPAQUE_PART))
     return make_row(role, id=row_id, parts=parts, metadata=meta)
@@ -246,6 +232,17 @@ def _step_row(response: ModelResponse, request: ModelRequest, *, row_id: str, no
             results[part.tool_call_id] = {"success": False, "error": part.model_response()}
         elif isinstance(part, ToolReturnPart):
             results[part.tool_call_id] = _failure(part) or _output(part)
+    parts = _response_parts(response, results)
+    dumped = ModelMessagesTypeAdapter.dump_python([response, request], mode="json")
+    meta: dict[str, Any] = {"timestamp": now_ms, MESSAGES_KEY: dumped}
+    return make_row("assistant", id=row_id, parts=parts, metadata=meta)
+
+
+def _response_parts(
+    response: ModelResponse, results: Mapping[str, Any] | None = None
+) -> list[Part]:
+    """A response's parts as a row's. With ``results`` (the answers by call id) each call
+    is settled (``output-available``); without, it waits for its answer."""
     parts: list[Part] = []
     for item in response.parts:
         if isinstance(item, TextPart):
@@ -259,13 +256,11 @@ def _step_row(response: ModelResponse, request: ModelRequest, *, row_id: str, no
                     toolCallId=item.tool_call_id,
                     toolName=item.tool_name,
                     input=item.args_as_dict(),
-                    state="output-available",
-                    output=results[item.tool_call_id],
+                    state="input-available" if results is None else "output-available",
+                    output=None if results is None else results[item.tool_call_id],
                 )
             )
-    dumped = ModelMessagesTypeAdapter.dump_python([response, request], mode="json")
-    meta: dict[str, Any] = {"timestamp": now_ms, MESSAGES_KEY: dumped}
-    return make_row("assistant", id=row_id, parts=parts, metadata=meta)
+    return parts
 
 
 def row_messages(row: Row) -> list[ModelMessage]:
