@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from segue.errors import MissingSetup, ProviderError, TransientProviderError, UsageError
+from segue.errors import ProviderError, TransientProviderError, UsageError
 from segue.providers.base import (
     EventSink,
     FinishReason,
@@ -68,6 +68,8 @@ from segue.providers.request import (
 from segue.providers.retry import RetryPolicy
 from segue.providers.sdk_base import (
     SdkProvider,
+    api_key,
+    client_options,
     dropped,
     missing_sdk,
     transport_errors,
@@ -414,10 +416,7 @@ def build(
         raise missing_sdk(model, "OpenAI", "openai") from None
     provider = model.partition(":")[0]
     if provider == "openai":
-        key = environ.get(OPENAI_KEY_ENV, "").strip()
-        if not key:
-            raise MissingSetup(f"model {model!r} needs an OpenAI API key: "
-                             f"export {OPENAI_KEY_ENV}=sk-…")
+        key = api_key(environ, OPENAI_KEY_ENV, model=model, vendor="OpenAI", example="sk-…")
         base_url = environ.get(OPENAI_URL_ENV, "").strip() or None
         label, key_env = "OpenAI", OPENAI_KEY_ENV
     else:
@@ -430,12 +429,7 @@ def build(
                 cli=head + f"`segue settings set {COMPAT_URL_SETTING} URL`")
         key = environ.get(COMPAT_KEY_ENV, "").strip() or NO_KEY
         label, key_env = f"the OpenAI-compatible server at {base_url}", COMPAT_KEY_ENV
-    options: dict[str, Any] = {"api_key": key, "base_url": base_url,
-                               # Retries are counted once, by segue.providers.retry.
-                               "max_retries": 0}
-    if http_client is not None:
-        options["http_client"] = http_client
-    client = openai.OpenAI(**options)
+    client = openai.OpenAI(**client_options(key, base_url, http_client))
     return OpenAIChatProvider(model, client, context_window=context_window, encoding=encoding,
                               label=label, key_env=key_env, retry=retry,
                               cache_key=provider == "openai")
