@@ -37,6 +37,22 @@ def run_segue(home: Path, workspace: str, *args: str) -> subprocess.CompletedPro
     )
 
 
+def run_example(home: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """``examples/<script>`` as a real process with ``SEGUE_HOME=home``; it must exit 0 and
+    print the detail its look-back recovered from the first window."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script)],
+        env=env(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "4711-0815" in done.stdout
+    return done
+
+
 def windows_json(home: Path, workspace: str) -> list[dict[str, Any]]:
     done = run_segue(home, workspace, "history", "windows", "--json")
     assert done.returncode == 0, done.stderr
@@ -101,3 +117,12 @@ def assert_rollover_shapes(
         assert trigger["metadata"]["uiVisible"] is False
     seqs = [r["metadata"]["historySequence"] for r in (boundary, lead_in, trigger)]
     assert seqs == list(range(seqs[0], seqs[0] + 3))
+
+
+def assert_quarantined(row: dict[str, Any], word: str) -> None:
+    """``row`` is a human message kept transcript-only (R22): no parts, the original (which
+    holds ``word``) in its metadata."""
+    assert row["role"] == "assistant" and row["parts"] == []
+    assert row["metadata"]["contextBudgetRejected"] is True
+    original = row["metadata"]["contextBudgetRejectedMessage"]
+    assert original["role"] == "user" and word in original["parts"][0]["text"]
