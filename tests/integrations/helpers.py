@@ -16,6 +16,11 @@ FILLER = (
     "each signature and each discrepancy that later reviews would need to reconcile. "
 ) * 12
 DETAIL = "The vault code is 4711-0815."
+#: R3: a 4,000-token window at the default threshold (70) rolls over at 75% of it, which is
+#: also its hard ceiling (4,000 less the 1,000 reserved for output).
+ROLLS_OVER_AT = 3000
+#: the look-back both frameworks' models make for the first chunk's detail
+VAULT = {"action": "search", "match": "literal", "query": "vault code", "max_chars_per_item": 2000}
 
 
 def chunk(n: int) -> str:

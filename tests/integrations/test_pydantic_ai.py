@@ -32,6 +32,8 @@ from segue.integrations.pydantic_ai import SegueHistory
 from segue.tokens import count_text
 from tests.integrations.helpers import (
     DETAIL,
+    ROLLS_OVER_AT,
+    VAULT,
     assert_quarantined,
     assert_rollover_shapes,
     chunk,
@@ -155,12 +157,6 @@ def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
     assert rows[-1]["role"] == "assistant" and rows[-1]["parts"][0]["text"] == "w:0"
     windows = windows_json(segue_home, WS)
     assert [w["kind"] for w in windows] == ["root"] + ["rollover"] * len(starts)
-
-
-#: R3: a 4,000-token window at the default threshold (70) rolls over at 75% of it, which is
-#: also its hard ceiling (4,000 less the 1,000 reserved for output).
-ROLLS_OVER_AT = 3000
-VAULT = {"action": "search", "match": "literal", "query": "vault code", "max_chars_per_item": 2000}
 
 
 def test_a_look_back_survives_the_rollover_it_causes(segue_home: Path) -> None:
