@@ -114,29 +114,16 @@ def message_row(
         else:
             role = "assistant"
             for req_part in message.parts:
-                if isinstance(req_part, RetryPromptPart):
-                    if req_part.tool_name:
-                        parts.append(
-                            _tool_part(
-                                req_part.tool_call_id,
-                                calls,
-                                req_part.tool_name,
-                                "output-available",
-                                {"success": False, "error": req_part.model_response()},
-                            )
-                        )
-                    else:
-                        parts.append(
-                            Part(type="text", text=req_part.model_response(), state="done")
-                        )
-                elif isinstance(req_part, ToolReturnPart):
+                if isinstance(req_part, RetryPromptPart) and not req_part.tool_name:
+                    parts.append(Part(type="text", text=req_part.model_response(), state="done"))
+                elif isinstance(req_part, RetryPromptPart | ToolReturnPart):
                     parts.append(
                         _tool_part(
                             req_part.tool_call_id,
                             calls,
-                            req_part.tool_name,
+                            req_part.tool_name or "",
                             "output-available",
-                            _failure(req_part) or _output(req_part),
+                            _answer(req_part),
                         )
                     )
     else:
@@ -159,6 +146,13 @@ def _tool_part(
         state=state,
         output=output,
     )
+
+
+def _answer(part: RetryPromptPart | ToolReturnPart[Any]) -> Any:
+    """The output a call's answer settles its tool part with: a retry prompt is a failure."""
+    if isinstance(part, RetryPromptPart):
+        return {"success": False, "error": part.model_response()}
+    return _failure(part) or _output(part)
 
 
 def _failure(part: ToolReturnPart[Any]) -> dict[str, Any] | None:
@@ -228,10 +222,8 @@ def _step_row(response: ModelResponse, request: ModelRequest, *, row_id: str, no
     """A response and the answers to its calls as one row of settled calls (Xum's shape)."""
     results: dict[str, Any] = {}
     for part in request.parts:
-        if isinstance(part, RetryPromptPart):
-            results[part.tool_call_id] = {"success": False, "error": part.model_response()}
-        elif isinstance(part, ToolReturnPart):
-            results[part.tool_call_id] = _failure(part) or _output(part)
+        if isinstance(part, RetryPromptPart | ToolReturnPart):
+            results[part.tool_call_id] = _answer(part)
     parts = _response_parts(response, results)
     dumped = ModelMessagesTypeAdapter.dump_python([response, request], mode="json")
     meta: dict[str, Any] = {"timestamp": now_ms, MESSAGES_KEY: dumped}
