@@ -74,7 +74,12 @@ from segue.providers.sdk_base import (
     missing_sdk,
     transport_errors,
 )
-from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
+from segue.providers.wire import (
+    complete_tool_pairs,
+    inline_text_media,
+    tool_output_text,
+    usage_count,
+)
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -291,22 +296,20 @@ def chat_usage(usage: Any) -> Usage:
     ``completion_tokens`` includes reasoning by OpenAI's definition; xAI reports
     reasoning apart (its ``total_tokens`` is prompt + completion + reasoning), so there the
     reasoning tokens are added back: both bill them as output."""
-    prompt = _int(getattr(usage, "prompt_tokens", None))
-    completion = _int(getattr(usage, "completion_tokens", None))
-    total = _int(getattr(usage, "total_tokens", None))
+    prompt = usage_count(getattr(usage, "prompt_tokens", None))
+    completion = usage_count(getattr(usage, "completion_tokens", None))
+    total = usage_count(getattr(usage, "total_tokens", None))
     details = getattr(usage, "completion_tokens_details", None)
-    reasoning = _int(getattr(details, "reasoning_tokens", None)) if details is not None else None
+    reasoning = (
+        usage_count(getattr(details, "reasoning_tokens", None)) if details is not None else None
+    )
     if (prompt is not None and completion is not None and total is not None and reasoning
             and total == prompt + completion + reasoning):
         completion += reasoning
     prompt_details = getattr(usage, "prompt_tokens_details", None)
-    cached = _int(getattr(prompt_details, "cached_tokens", None))
-    written = _int(getattr(prompt_details, "cache_write_tokens", None))
+    cached = usage_count(getattr(prompt_details, "cached_tokens", None))
+    written = usage_count(getattr(prompt_details, "cache_write_tokens", None))
     return Usage(prompt, completion, cache_read_tokens=cached, cache_write_tokens=written)
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # -- the provider ------------------------------------------------------------------------------

@@ -65,7 +65,12 @@ from segue.providers.sdk_base import (
     missing_sdk,
     sdk_errors,
 )
-from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
+from segue.providers.wire import (
+    complete_tool_pairs,
+    inline_text_media,
+    tool_output_text,
+    usage_count,
+)
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -282,11 +287,8 @@ def response_usage(usage: Any) -> Usage:
     cached = getattr(details, "cached_tokens", None)
     written = getattr(details, "cache_write_tokens", None)
     return Usage(usage.input_tokens, usage.output_tokens,
-                 cache_read_tokens=_count(cached), cache_write_tokens=_count(written))
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+                 cache_read_tokens=usage_count(cached),
+                 cache_write_tokens=usage_count(written))
 
 
 # -- the provider ------------------------------------------------------------------------------
