@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from segue import Layout
-from segue.history import HistoryStore
-from segue.history.memory import InMemoryStore
-from segue.history.protocol import ReadsSnapshots
+from segue.history import HistoryStore, InMemoryStore, ReadsSnapshots
 from segue.history.watch import InotifyWatch, PollWatch, Watchable, watch
 from segue.messages import Row, make_row
 
