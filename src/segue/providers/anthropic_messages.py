@@ -69,6 +69,7 @@ from segue.providers.sdk_base import (
     SdkProvider,
     api_key,
     client_options,
+    feed_all,
     missing_sdk,
     sdk_errors,
 )
@@ -398,10 +399,7 @@ class AnthropicProvider(SdkProvider):
 
         assembler = MessageStream(emit)
         with sdk_errors(anthropic, "Anthropic", key_env=ANTHROPIC_KEY_ENV):
-            stream = self._client.messages.create(stream=True, **params)
-            with stream:
-                for event in stream:
-                    assembler.feed(event)
+            feed_all(self._client.messages.create(stream=True, **params), assembler.feed)
         return assembler.result()
 
 

@@ -71,6 +71,7 @@ from segue.providers.sdk_base import (
     api_key,
     client_options,
     dropped,
+    feed_all,
     missing_sdk,
     transport_errors,
 )
@@ -359,9 +360,7 @@ class OpenAIChatProvider(SdkProvider):
                 stream_options={"include_usage": True},
                 **extra,
             )
-            with stream:
-                for chunk in stream:
-                    assembler.feed(chunk)
+            feed_all(stream, assembler.feed)
         except openai.APIStatusError as exc:
             in_stream = exc.status_code == 200
             raise self._failure(exc, None if in_stream else exc.status_code,

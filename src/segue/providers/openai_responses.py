@@ -62,6 +62,7 @@ from segue.providers.sdk_base import (
     SdkProvider,
     api_key,
     client_options,
+    feed_all,
     missing_sdk,
     sdk_errors,
 )
@@ -323,10 +324,7 @@ class OpenAIResponsesProvider(SdkProvider):
 
         assembler = ResponseStream(emit, self.label)
         with sdk_errors(openai, self.label, key_env=OPENAI_KEY_ENV):
-            stream = self._client.responses.create(stream=True, **params)
-            with stream:
-                for event in stream:
-                    assembler.feed(event)
+            feed_all(self._client.responses.create(stream=True, **params), assembler.feed)
         return assembler.result()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -68,6 +68,13 @@ def dropped(label: str, exc: BaseException, *, key_env: str | None) -> ProviderE
     """A connection that dropped while the stream was read (one of :func:`transport_errors`)."""
     return classify(ApiFailure(label, f"{type(exc).__name__}: {exc}", connection=True),
                     key_env=key_env)
+
+
+def feed_all(stream: Any, feed: Callable[[Any], None]) -> None:
+    """Read an SDK stream to its end, each event to ``feed``; the stream is closed after."""
+    with stream:
+        for event in stream:
+            feed(event)
 
 
 @contextmanager
