@@ -48,23 +48,20 @@ _REASONS = {
 }
 
 
+_KINDS = {
+    stat.S_IFREG: "a regular file",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
 def kind_of(mode: int) -> str:
     """What a file of ``mode`` is, in words."""
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def describe_os_error(exc: OSError, path: os.PathLike[str] | str | None = None) -> str:

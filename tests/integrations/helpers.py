@@ -16,6 +16,11 @@ FILLER = (
     "each signature and each discrepancy that later reviews would need to reconcile. "
 ) * 12
 DETAIL = "The vault code is 4711-0815."
+#: R3: a 4,000-token window at the default threshold (70) rolls over at 75% of it, which is
+#: also its hard ceiling (4,000 less the 1,000 reserved for output).
+ROLLS_OVER_AT = 3000
+#: the look-back both frameworks' models make for the first chunk's detail
+VAULT = {"action": "search", "match": "literal", "query": "vault code", "max_chars_per_item": 2000}
 
 
 def chunk(n: int) -> str:
@@ -35,6 +40,22 @@ def run_segue(home: Path, workspace: str, *args: str) -> subprocess.CompletedPro
         timeout=120,
         check=False,
     )
+
+
+def run_example(home: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """``examples/<script>`` as a real process with ``SEGUE_HOME=home``; it must exit 0 and
+    print the detail its look-back recovered from the first window."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script)],
+        env=env(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "4711-0815" in done.stdout
+    return done
 
 
 def windows_json(home: Path, workspace: str) -> list[dict[str, Any]]:
@@ -101,3 +122,12 @@ def assert_rollover_shapes(
         assert trigger["metadata"]["uiVisible"] is False
     seqs = [r["metadata"]["historySequence"] for r in (boundary, lead_in, trigger)]
     assert seqs == list(range(seqs[0], seqs[0] + 3))
+
+
+def assert_quarantined(row: dict[str, Any], word: str) -> None:
+    """``row`` is a human message kept transcript-only (R22): no parts, the original (which
+    holds ``word``) in its metadata."""
+    assert row["role"] == "assistant" and row["parts"] == []
+    assert row["metadata"]["contextBudgetRejected"] is True
+    original = row["metadata"]["contextBudgetRejectedMessage"]
+    assert original["role"] == "user" and word in original["parts"][0]["text"]

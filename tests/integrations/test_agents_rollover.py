@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +22,15 @@ from segue.tokens import count_text
 from tests.integrations.agents_fakes import ScriptedModel, call, outputs, say
 from tests.integrations.helpers import (
     DETAIL,
-    ROOT,
+    ROLLS_OVER_AT,
+    VAULT,
+    assert_quarantined,
     assert_rollover_shapes,
     chunk,
     disk_rows,
-    env,
     mux,
     rollovers,
+    run_example,
     windows_json,
 )
 
@@ -118,12 +118,6 @@ def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
     assert len(calls) == CHUNKS + 1
     assert all(p["state"] == "output-available" and "output" in p for p in calls)
     assert len({p["toolCallId"] for p in calls}) == len(calls)
-
-
-#: R3: a 4,000-token window at the default threshold (70) rolls over at 75% of it, which is
-#: also its hard ceiling (4,000 less the 1,000 reserved for output).
-ROLLS_OVER_AT = 3000
-VAULT = {"action": "search", "match": "literal", "query": "vault code", "max_chars_per_item": 2000}
 
 
 def test_a_look_back_survives_the_rollover_it_causes(segue_home: Path) -> None:
@@ -318,25 +312,13 @@ def test_a_message_too_large_for_any_window_is_quarantined(segue_home: Path) -> 
         run(agent, "gigantic " * 5000, fresh)
     rows = disk_rows(segue_home, WS)
     assert [r["role"] for r in rows] == ["assistant", "user", "assistant", "assistant"]
-    for row, word in ((rows[0], "enormous"), (rows[3], "gigantic")):
-        assert row["parts"] == []
-        assert row["metadata"]["contextBudgetRejected"] is True
-        original = row["metadata"]["contextBudgetRejectedMessage"]
-        assert original["role"] == "user" and word in original["parts"][0]["text"]
+    assert_quarantined(rows[0], "enormous")
+    assert_quarantined(rows[3], "gigantic")
 
 
 def test_example_runs_offline_and_honours_segue_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "openai_agents_rollover.py")],
-        env=env(home),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "4711-0815" in done.stdout
+    done = run_example(home, "openai_agents_rollover.py")
     windows = windows_json(home, "openai-agents-rollover")
     assert len(windows) >= 3
     assert re.search(r"windows: \d+", done.stdout)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,13 +32,15 @@ from segue.integrations.pydantic_ai import SegueHistory
 from segue.tokens import count_text
 from tests.integrations.helpers import (
     DETAIL,
-    ROOT,
+    ROLLS_OVER_AT,
+    VAULT,
+    assert_quarantined,
     assert_rollover_shapes,
     chunk,
     disk_rows,
-    env,
     mux,
     rollovers,
+    run_example,
     windows_json,
 )
 
@@ -157,12 +157,6 @@ def test_long_run_rolls_over_and_looks_back(segue_home: Path) -> None:
     assert rows[-1]["role"] == "assistant" and rows[-1]["parts"][0]["text"] == "w:0"
     windows = windows_json(segue_home, WS)
     assert [w["kind"] for w in windows] == ["root"] + ["rollover"] * len(starts)
-
-
-#: R3: a 4,000-token window at the default threshold (70) rolls over at 75% of it, which is
-#: also its hard ceiling (4,000 less the 1,000 reserved for output).
-ROLLS_OVER_AT = 3000
-VAULT = {"action": "search", "match": "literal", "query": "vault code", "max_chars_per_item": 2000}
 
 
 def test_a_look_back_survives_the_rollover_it_causes(segue_home: Path) -> None:
@@ -291,16 +285,7 @@ def test_test_model_and_the_plain_history_processor(segue_home: Path) -> None:
 
 def test_example_runs_offline_and_honours_segue_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "pydantic_ai_rollover.py")],
-        env=env(home),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "4711-0815" in done.stdout
+    run_example(home, "pydantic_ai_rollover.py")
     assert len(windows_json(home, "pydantic-ai-rollover")) >= 3
 
 
@@ -310,10 +295,7 @@ def test_a_prompt_too_large_for_any_window_is_quarantined(segue_home: Path) -> N
         run(agent_for(history(), script), "enormous " * 5000)
     assert script.seen == []  # no model call
     (row,) = disk_rows(segue_home, WS)
-    assert row["role"] == "assistant" and row["parts"] == []
-    assert row["metadata"]["contextBudgetRejected"] is True
-    original = row["metadata"]["contextBudgetRejectedMessage"]
-    assert original["role"] == "user" and "enormous" in original["parts"][0]["text"]
+    assert_quarantined(row, "enormous")
     assert history().messages() == []  # nothing rejected is ever replayed
 
 

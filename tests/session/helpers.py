@@ -71,7 +71,9 @@ class Harness:
         provider = ScriptedProvider.from_file(self.script_path, state_dir=self.tmp / "state")
         resolved = resolve_agent(agent, self.workdir)
         profile = tool_profile(resolved)
-        tools = builtin_tools(self.layout, self.workdir, write_scope=profile.write_scope)
+        tools = builtin_tools(
+            self.layout, self.workdir, write_scope=profile.write_scope, store=self.store
+        )
         if not workspace_tools:
             tools = ToolRegistry(t for name in builtin if (t := tools.get(name)) is not None)
         tools.add(ECHO)

@@ -89,6 +89,7 @@ def test_segue_home_inside_the_workspace_is_private(tmp_path: Path) -> None:
     """Running in ~ with the default ~/.segue: file tools must not read transcripts around
     session_history's privacy floor (R11)."""
     from segue import Layout
+    from segue.history import HistoryStore
     from segue.tools.builtin import builtin_tools
 
     work = tmp_path / "home"
@@ -96,7 +97,7 @@ def test_segue_home_inside_the_workspace_is_private(tmp_path: Path) -> None:
     layout.session_dir.mkdir(parents=True)
     layout.chat.write_text('{"id":"u","role":"user","parts":[],"metadata":{}} before the floor\n')
     (work / "notes.txt").write_text("before the floor, but mine\n")
-    tools = builtin_tools(layout, work)
+    tools = builtin_tools(layout, work, store=HistoryStore(layout))
     allow = lambda _name: True  # noqa: E731
     read = tools.run("file_read", {"path": ".segue/sessions/ws/chat.jsonl"}, allow)
     assert read["ok"] is False

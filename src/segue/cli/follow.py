@@ -142,11 +142,12 @@ def follow(
 
 
 def _locked(store: TranscriptStore, read: Callable[[], T]) -> T:
-    """A JSONL read under the shared lock (no half-written batch is ever seen); PostgreSQL
-    reads one committed snapshot without any lock."""
-    from segue.postgres.store import PostgresStore
+    """A read under the store's shared read lock (no half-written batch is ever seen),
+    except for a store whose every read is one committed snapshot (PostgreSQL's): it
+    needs no lock, and the follower does not hold up its writers."""
+    from segue.history.protocol import ReadsSnapshots
 
-    if isinstance(store, PostgresStore):
+    if isinstance(store, ReadsSnapshots):
         return read()
     with store.read_locked():
         return read()

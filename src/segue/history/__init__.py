@@ -11,7 +11,13 @@ from segue._lazy import listing, load
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
     from segue.history.memory import InMemoryStore
-    from segue.history.protocol import Entry, MaintainedStore, RemovesNewest, TranscriptStore
+    from segue.history.protocol import (
+        Entry,
+        MaintainedStore,
+        ReadsSnapshots,
+        RemovesNewest,
+        TranscriptStore,
+    )
     from segue.history.receipt import (
         FileStamp,
         Receipt,
@@ -30,6 +36,7 @@ _LAZY: dict[str, str] = {
     "InMemoryStore": "segue.history.memory",
     "Entry": "segue.history.protocol",
     "MaintainedStore": "segue.history.protocol",
+    "ReadsSnapshots": "segue.history.protocol",
     "RemovesNewest": "segue.history.protocol",
     "TranscriptStore": "segue.history.protocol",
     "FileStamp": "segue.history.receipt",
@@ -54,6 +61,7 @@ __all__ = [
     "HistoryStore",
     "InMemoryStore",
     "MaintainedStore",
+    "ReadsSnapshots",
     "Receipt",
     "RecoveryReport",
     "RemovesNewest",

@@ -9,6 +9,8 @@ in-memory one and PostgreSQL's).
 * :class:`MaintainedStore` — what only maintenance uses (``segue history verify``,
   ``recover``, ``import``, a migration): the stored lines as the store keeps them (for the
   JSONL store its files' sources and byte offsets), verification, recovery and import.
+* :class:`ReadsSnapshots` — a store whose every read is one committed snapshot
+  (PostgreSQL's): a reader needs no lock.
 * :class:`RemovesNewest` — a store that can take back its newest row (the JSONL store; the
   PostgreSQL transcript only grows).
 
@@ -127,10 +129,23 @@ class MaintainedStore(TranscriptStore, Protocol):
 
 
 @runtime_checkable
+class ReadsSnapshots(Protocol):
+    """A store each of whose reads is one committed snapshot (PostgreSQL's): a reader sees no
+    half-written batch without taking :meth:`TranscriptStore.read_locked`."""
+
+    def snapshot(self) -> AbstractContextManager[object]:
+        """One committed snapshot of the workspace, for the reads inside the block."""
+        ...
+
+
+@runtime_checkable
 class RemovesNewest(Protocol):
     def drop_last(self, item_id: str) -> Row | None:
         """Remove the newest row when it is ``item_id`` and not a boundary; else None."""
         ...
 
 
-__all__ = ["Entry", "MaintainedStore", "RemovesNewest", "TranscriptStore", "entry_of", "every_row"]
+__all__ = [
+    "Entry", "MaintainedStore", "ReadsSnapshots", "RemovesNewest", "TranscriptStore", "entry_of",
+    "every_row",
+]

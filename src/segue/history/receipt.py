@@ -34,10 +34,8 @@ a plain append, makes the change an untracked one.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import re
-import stat
 import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -51,6 +49,7 @@ from segue.history.sidecar import (
     AppendJournal,
     FileStamp,
     Sidecar,
+    read_record,
     read_sidecar,
     write_record,
     write_sidecar,
@@ -235,19 +234,9 @@ def _merge(receipt: Receipt, sidecar: Sidecar | None) -> Receipt:
 def read_receipt(layout: Layout) -> Receipt | None:
     """The receipt merged with segue's sidecar; None when the receipt is missing, malformed,
     oversized (> 4 KiB), a symlink or not a regular file."""
-    try:
-        fd = os.open(paths(layout).receipt, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EISDIR, errno.ENXIO):
-            return None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECEIPT_BYTES:
-            return None
-        data = os.pread(fd, MAX_RECEIPT_BYTES + 1, 0)
-    finally:
-        os.close(fd)
+    data = read_record(paths(layout).receipt, max_size=MAX_RECEIPT_BYTES)
+    if data is None:
+        return None
     written = _written.get(str(paths(layout).receipt))
     if written is not None and written[0] == data:
         return written[1]

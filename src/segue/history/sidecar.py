@@ -178,20 +178,26 @@ def decode_sidecar(data: bytes) -> Sidecar | None:
 
 def read_sidecar(layout: Layout) -> Sidecar | None:
     """None when missing, malformed, oversized (> 4 KiB), a symlink or not a regular file."""
+    data = read_record(sidecar_path(layout), max_size=MAX_SIDECAR_BYTES)
+    return None if data is None else decode_sidecar(data)
+
+
+def read_record(path: Path, *, max_size: int) -> bytes | None:
+    """A small record file's bytes (at most ``max_size + 1``: a decoder sees one that grew);
+    None when it is missing, a symlink, not a regular file or larger than ``max_size``."""
     try:
-        fd = os.open(sidecar_path(layout), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EISDIR, errno.ENXIO):
             return None
         raise
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SIDECAR_BYTES:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_size:
             return None
-        data = os.pread(fd, MAX_SIDECAR_BYTES + 1, 0)
+        return os.pread(fd, max_size + 1, 0)
     finally:
         os.close(fd)
-    return decode_sidecar(data)
 
 
 def write_sidecar(layout: Layout, sidecar: Sidecar, *, durable: bool = True) -> None:

@@ -28,7 +28,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from segue.context.boundaries import is_boundary
 from segue.context.floor import is_floor_line
@@ -79,6 +79,9 @@ from segue.history.visibility import visible_bounds
 from segue.messages import Row, encode_row
 from segue.workspace import Layout
 
+if TYPE_CHECKING:
+    from segue.history.watch import Watch
+
 
 class HistoryStore:
     """The transcript of one workspace on disk."""
@@ -110,6 +113,12 @@ class HistoryStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def watch(self) -> Watch:
+        """What ``history follow`` waits on: inotify (else polling) on this workspace's files."""
+        from segue.history.watch import files_watch
+
+        return files_watch(self.layout)
 
     def sibling(self, workspace_id: str) -> HistoryStore:
         """The JSONL store of another workspace of the same home, with these settings."""

@@ -25,10 +25,11 @@ import os
 import select
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from segue.history.protocol import TranscriptStore
+    from segue.workspace import Layout
 
 #: how often the polling watch looks at the files' stamps
 POLL_SECONDS = 0.05
@@ -59,18 +60,23 @@ class Watch(Protocol):
     def close(self) -> None: ...
 
 
-def watch(store: TranscriptStore) -> Watch:
-    """The best watch for ``store``: the store's own when it has one (PostgreSQL's
-    ``LISTEN``), else inotify (else polling) on the JSONL files."""
-    own = getattr(store, "watch", None)
-    if callable(own):
-        made: Watch = own()
-        return made
-    from segue.history.store import HistoryStore
+@runtime_checkable
+class Watchable(Protocol):
+    """A store that can be followed: it opens the watch that suits it."""
 
-    if not isinstance(store, HistoryStore):
+    def watch(self) -> Watch: ...
+
+
+def watch(store: TranscriptStore) -> Watch:
+    """The watch ``store`` opens for itself (PostgreSQL's ``LISTEN``, the JSONL store's
+    :func:`files_watch`); TypeError for a store that cannot be followed."""
+    if not isinstance(store, Watchable):
         raise TypeError(f"cannot watch a {type(store).__name__}")
-    layout = store.layout
+    return store.watch()
+
+
+def files_watch(layout: Layout) -> Watch:
+    """inotify (else polling) on a JSONL workspace's files."""
     files = (layout.chat, layout.archive, layout.receipt)
     inotify = InotifyWatch.open(layout.session_dir)
     return inotify if inotify is not None else PollWatch(files)

@@ -117,26 +117,9 @@ def item_row(
             parts.append(Part(type=OPAQUE_PART))
         return make_row(_ROLES[role], id=row_id, parts=parts, metadata=meta)
     if kind == "function_call":
-        part = Part(
-            type="dynamic-tool",
-            toolCallId=str(item.get("call_id", "")),
-            toolName=str(item.get("name", "")),
-            input=_arguments(item.get("arguments")),
-            state="input-available",
-        )
-        return make_row("assistant", id=row_id, parts=[part], metadata=meta)
+        return make_row("assistant", id=row_id, parts=[_call_part(item)], metadata=meta)
     if kind == "function_call_output":
-        call_id = str(item.get("call_id", ""))
-        name, args = calls.get(call_id, ("", {}))
-        part = Part(
-            type="dynamic-tool",
-            toolCallId=call_id,
-            toolName=name,
-            input=args,
-            state="output-available",
-            output=item.get("output"),
-        )
-        return make_row("assistant", id=row_id, parts=[part], metadata=meta)
+        return make_row("assistant", id=row_id, parts=[_output_part(item, calls)], metadata=meta)
     if kind == "reasoning":
         text, _ = _text_of(item.get("summary"))
         return make_row(
@@ -191,32 +174,40 @@ def _step_row(
     for item in items:
         call_id = str(item.get("call_id", ""))
         if item.get("type") == "function_call":
-            answer = outputs.get(call_id)
-            parts.append(
-                Part(
-                    type="dynamic-tool",
-                    toolCallId=call_id,
-                    toolName=str(item.get("name", "")),
-                    input=_arguments(item.get("arguments")),
-                    state="output-available" if answer is not None else "input-available",
-                    output=answer.get("output") if answer is not None else None,
-                )
-            )
+            parts.append(_call_part(item, outputs.get(call_id)))
         elif call_id not in called:
-            name, args = calls.get(call_id, ("", {}))
-            parts.append(
-                Part(
-                    type="dynamic-tool",
-                    toolCallId=call_id,
-                    toolName=name,
-                    input=args,
-                    state="output-available",
-                    output=item.get("output"),
-                )
-            )
+            parts.append(_output_part(item, calls))
     meta = {"timestamp": now_ms, ITEMS_KEY: [copy.deepcopy(dict(i)) for i in items]}
     return make_row("assistant", id=row_id, parts=parts, metadata=meta)
 
+
+
+def _call_part(item: Mapping[str, Any], answer: Mapping[str, Any] | None = None) -> Part:
+    """A ``function_call`` item as a tool part: settled by its ``answer`` (the item of its
+    output) when there is one, else waiting for it."""
+    return Part(
+        type="dynamic-tool",
+        toolCallId=str(item.get("call_id", "")),
+        toolName=str(item.get("name", "")),
+        input=_arguments(item.get("arguments")),
+        state="output-available" if answer is not None else "input-available",
+        output=answer.get("output") if answer is not None else None,
+    )
+
+
+def _output_part(item: Mapping[str, Any], calls: Mapping[str, tuple[str, Any]]) -> Part:
+    """A ``function_call_output`` item of an earlier call, settled with the name and input
+    ``calls`` knows for it."""
+    call_id = str(item.get("call_id", ""))
+    name, args = calls.get(call_id, ("", {}))
+    return Part(
+        type="dynamic-tool",
+        toolCallId=call_id,
+        toolName=name,
+        input=args,
+        state="output-available",
+        output=item.get("output"),
+    )
 
 def row_items(row: Row) -> list[dict[str, Any]]:
     """The items a row stands for: the stored items themselves, or, for a row segue wrote,

@@ -114,48 +114,21 @@ def message_row(
         else:
             role = "assistant"
             for req_part in message.parts:
-                if isinstance(req_part, RetryPromptPart):
-                    if req_part.tool_name:
-                        parts.append(
-                            _tool_part(
-                                req_part.tool_call_id,
-                                calls,
-                                req_part.tool_name,
-                                "output-available",
-                                {"success": False, "error": req_part.model_response()},
-                            )
-                        )
-                    else:
-                        parts.append(
-                            Part(type="text", text=req_part.model_response(), state="done")
-                        )
-                elif isinstance(req_part, ToolReturnPart):
+                if isinstance(req_part, RetryPromptPart) and not req_part.tool_name:
+                    parts.append(Part(type="text", text=req_part.model_response(), state="done"))
+                elif isinstance(req_part, RetryPromptPart | ToolReturnPart):
                     parts.append(
                         _tool_part(
                             req_part.tool_call_id,
                             calls,
-                            req_part.tool_name,
+                            req_part.tool_name or "",
                             "output-available",
-                            _failure(req_part) or _output(req_part),
+                            _answer(req_part),
                         )
                     )
     else:
         role = "assistant"
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                parts.append(Part(type="text", text=part.content, state="done"))
-            elif isinstance(part, ToolCallPart):
-                parts.append(
-                    Part(
-                        type="dynamic-tool",
-                        toolCallId=part.tool_call_id,
-                        toolName=part.tool_name,
-                        input=part.args_as_dict(),
-                        state="input-available",
-                    )
-                )
-            elif isinstance(part, ThinkingPart):
-                parts.append(Part(type="reasoning", text=part.content))
+        parts.extend(_response_parts(message))
     if not parts:
         parts.append(Part(type=OPAQUE_PART))
     return make_row(role, id=row_id, parts=parts, metadata=meta)
@@ -173,6 +146,13 @@ def _tool_part(
         state=state,
         output=output,
     )
+
+
+def _answer(part: RetryPromptPart | ToolReturnPart[Any]) -> Any:
+    """The output a call's answer settles its tool part with: a retry prompt is a failure."""
+    if isinstance(part, RetryPromptPart):
+        return {"success": False, "error": part.model_response()}
+    return _failure(part) or _output(part)
 
 
 def _failure(part: ToolReturnPart[Any]) -> dict[str, Any] | None:
@@ -242,10 +222,19 @@ def _step_row(response: ModelResponse, request: ModelRequest, *, row_id: str, no
     """A response and the answers to its calls as one row of settled calls (Xum's shape)."""
     results: dict[str, Any] = {}
     for part in request.parts:
-        if isinstance(part, RetryPromptPart):
-            results[part.tool_call_id] = {"success": False, "error": part.model_response()}
-        elif isinstance(part, ToolReturnPart):
-            results[part.tool_call_id] = _failure(part) or _output(part)
+        if isinstance(part, RetryPromptPart | ToolReturnPart):
+            results[part.tool_call_id] = _answer(part)
+    parts = _response_parts(response, results)
+    dumped = ModelMessagesTypeAdapter.dump_python([response, request], mode="json")
+    meta: dict[str, Any] = {"timestamp": now_ms, MESSAGES_KEY: dumped}
+    return make_row("assistant", id=row_id, parts=parts, metadata=meta)
+
+
+def _response_parts(
+    response: ModelResponse, results: Mapping[str, Any] | None = None
+) -> list[Part]:
+    """A response's parts as a row's. With ``results`` (the answers by call id) each call
+    is settled (``output-available``); without, it waits for its answer."""
     parts: list[Part] = []
     for item in response.parts:
         if isinstance(item, TextPart):
@@ -259,13 +248,11 @@ def _step_row(response: ModelResponse, request: ModelRequest, *, row_id: str, no
                     toolCallId=item.tool_call_id,
                     toolName=item.tool_name,
                     input=item.args_as_dict(),
-                    state="output-available",
-                    output=results[item.tool_call_id],
+                    state="input-available" if results is None else "output-available",
+                    output=None if results is None else results[item.tool_call_id],
                 )
             )
-    dumped = ModelMessagesTypeAdapter.dump_python([response, request], mode="json")
-    meta: dict[str, Any] = {"timestamp": now_ms, MESSAGES_KEY: dumped}
-    return make_row("assistant", id=row_id, parts=parts, metadata=meta)
+    return parts
 
 
 def row_messages(row: Row) -> list[ModelMessage]:

@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from segue.errors import MissingSetup, ProviderError, TransientProviderError, UsageError
+from segue.errors import ProviderError, TransientProviderError, UsageError
 from segue.providers.base import (
     EventSink,
     FinishReason,
@@ -53,7 +53,6 @@ from segue.providers.base import (
     ToolCallEvent,
     Usage,
 )
-from segue.providers.failures import ApiFailure, classify, error_fields
 from segue.providers.request import (
     Block,
     Media,
@@ -68,10 +67,11 @@ from segue.providers.request import (
 from segue.providers.retry import RetryPolicy
 from segue.providers.sdk_base import (
     SdkProvider,
-    dropped,
+    api_key,
+    client_options,
+    feed_all,
     missing_sdk,
-    stream_error,
-    transport_errors,
+    sdk_errors,
 )
 from segue.providers.wire import (
     complete_tool_pairs,
@@ -398,32 +398,8 @@ class AnthropicProvider(SdkProvider):
         import anthropic
 
         assembler = MessageStream(emit)
-        try:
-            stream = self._client.messages.create(stream=True, **params)
-            with stream:
-                for event in stream:
-                    assembler.feed(event)
-        except anthropic.APIStatusError as exc:
-            error_type, code, message = error_fields(exc.body)
-            # An ``event: error`` inside a 200 stream arrives as a status error with the
-            # stream's 200: the status says nothing about the failure.
-            in_stream = exc.status_code == 200
-            raise classify(
-                ApiFailure("Anthropic", message or exc.message,
-                           None if in_stream else exc.status_code, error_type, code,
-                           {} if in_stream else dict(exc.response.headers),
-                           in_stream=in_stream),
-                key_env=ANTHROPIC_KEY_ENV,
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            raise classify(ApiFailure("Anthropic", str(exc), connection=True),
-                           key_env=ANTHROPIC_KEY_ENV) from None
-        except anthropic.APIError as exc:
-            raise stream_error("Anthropic", exc, key_env=ANTHROPIC_KEY_ENV) from None
-        except transport_errors() as exc:
-            # The SDK does not wrap read errors while streaming: a dropped connection
-            # arrives as the HTTP client's own exception.
-            raise dropped("Anthropic", exc, key_env=ANTHROPIC_KEY_ENV) from None
+        with sdk_errors(anthropic, "Anthropic", key_env=ANTHROPIC_KEY_ENV):
+            feed_all(self._client.messages.create(stream=True, **params), assembler.feed)
         return assembler.result()
 
 
@@ -443,18 +419,9 @@ def build(
         import anthropic
     except ImportError:
         raise missing_sdk(model, "Anthropic", "anthropic") from None
-    key = environ.get(ANTHROPIC_KEY_ENV, "").strip()
-    if not key:
-        raise MissingSetup(f"model {model!r} needs an Anthropic API key: "
-                         f"export {ANTHROPIC_KEY_ENV}=sk-ant-…")
-    options: dict[str, Any] = {
-        "api_key": key,
-        "base_url": environ.get(ANTHROPIC_URL_ENV, "").strip() or None,
-        "max_retries": 0,  # retries are counted once, by segue.providers.retry
-    }
-    if http_client is not None:
-        options["http_client"] = http_client
-    client = anthropic.Anthropic(**options)
+    key = api_key(environ, ANTHROPIC_KEY_ENV, model=model, vendor="Anthropic", example="sk-ant-…")
+    base_url = environ.get(ANTHROPIC_URL_ENV, "").strip() or None
+    client = anthropic.Anthropic(**client_options(key, base_url, http_client))
     ttl = (settings or {}).get(CACHE_TTL_SETTING) or "5m"
     if ttl not in CACHE_TTLS:
         raise UsageError(f"{CACHE_TTL_SETTING} must be one of {', '.join(CACHE_TTLS)}, "

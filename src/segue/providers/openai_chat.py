@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from segue.errors import MissingSetup, ProviderError, TransientProviderError, UsageError
+from segue.errors import ProviderError, TransientProviderError, UsageError
 from segue.providers.base import (
     EventSink,
     FinishReason,
@@ -68,11 +68,19 @@ from segue.providers.request import (
 from segue.providers.retry import RetryPolicy
 from segue.providers.sdk_base import (
     SdkProvider,
+    api_key,
+    client_options,
     dropped,
+    feed_all,
     missing_sdk,
     transport_errors,
 )
-from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
+from segue.providers.wire import (
+    complete_tool_pairs,
+    inline_text_media,
+    tool_output_text,
+    usage_count,
+)
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -289,22 +297,20 @@ def chat_usage(usage: Any) -> Usage:
     ``completion_tokens`` includes reasoning by OpenAI's definition; xAI reports
     reasoning apart (its ``total_tokens`` is prompt + completion + reasoning), so there the
     reasoning tokens are added back: both bill them as output."""
-    prompt = _int(getattr(usage, "prompt_tokens", None))
-    completion = _int(getattr(usage, "completion_tokens", None))
-    total = _int(getattr(usage, "total_tokens", None))
+    prompt = usage_count(getattr(usage, "prompt_tokens", None))
+    completion = usage_count(getattr(usage, "completion_tokens", None))
+    total = usage_count(getattr(usage, "total_tokens", None))
     details = getattr(usage, "completion_tokens_details", None)
-    reasoning = _int(getattr(details, "reasoning_tokens", None)) if details is not None else None
+    reasoning = (
+        usage_count(getattr(details, "reasoning_tokens", None)) if details is not None else None
+    )
     if (prompt is not None and completion is not None and total is not None and reasoning
             and total == prompt + completion + reasoning):
         completion += reasoning
     prompt_details = getattr(usage, "prompt_tokens_details", None)
-    cached = _int(getattr(prompt_details, "cached_tokens", None))
-    written = _int(getattr(prompt_details, "cache_write_tokens", None))
+    cached = usage_count(getattr(prompt_details, "cached_tokens", None))
+    written = usage_count(getattr(prompt_details, "cache_write_tokens", None))
     return Usage(prompt, completion, cache_read_tokens=cached, cache_write_tokens=written)
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # -- the provider ------------------------------------------------------------------------------
@@ -354,9 +360,7 @@ class OpenAIChatProvider(SdkProvider):
                 stream_options={"include_usage": True},
                 **extra,
             )
-            with stream:
-                for chunk in stream:
-                    assembler.feed(chunk)
+            feed_all(stream, assembler.feed)
         except openai.APIStatusError as exc:
             in_stream = exc.status_code == 200
             raise self._failure(exc, None if in_stream else exc.status_code,
@@ -414,10 +418,7 @@ def build(
         raise missing_sdk(model, "OpenAI", "openai") from None
     provider = model.partition(":")[0]
     if provider == "openai":
-        key = environ.get(OPENAI_KEY_ENV, "").strip()
-        if not key:
-            raise MissingSetup(f"model {model!r} needs an OpenAI API key: "
-                             f"export {OPENAI_KEY_ENV}=sk-…")
+        key = api_key(environ, OPENAI_KEY_ENV, model=model, vendor="OpenAI", example="sk-…")
         base_url = environ.get(OPENAI_URL_ENV, "").strip() or None
         label, key_env = "OpenAI", OPENAI_KEY_ENV
     else:
@@ -430,12 +431,7 @@ def build(
                 cli=head + f"`segue settings set {COMPAT_URL_SETTING} URL`")
         key = environ.get(COMPAT_KEY_ENV, "").strip() or NO_KEY
         label, key_env = f"the OpenAI-compatible server at {base_url}", COMPAT_KEY_ENV
-    options: dict[str, Any] = {"api_key": key, "base_url": base_url,
-                               # Retries are counted once, by segue.providers.retry.
-                               "max_retries": 0}
-    if http_client is not None:
-        options["http_client"] = http_client
-    client = openai.OpenAI(**options)
+    client = openai.OpenAI(**client_options(key, base_url, http_client))
     return OpenAIChatProvider(model, client, context_window=context_window, encoding=encoding,
                               label=label, key_env=key_env, retry=retry,
                               cache_key=provider == "openai")

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from segue.errors import MissingSetup, ProviderError, TransientProviderError, UsageError
+from segue.errors import ProviderError, TransientProviderError, UsageError
 from segue.providers.base import (
     EventSink,
     FinishReason,
@@ -45,7 +45,7 @@ from segue.providers.base import (
     ToolCallEvent,
     Usage,
 )
-from segue.providers.failures import ApiFailure, classify, error_fields
+from segue.providers.failures import ApiFailure, classify
 from segue.providers.openai_chat import OPENAI_KEY_ENV, OPENAI_URL_ENV, prompt_cache_key
 from segue.providers.request import (
     Media,
@@ -60,12 +60,18 @@ from segue.providers.request import (
 from segue.providers.retry import RetryPolicy
 from segue.providers.sdk_base import (
     SdkProvider,
-    dropped,
+    api_key,
+    client_options,
+    feed_all,
     missing_sdk,
-    stream_error,
-    transport_errors,
+    sdk_errors,
 )
-from segue.providers.wire import complete_tool_pairs, inline_text_media, tool_output_text
+from segue.providers.wire import (
+    complete_tool_pairs,
+    inline_text_media,
+    tool_output_text,
+    usage_count,
+)
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -282,11 +288,8 @@ def response_usage(usage: Any) -> Usage:
     cached = getattr(details, "cached_tokens", None)
     written = getattr(details, "cache_write_tokens", None)
     return Usage(usage.input_tokens, usage.output_tokens,
-                 cache_read_tokens=_count(cached), cache_write_tokens=_count(written))
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+                 cache_read_tokens=usage_count(cached),
+                 cache_write_tokens=usage_count(written))
 
 
 # -- the provider ------------------------------------------------------------------------------
@@ -320,25 +323,8 @@ class OpenAIResponsesProvider(SdkProvider):
         import openai
 
         assembler = ResponseStream(emit, self.label)
-        try:
-            stream = self._client.responses.create(stream=True, **params)
-            with stream:
-                for event in stream:
-                    assembler.feed(event)
-        except openai.APIStatusError as exc:
-            in_stream = exc.status_code == 200
-            error_type, code, message = error_fields(exc.body)
-            raise classify(ApiFailure(self.label, message or exc.message,
-                                      None if in_stream else exc.status_code, error_type, code,
-                                      {} if in_stream else dict(exc.response.headers),
-                                      in_stream=in_stream), key_env=OPENAI_KEY_ENV) from None
-        except openai.APIConnectionError as exc:
-            raise classify(ApiFailure(self.label, str(exc), connection=True),
-                           key_env=OPENAI_KEY_ENV) from None
-        except openai.APIError as exc:
-            raise stream_error(self.label, exc, key_env=OPENAI_KEY_ENV) from None
-        except transport_errors() as exc:
-            raise dropped(self.label, exc, key_env=OPENAI_KEY_ENV) from None
+        with sdk_errors(openai, self.label, key_env=OPENAI_KEY_ENV):
+            feed_all(self._client.responses.create(stream=True, **params), assembler.feed)
         return assembler.result()
 
 
@@ -357,14 +343,8 @@ def build(
         import openai
     except ImportError:
         raise missing_sdk(model, "OpenAI", "openai") from None
-    key = environ.get(OPENAI_KEY_ENV, "").strip()
-    if not key:
-        raise MissingSetup(f"model {model!r} needs an OpenAI API key: export {OPENAI_KEY_ENV}=sk-…")
-    options: dict[str, Any] = {"api_key": key,
-                               "base_url": environ.get(OPENAI_URL_ENV, "").strip() or None,
-                               "max_retries": 0}
-    if http_client is not None:
-        options["http_client"] = http_client
-    return OpenAIResponsesProvider(model, openai.OpenAI(**options),
-                                   context_window=context_window, encoding=encoding,
-                                   retry=retry)
+    key = api_key(environ, OPENAI_KEY_ENV, model=model, vendor="OpenAI", example="sk-…")
+    base_url = environ.get(OPENAI_URL_ENV, "").strip() or None
+    client = openai.OpenAI(**client_options(key, base_url, http_client))
+    return OpenAIResponsesProvider(model, client, context_window=context_window,
+                                   encoding=encoding, retry=retry)

@@ -11,6 +11,7 @@
 * :func:`inline_text_media`: a text-like file part (``text/*``, JSON, XML, YAML) is counted as
   text by the guards (R19: text stays text), so it is sent as text, never refused as an
   unsupported attachment — a refusal would fail every later request of the workspace.
+* :func:`usage_count`: a token figure of an SDK's usage object, or None where it is absent.
 """
 
 from __future__ import annotations
@@ -114,3 +115,8 @@ def _media_text(media: Media) -> str:
             return media.url
         return raw.decode("utf-8", "replace")
     return urllib.parse.unquote(payload)
+
+
+def usage_count(value: object) -> int | None:
+    """A token figure as an SDK's usage object reports it; None when absent (not an int)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

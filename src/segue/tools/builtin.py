@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.history import HistoryStore, TranscriptStore
+from segue.history import TranscriptStore
 from segue.retrieval.tool import SessionHistoryTool
 from segue.tools.base import ToolRegistry
 from segue.tools.carryover_file import CarryoverFile
@@ -31,13 +31,13 @@ def builtin_tools(
     workdir: Path,
     *,
     write_scope: WriteScope = ANYWHERE,
-    store: TranscriptStore | None = None,
+    store: TranscriptStore,
     pass_env: tuple[str, ...] = (),
 ) -> ToolRegistry:
     workspace = Workspace.at(workdir, private=(layout.home,))
     # The carryover anchors each edit to the transcript's next sequence number, read under
-    # the workspace lock; a store object of its own reads the same files as the session's.
-    carryover = CarryoverFile(layout, store if store is not None else HistoryStore(layout))
+    # the workspace lock of ``store`` (the session's, whichever kind it is).
+    carryover = CarryoverFile(layout, store)
 
     def track(rel: str) -> None:
         carryover.record_edit(workspace.root, rel)
