@@ -55,6 +55,7 @@ from typing import Any
 from bench.common import SCALE, Result
 from segue.context.assembly import system_text
 from segue.demo.trajectory import iter_packaged_rows
+from segue.history import HistoryStore
 from segue.memory.hot import format_entry
 from segue.messages import Row, make_row
 from segue.policy import resolve_agent
@@ -305,7 +306,9 @@ def _setup() -> tuple[Any, str, tuple[dict[str, Any], ...]]:
         work.mkdir()
         layout = Layout(Path(tmp) / "home", "bench")
         agent = resolve_agent("exec", work)
-        tools = tuple(builtin_tools(layout, work).advertised(lambda _name: True))
+        tools = tuple(
+            builtin_tools(layout, work, store=HistoryStore(layout)).advertised(lambda _n: True)
+        )
     return count, agent.prompt, tools
 
 

@@ -135,12 +135,13 @@ def _session(root: Path, layout: Layout) -> Session:
         json.dumps({"contextWindow": CONTEXT_WINDOW, "encoding": "o200k_base", "responses": []})
     )
     provider = ScriptedProvider.from_file(script)
+    store = HistoryStore(layout)  # durable, as ``segue run`` uses it
     return Session(
         layout,
-        HistoryStore(layout),  # durable, as ``segue run`` uses it
+        store,
         provider,
         agent=resolve_agent("exec", work),
-        tools=builtin_tools(layout, work),
+        tools=builtin_tools(layout, work, store=store),
         config=SessionConfig(experiment=True),
     )
 
