@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from segue.messages import Row
+from segue._messages import Row
 
 _SAMPLES = Path(
     os.environ.get(
@@ -45,7 +45,7 @@ WINDOW_BYTES = 400_000
 @lru_cache(maxsize=1)
 def corpus() -> tuple[tuple[str, tuple[Mapping[str, Any], ...]], ...]:
     """(name, history messages) of every readable recorded run, sorted by name."""
-    from segue.demo.trajectory import load_packaged, packaged_names, parse_trajectory
+    from segue._demo.trajectory import load_packaged, packaged_names, parse_trajectory
 
     folder = _SAMPLES if _SAMPLES.is_dir() else _FALLBACK
     if folder.is_dir():
@@ -99,8 +99,8 @@ def _swap(r: int) -> dict[str, str]:
 
 def rows(tag: str, *, start_pass: int = 0) -> Iterator[Row]:
     """Rows without end: pass after pass of the corpus, each pass varied (see the module)."""
-    from segue.demo.trajectory import trajectory_rows
-    from segue.errors import TrajectoryFormatError
+    from segue._demo.trajectory import trajectory_rows
+    from segue._errors import TrajectoryFormatError
 
     r = start_pass
     start_ms = 1_700_000_000_000
@@ -122,7 +122,7 @@ def rows(tag: str, *, start_pass: int = 0) -> Iterator[Row]:
 def boundary(tag: str, n: int) -> Row:
     """A rollover boundary (a new window, never a floor: it validates strictly, R11) for the
     ``n``-th window of a filled history."""
-    from segue.context.rollover import boundary_row
+    from segue._context.rollover import boundary_row
 
     return boundary_row(
         row_id=f"{tag}-window-{n}",
@@ -140,8 +140,8 @@ def boundary(tag: str, n: int) -> Row:
 
 def describe() -> str:
     """Which rows a benchmark built its histories from."""
-    from segue.demo.trajectory import trajectory_rows
-    from segue.errors import TrajectoryFormatError
+    from segue._demo.trajectory import trajectory_rows
+    from segue._errors import TrajectoryFormatError
 
     used: list[str] = []
     count = size = 0

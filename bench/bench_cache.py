@@ -4,7 +4,7 @@ with and without segue's cache breakpoints.
 The session is the demo's material (the packaged SWE-agent trajectories, with their tool
 calls and recorded outputs), played as one window: request *k* holds the exec agent's system
 text, the real built-in tool schemas, and every step before step *k*. The requests are built
-by the adapter itself (:func:`segue.providers.anthropic_messages.request_params`), once with
+by the adapter itself (:func:`segue._providers.anthropic_messages.request_params`), once with
 ``cache=True`` (segue's breakpoints) and once with ``cache=False`` (no ``cache_control``: what
 the adapter sent before). Each block is counted with the model's encoding.
 
@@ -53,19 +53,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import SCALE, Result
-from segue.context.assembly import system_text
-from segue.demo.trajectory import iter_packaged_rows
-from segue.history import HistoryStore
-from segue.memory.hot import format_entry
-from segue.messages import Row, make_row
-from segue.policy import resolve_agent
-from segue.providers.anthropic_messages import request_params
-from segue.providers.request import ProviderRequest, SystemText
-from segue.session.compaction import compaction_request
-from segue.tokens import count_text, resolve_model
-from segue.tools.builtin import builtin_tools
-from segue.tools.carryover import FileState, with_carryover
-from segue.workspace import Layout
+from segue._context.assembly import system_text
+from segue._demo.trajectory import iter_packaged_rows
+from segue._history import HistoryStore
+from segue._memory.hot import format_entry
+from segue._messages import Row, make_row
+from segue._policy import resolve_agent
+from segue._providers.anthropic_messages import request_params
+from segue._providers.request import ProviderRequest, SystemText
+from segue._session.compaction import compaction_request
+from segue._tokens import count_text, resolve_model
+from segue._tools.builtin import builtin_tools
+from segue._tools.carryover import FileState, with_carryover
+from segue._workspace import Layout
 
 TURNS = 50
 SESSIONS = 5 if SCALE != "large" else 11

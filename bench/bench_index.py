@@ -45,13 +45,13 @@ import msgspec
 
 from bench import agent_rows
 from bench.common import SCALE, Result, console_script, interleaved, process_env, span_ms
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import build_path, index_path
-from segue.retrieval.index_steps import STEP_BYTES
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import build_path, index_path
+from segue._retrieval.index_steps import STEP_BYTES
+from segue._workspace import Layout
 
 LARGE = SCALE == "large" or os.environ.get("BENCH_SCALE") == "large"
 DEPTHS_MB = [1, 10, 100, 1000] if LARGE else [1, 10]
@@ -325,8 +325,8 @@ def _lost_results(root: Path) -> list[Result]:
 _CHILD = r"""
 import json, sys, time
 from pathlib import Path
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 start = time.perf_counter()
 rebuild(Layout(Path(sys.argv[1]), sys.argv[2]))
 seconds = time.perf_counter() - start

@@ -18,9 +18,9 @@ held-out half; both are printed. Systems, side by side in one run:
   question's words, top 10;
 * ``literal-rarest``: today's literal search with the question's rarest word (the word found
   in the fewest items), newest first;
-* ``words/fts5``: :mod:`segue.retrieval.words` terms stored pre-analysed in FTS5 (unicode61
+* ``words/fts5``: :mod:`segue._retrieval.words` terms stored pre-analysed in FTS5 (unicode61
   keeping the joiners), ``bm25()``;
-* ``words/page``: the pure :class:`~segue.retrieval.words.PageScorer` (BM25 plus the phrase
+* ``words/page``: the pure :class:`~segue._retrieval.words.PageScorer` (BM25 plus the phrase
   bonus) over the whole history as one page, with each idea switched off or on in turn;
 * ``tool``: the real ``session_history`` tool with default arguments (literal until words
   search is its default; the row prints which mode ran).
@@ -78,9 +78,9 @@ class Question:
 
 def load_runs() -> tuple[list[Doc], list[Any]]:
     """Every sample run's items, oldest first, and their rows (for the tool's workspace)."""
-    from segue.demo.trajectory import parse_trajectory, trajectory_rows
-    from segue.errors import TrajectoryFormatError
-    from segue.retrieval.project import project
+    from segue._demo.trajectory import parse_trajectory, trajectory_rows
+    from segue._errors import TrajectoryFormatError
+    from segue._retrieval.project import project
 
     docs: list[Doc] = []
     rows: list[Any] = []
@@ -165,7 +165,7 @@ def literal_rarest(docs: Sequence[Doc]) -> Search:
 
 
 def page_system(docs: Sequence[Doc], **options: Any) -> Search:
-    from segue.retrieval import words
+    from segue._retrieval import words
 
     opt = words.Options(stemming=options.get("stemming", True),
                         identifiers=options.get("identifiers", True))  # fmt: skip
@@ -226,7 +226,7 @@ def _feedback(q: list[str], doc_terms: Sequence[Sequence[str]], scores: list[flo
     import math
     from collections import Counter
 
-    from segue.retrieval import words
+    from segue._retrieval import words
 
     top = sorted(range(len(scores)), key=lambda i: -scores[i])[:3]
     n = len(doc_terms)
@@ -246,9 +246,9 @@ def _feedback(q: list[str], doc_terms: Sequence[Sequence[str]], scores: list[flo
 
 
 def tool_system(rows: Sequence[Any]) -> tuple[Search, str]:
-    from segue.history import HistoryStore
-    from segue.retrieval import TOOL_SCHEMA, SessionHistoryTool
-    from segue.workspace import Layout
+    from segue._history import HistoryStore
+    from segue._retrieval import TOOL_SCHEMA, SessionHistoryTool
+    from segue._workspace import Layout
 
     home = Path(tempfile.mkdtemp(prefix="segue-bench-quality-"))
     layout = Layout(home, "quality")
@@ -281,7 +281,7 @@ def hit_rates(search: Search, questions: Sequence[Question]) -> dict[int, float]
 
 
 def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]]:
-    from segue.retrieval import words
+    from segue._retrieval import words
 
     def plain_words(q: str) -> list[str]:
         return _WORD.findall(q)

@@ -37,14 +37,14 @@ from typing import Any
 
 from bench import agent_rows
 from bench.common import SCALE, Result
-from segue.context.boundaries import item_id
-from segue.context.rollover import boundary_row
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import build_path, index_path
-from segue.workspace import Layout
+from segue._context.boundaries import item_id
+from segue._context.rollover import boundary_row
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import build_path, index_path
+from segue._workspace import Layout
 
 LARGE = SCALE == "large"
 BUILDER_ONLY = os.environ.get("SEGUE_BENCH_RECOVERY") == "builder"
@@ -205,7 +205,7 @@ def _calls_note(calls: list[float], seconds: list[float]) -> str:
 
 
 def _background_case(layout: Layout, pause: float) -> list[Result]:
-    from segue.retrieval import index_builder
+    from segue._retrieval import index_builder
 
     calls: list[float] = []
     slowest: list[float] = []

@@ -126,10 +126,10 @@ def run() -> list[Result]:
 
     import segue
     from mcp import Client, StdioServerParameters
-    from segue.history import HistoryStore
-    from segue.importers import import_path
-    from segue.retrieval import SessionHistoryTool
-    from segue.workspace import Layout
+    from segue._history import HistoryStore
+    from segue._importers import import_path
+    from segue._retrieval import SessionHistoryTool
+    from segue._workspace import Layout
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -142,7 +142,7 @@ def run() -> list[Result]:
         native_tool = SessionHistoryTool(layout)
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "segue.cli.main", "--home", str(layout.home), "mcp", "serve",
+            args=["-m", "segue._cli.main", "--home", str(layout.home), "mcp", "serve",
                   "-w", "bench"],
             env={"PYTHONPATH": str(Path(segue.__file__).resolve().parents[1])},
         )

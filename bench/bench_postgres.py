@@ -50,10 +50,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import SCALE, Result
-from segue.history.batch import encode_batch, stamp
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.workspace import Layout
+from segue._history.batch import encode_batch, stamp
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._workspace import Layout
 
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1 << 20
@@ -151,7 +151,7 @@ def _median_pair(a: Callable[[], object], b: Callable[[], object], runs: int) ->
 
 
 def _rows() -> list[Row]:
-    from segue.demo.trajectory import iter_packaged_rows
+    from segue._demo.trajectory import iter_packaged_rows
 
     rows = list(iter_packaged_rows(actions_as_tools=True))
     if not rows:
@@ -164,7 +164,7 @@ def _batch(rows: list[Row], i: int) -> list[Row]:
 
 
 def _append_latency(url: str, root: Path, rows: list[Row], *, label: str = "") -> Result:
-    from segue.postgres.store import PostgresStore
+    from segue.postgres._store import PostgresStore
 
     disk = HistoryStore(Layout(root / f"lat{len(label)}", "bench"))
     counter = itertools.count()
@@ -263,12 +263,12 @@ def _history(size: int, rows: list[Row]) -> Iterator[bytes]:
 
 
 def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
-    from segue.postgres import search as pg_search
-    from segue.postgres.history_tool import PgSessionHistoryTool
-    from segue.postgres.store import PostgresStore
-    from segue.retrieval.index_build import rebuild
-    from segue.retrieval.tool import SessionHistoryTool
-    from segue.views.windows import search
+    from segue._retrieval.index_build import rebuild
+    from segue._retrieval.tool import SessionHistoryTool
+    from segue._views.windows import search
+    from segue.postgres import _search as pg_search
+    from segue.postgres._history_tool import PgSessionHistoryTool
+    from segue.postgres._store import PostgresStore
 
     size = 1024 * MB if SCALE == "large" else 20 * MB
     ws = "s-" + uuid.uuid4().hex[:8]
@@ -278,7 +278,7 @@ def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
         for data in _history(size, rows):
             f.write(data)
     HistoryStore(layout).recover()
-    from segue.postgres.migrate import jsonl_to_postgres
+    from segue.postgres._migrate import jsonl_to_postgres
 
     jsonl_to_postgres(layout, url)
     results: list[Result] = []
@@ -330,7 +330,7 @@ def _drop_search_indexes(url: str) -> None:
     """The schema without its GIN (search) indexes: what a migration costs apart from them."""
     import psycopg
 
-    from segue.postgres.schema import ensure_schema
+    from segue.postgres._schema import ensure_schema
 
     with psycopg.connect(url, autocommit=True) as conn:
         ensure_schema(conn)
@@ -347,7 +347,7 @@ def _migrate(url: str, root: Path, rows: list[Row], *, label: str = "") -> list[
     """``history migrate`` both ways, MB/s of transcript: JSONL -> PostgreSQL (COPY, the
     derivation of each chunk while the server stores the last, the read-back check) and
     PostgreSQL -> JSONL (one streamed COPY out, checked, written, fsync'd, read back)."""
-    from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
+    from segue.postgres._migrate import jsonl_to_postgres, postgres_to_jsonl
 
     size = 200 * MB if SCALE == "large" else 20 * MB
     src = root / f"migrate-src{label.replace(' ', '-')}"
@@ -439,7 +439,7 @@ def _writer_main(argv: list[str]) -> int:
     OUT_FILE, and a last line ``cpu SECONDS``: the process's CPU time over the appends."""
     import msgspec
 
-    from segue.postgres.store import PostgresStore
+    from segue.postgres._store import PostgresStore
 
     url, workspace, tag, batches, go, out = argv
     rows = _rows()
@@ -515,7 +515,7 @@ def _fleet_run(url: str, root: Path, workspaces: list[str], batches: int) -> Fle
 def _check_fleet(url: str, workspaces: list[str], batches: int) -> None:
     """Every writer's batches whole and in its order, sequences strictly increasing per
     workspace, nothing else there."""
-    from segue.postgres.store import PostgresStore
+    from segue.postgres._store import PostgresStore
 
     writers_of: dict[str, list[int]] = {}
     for i, ws in enumerate(workspaces):
@@ -647,7 +647,7 @@ def _follow_delays(args: list[str], append: Callable[[int], object], n: int) -> 
 
 
 def _follow(url: str, root: Path) -> Result:
-    from segue.postgres.store import PostgresStore
+    from segue.postgres._store import PostgresStore
 
     n = 21
     ws = "follow-" + uuid.uuid4().hex[:8]

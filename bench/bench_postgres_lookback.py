@@ -35,9 +35,9 @@ from typing import Any
 from bench import agent_rows
 from bench.bench_postgres import RUNS, _median_pair, _server, server_settings
 from bench.common import SCALE, Result
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._workspace import Layout
 
 MB = 1 << 20
 FACT = "the staging deploy uses the zebracorn-4471 rollout key"
@@ -100,11 +100,11 @@ def _derivation() -> Result:
     import statistics
     import time
 
-    from segue.messages import encode_row
-    from segue.postgres.rows import agent_of, people_of, words_of
-    from segue.retrieval.project import classify
-    from segue.retrieval.reader import RawLine
-    from segue.retrieval.words import terms
+    from segue._messages import encode_row
+    from segue._retrieval.project import classify
+    from segue._retrieval.reader import RawLine
+    from segue._retrieval.words import terms
+    from segue.postgres._rows import agent_of, people_of, words_of
 
     raws = [encode_row(r) for r in itertools.islice(agent_rows.rows("pgd"), 3000)]
     texts = [seen.item.text for raw in raws
@@ -140,11 +140,11 @@ def run() -> list[Result]:
     url = _server()
     if url is None:
         return []
-    from segue.postgres.history_tool import PgSessionHistoryTool
-    from segue.postgres.migrate import jsonl_to_postgres
-    from segue.postgres.store import PostgresStore
-    from segue.retrieval.index_build import rebuild
-    from segue.retrieval.tool import SessionHistoryTool
+    from segue._retrieval.index_build import rebuild
+    from segue._retrieval.tool import SessionHistoryTool
+    from segue.postgres._history_tool import PgSessionHistoryTool
+    from segue.postgres._migrate import jsonl_to_postgres
+    from segue.postgres._store import PostgresStore
 
     print(f"bench_postgres_lookback: {server_settings(url)}", file=sys.stderr)
     print(f"bench_postgres_lookback {agent_rows.describe()} (here without rollover windows)",

@@ -24,18 +24,18 @@ from pathlib import Path
 
 from bench.bench_scan import realistic_jsonl
 from bench.common import SCALE, Result, side_by_side
-from segue.history.receipt import Receipt, current_stamps, new_epoch, write_receipt
-from segue.history.store import HistoryStore
-from segue.retrieval import MAX_SCAN_BYTES, SessionHistoryTool
-from segue.workspace import Layout
+from segue._history.receipt import Receipt, current_stamps, new_epoch, write_receipt
+from segue._history.store import HistoryStore
+from segue._retrieval import MAX_SCAN_BYTES, SessionHistoryTool
+from segue._workspace import Layout
 
 HISTORY_MB = 1000 if SCALE == "large" else 200
 
 _CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue._retrieval import SessionHistoryTool
+from segue._workspace import Layout
 
 home, mode = Path(sys.argv[1]), sys.argv[2]
 calls = 0

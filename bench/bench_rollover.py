@@ -1,6 +1,6 @@
 """Engine overhead of a rollover: admission to append, provider excluded (R21).
 
-What is timed is :func:`segue.session.admission.admit_rollover` with a real, durable
+What is timed is :func:`segue._session.admission.admit_rollover` with a real, durable
 ``HistoryStore`` and a real ``Session``'s pieces, wired as the turn loop wires them (the
 edited-file carryover handoff, the candidate system text, the advertised tool schemas, the
 real-encoding count, the cleanup, the batch append and the rotation that seals the old window
@@ -41,20 +41,20 @@ from pathlib import Path
 import msgspec
 
 from bench.common import SCALE, Result
-from segue.context.active import active_rows
-from segue.context.assembly import current_window_id
-from segue.context.rollover import rollover_batch
-from segue.history import HistoryStore
-from segue.messages import Row, make_row
-from segue.policy import resolve_agent
-from segue.providers.request import ProviderRequest
-from segue.providers.scripted import ScriptedProvider
-from segue.session import Cancellation, Session, SessionConfig
-from segue.session.admission import RolloverPlan, admit_rollover
-from segue.session.window import load_window
-from segue.tools.builtin import builtin_tools
-from segue.tools.carryover_file import CarryoverFile
-from segue.workspace import Layout
+from segue._context.active import active_rows
+from segue._context.assembly import current_window_id
+from segue._context.rollover import rollover_batch
+from segue._history import HistoryStore
+from segue._messages import Row, make_row
+from segue._policy import resolve_agent
+from segue._providers.request import ProviderRequest
+from segue._providers.scripted import ScriptedProvider
+from segue._session import Cancellation, Session, SessionConfig
+from segue._session.admission import RolloverPlan, admit_rollover
+from segue._session.window import load_window
+from segue._tools.builtin import builtin_tools
+from segue._tools.carryover_file import CarryoverFile
+from segue._workspace import Layout
 
 MB = 1 << 20
 #: A window that filled a 128k-token model to its 75 % trigger holds about this much text.
@@ -65,7 +65,7 @@ SIZES = (1 * MB, 100 * MB)
 
 
 def _source_rows() -> list[Row]:
-    from segue.demo.trajectory import iter_packaged_rows
+    from segue._demo.trajectory import iter_packaged_rows
 
     rows = list(iter_packaged_rows(actions_as_tools=True))
     if not rows:

@@ -19,9 +19,9 @@ from pathlib import Path
 import msgspec
 
 from bench.common import SCALE, Result, side_by_side
-from segue.demo.trajectory import iter_packaged_rows
-from segue.history.scan import scan_forward
-from segue.messages import encode_row, with_metadata
+from segue._demo.trajectory import iter_packaged_rows
+from segue._history.scan import scan_forward
+from segue._messages import encode_row, with_metadata
 
 SIZE = 2 << 20  # 2 MiB
 _MB = 1_000_000

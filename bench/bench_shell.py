@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 
 from bench.common import Result, interleaved, span_ms
-from segue.tools.paths import Workspace
-from segue.tools.shell import DRAIN_SECONDS, BashTool
+from segue._tools.paths import Workspace
+from segue._tools.shell import DRAIN_SECONDS, BashTool
 
 RUNS = 5
 

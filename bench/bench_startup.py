@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import Result, console_script, interleaved, process_env, span_ms
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import make_row
+from segue._workspace import Layout
 
 RUNS = 9
 WORKSPACE = "startup"

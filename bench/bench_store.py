@@ -22,12 +22,12 @@ import tempfile
 from pathlib import Path
 
 from bench.common import SCALE, Result, best_of, side_by_side
-from segue.demo.trajectory import iter_packaged_rows
-from segue.fsutil import atomic_write
-from segue.history import HistoryStore
-from segue.history.batch import encode_batch, stamp
-from segue.messages import Row
-from segue.workspace import Layout
+from segue._demo.trajectory import iter_packaged_rows
+from segue._fsutil import atomic_write
+from segue._history import HistoryStore
+from segue._history.batch import encode_batch, stamp
+from segue._messages import Row
+from segue._workspace import Layout
 
 MB = 1 << 20
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import SCALE, Result, best_of, side_by_side
-from segue.messages import Part, Row, make_row
-from segue.tokens import encodings
-from segue.tokens.counting import count_text
-from segue.tokens.request import RequestCounter
+from segue._messages import Part, Row, make_row
+from segue._tokens import encodings
+from segue._tokens.counting import count_text
+from segue._tokens.request import RequestCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAJECTORIES = ROOT.parent / "shared" / "samples" / "swe-agent-trajectories"
@@ -156,7 +156,7 @@ def _incremental() -> Result:
     )
 
 
-_COLD = "from segue.tokens import count_text; count_text('hello world', 'openai:gpt-4o')"
+_COLD = "from segue._tokens import count_text; count_text('hello world', 'openai:gpt-4o')"
 
 
 def _cold_start() -> Result:

@@ -38,7 +38,7 @@ SURVIVORS = "tests/history/test_survivors.py"
 MUTANTS = (
     Mutant(
         "reader-backward-overlap",
-        "src/segue/retrieval/reader.py",
+        "src/segue/_retrieval/reader.py",
         "                    both = chunk + edge\n",
         "                    both = chunk\n",
         (f"{SURVIVORS}::test_the_backward_reader_sees_a_reset_key_across_its_chunk_edges",),
@@ -46,7 +46,7 @@ MUTANTS = (
     ),
     Mutant(
         "reader-backward-reread-edge",
-        "src/segue/retrieval/reader.py",
+        "src/segue/_retrieval/reader.py",
         "BackState(min(pos + len(edge), line_end), line_end, marker)",
         "BackState(pos, line_end, marker)",
         (f"{SURVIVORS}::test_the_backward_reader_sees_a_reset_key_across_its_chunk_edges",),
@@ -54,7 +54,7 @@ MUTANTS = (
     ),
     Mutant(
         "turn-second-emergency-rollover",
-        "src/segue/session/turn.py",
+        "src/segue/_session/turn.py",
         "            or self.emergency_used\n",
         "",
         ("tests/context/test_emergency_once.py",),
@@ -62,7 +62,7 @@ MUTANTS = (
     ),
     Mutant(
         "admission-fresh-window-fits",
-        "src/segue/session/admission.py",
+        "src/segue/_session/admission.py",
         "        if not budget.fits(tokens):\n            raise TurnPaused(\n"
         '                f"a fresh context window would not fit',
         "        if False:\n            raise TurnPaused(\n"
@@ -72,7 +72,7 @@ MUTANTS = (
     ),
     Mutant(
         "store-sequence-floor",
-        "src/segue/history/store.py",
+        "src/segue/_history/store.py",
         "        floor = receipt.next_sequence if receipt is not None else "
         "sequence_floor(self.layout)\n        return max(floor, disk_next_sequence(self.layout))",
         "        return disk_next_sequence(self.layout)",
@@ -81,7 +81,7 @@ MUTANTS = (
     ),
     Mutant(
         "envelope-16-kib",
-        "src/segue/retrieval/envelope.py",
+        "src/segue/_retrieval/envelope.py",
         "MAX_RESULT = 16 * 1024",
         "MAX_RESULT = 32 * 1024",
         (f"{SURVIVORS}::test_a_result_never_exceeds_16_kib",),
@@ -89,7 +89,7 @@ MUTANTS = (
     ),
     Mutant(
         "index-schema-check",
-        "src/segue/retrieval/index_file.py",
+        "src/segue/_retrieval/index_file.py",
         "    if meta.schema != schema_id():\n"
         '        raise IndexUnusable("index of another schema version")\n',
         "",
@@ -98,7 +98,7 @@ MUTANTS = (
     ),
     Mutant(
         "index-chat-read-check",
-        "src/segue/retrieval/index_file.py",
+        "src/segue/_retrieval/index_file.py",
         "    if meta.chat_read > snap.chat_size:\n"
         '        raise IndexUnusable("chat.jsonl is shorter than the index says")\n',
         "",
@@ -107,7 +107,7 @@ MUTANTS = (
     ),
     Mutant(
         "store-batch-fsync",
-        "src/segue/history/store.py",
+        "src/segue/_history/store.py",
         "                    write_all(fd, data)\n                    if self.durable:\n"
         "                        os.fsync(fd)\n",
         "                    write_all(fd, data)\n",
@@ -116,7 +116,7 @@ MUTANTS = (
     ),
     Mutant(
         "floor-clean-line-bytes",
-        "src/segue/retrieval/project.py",
+        "src/segue/_retrieval/project.py",
         "is_floor_line(row, settled_marker(raw, row, line.marker))",
         "is_floor_line(row, line.marker)",
         ("tests/context/test_xum_floor_cases.py",),
@@ -124,7 +124,7 @@ MUTANTS = (
     ),
     Mutant(
         "import-floor-erased",
-        "src/segue/history/batch.py",
+        "src/segue/_history/batch.py",
         "        if is_floor_bytes(line) and not is_manual_reset(row):\n",
         "        if False:\n",
         ("tests/history/test_floor_writers.py::test_the_issue_s_two_lines_keep_their_floor_on_import",),

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from segue import UsageError
-from segue.policy.approval import (
+from segue._policy.approval import (
     Mode,
     Verdict,
     approval_rule,
@@ -76,8 +76,8 @@ def test_always_remembers_exactly_the_call_shown(base: str, more: str) -> None:
 
 def test_the_gate_asks_only_for_tools_that_do_not_say_they_are_read_only(tmp_path: Path) -> None:
     from segue import Answer, ApprovalGate, ApprovalRequest
-    from segue.policy.approval_store import ApprovalFile
-    from segue.tools.base import FunctionTool, ToolRegistry
+    from segue._policy.approval_store import ApprovalFile
+    from segue._tools.base import FunctionTool, ToolRegistry
 
     asked: list[ApprovalRequest] = []
 

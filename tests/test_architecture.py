@@ -20,22 +20,22 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "segue"
 #: package of one module here.
 LAYERS: list[tuple[str, frozenset[str]]] = [
     ("foundation", frozenset({
-        "errors", "_version", "_lazy", "extras", "messages", "events", "workspace", "fsutil",
-        "keyspec"})),
+        "_errors", "_version", "_lazy", "_extras", "_messages", "_events", "_workspace", "_fsutil",
+        "_keyspec"})),
     ("pure logic", frozenset({
-        "context", "tokens", "views", "policy", "memory", "workspaces", "children",
+        "_context", "_tokens", "_views", "_policy", "_memory", "_workspaces", "_children",
     })),
-    ("models", frozenset({"providers", "plugins"})),
-    ("store", frozenset({"history", "importers"})),
-    ("index", frozenset({"retrieval"})),
+    ("models", frozenset({"_providers", "plugins"})),
+    ("store", frozenset({"_history", "_importers"})),
+    ("index", frozenset({"_retrieval"})),
     ("postgres", frozenset({"postgres"})),
-    ("store choice", frozenset({"stores"})),
-    ("tools", frozenset({"tools", "mcp"})),
-    ("settings", frozenset({"settings"})),
-    ("engine", frozenset({"session"})),
-    ("front doors", frozenset({"api", "integrations", "demo"})),
-    ("interfaces", frozenset({"render", "chat", "tui"})),
-    ("command line", frozenset({"cli", "__main__"})),
+    ("store choice", frozenset({"_stores"})),
+    ("tools", frozenset({"_tools", "_mcp"})),
+    ("settings", frozenset({"_settings"})),
+    ("engine", frozenset({"_session"})),
+    ("front doors", frozenset({"api", "integrations", "_demo"})),
+    ("interfaces", frozenset({"_render", "_chat", "_tui"})),
+    ("command line", frozenset({"_cli", "__main__"})),
 ]
 
 #: Edges the map does not allow yet, each with why it is still here. Each must still exist
@@ -220,61 +220,61 @@ def test_the_checker_sees_what_it_must() -> None:
 
     source = textwrap.dedent("""
         from typing import TYPE_CHECKING
-        import segue.errors
+        import segue._errors
         from . import wrap
-        from ..views import export
-        from segue import tokens
+        from .._views import export
+        from segue import _tokens as tokens
         if TYPE_CHECKING:
-            from segue.cli.main import cli
+            from segue._cli.main import cli
         def later():
-            from segue.session import Session
+            from segue._session import Session
     """)
-    found = _imports_in(source, "segue.chat.loop")
-    assert {"segue.errors", "segue.chat.wrap", "segue.views", "segue.tokens",
-            "segue.session"} <= found
-    assert not any(name.startswith("segue.cli") for name in found)
-    assert _imports_in("from .lines import Line\n", "segue.render", package=True) == {
-        "segue.render.lines"}
-    assert _imported(SRC / "chat" / "loop.py") >= {"segue.session", "segue.render.terminal"}
-    assert "segue.settings" in _imported(SRC / "session" / "factory.py")
+    found = _imports_in(source, "segue._chat.loop")
+    assert {"segue._errors", "segue._chat.wrap", "segue._views", "segue._tokens",
+            "segue._session"} <= found
+    assert not any(name.startswith("segue._cli") for name in found)
+    assert _imports_in("from .lines import Line\n", "segue._render", package=True) == {
+        "segue._render.lines"}
+    assert _imported(SRC / "_chat" / "loop.py") >= {"segue._session", "segue._render.terminal"}
+    assert "segue._settings" in _imported(SRC / "_session" / "factory.py")
     assert _circles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
     assert _circles({("a", "b"), ("b", "c")}) == []
     edges = package_edges()
-    assert ("cli", "session") in edges and ("providers", "settings") not in edges
+    assert ("_cli", "_session") in edges and ("_providers", "_settings") not in edges
     assert len(edges) > 100
 
 
 #: Pure modules inside packages that also do I/O: finer than the layers, they import none of
 #: the I/O layers (a module may use helpers of its own package).
 PURE = [
-    "messages.py",
-    "errors.py",
-    "workspace.py",
-    "events.py",
-    "context",
-    "policy/rules.py",
-    "policy/agents.py",
-    "policy/frontmatter.py",
-    "memory/hot.py",
-    "tokens/registry.py",
-    "tokens/chunking.py",
-    "tools/bounds.py",
-    "tools/editing.py",
-    "tools/globs.py",
-    "chat/commands.py",
-    "chat/meter.py",
+    "_messages.py",
+    "_errors.py",
+    "_workspace.py",
+    "_events.py",
+    "_context",
+    "_policy/rules.py",
+    "_policy/agents.py",
+    "_policy/frontmatter.py",
+    "_memory/hot.py",
+    "_tokens/registry.py",
+    "_tokens/chunking.py",
+    "_tools/bounds.py",
+    "_tools/editing.py",
+    "_tools/globs.py",
+    "_chat/commands.py",
+    "_chat/meter.py",
 ]
 IO_LAYERS = (
-    "segue.history",
-    "segue.providers",
-    "segue.tools",
-    "segue.session",
-    "segue.retrieval",
-    "segue.cli",
-    "segue.chat",
-    "segue.demo",
-    "segue.memory.store",
-    "segue.settings",
+    "segue._history",
+    "segue._providers",
+    "segue._tools",
+    "segue._session",
+    "segue._retrieval",
+    "segue._cli",
+    "segue._chat",
+    "segue._demo",
+    "segue._memory.store",
+    "segue._settings",
     "segue.plugins",
 )
 
@@ -316,7 +316,7 @@ def test_every_install_hint_installs_this_project() -> None:
     stranger's package): only ``pip install -e '.[X]'`` and ``pip install 'segue[X]'``."""
     import re
 
-    from segue.extras import install_hint
+    from segue._extras import install_hint
 
     assert install_hint("openai") == (
         "install segue with its 'openai' extra — from a checkout: pip install -e '.[openai]'; "
@@ -342,3 +342,43 @@ def test_the_engine_never_imports_the_library_front_door() -> None:
         and any(name == "segue.api" or name.startswith("segue.api.") for name in _imported(path))
     ]
     assert offenders == []
+
+
+#: The public surface (README "Library"): the root package, the library's front door, the
+#: plugin API, the PostgreSQL store and the two framework integrations. Every other module is
+#: an implementation detail and says so with a leading underscore in its path, as httpx does.
+PUBLIC = {
+    "segue",
+    "segue.__main__",
+    "segue.api",
+    "segue.plugins",
+    "segue.postgres",
+    "segue.integrations",
+    "segue.integrations.openai_agents",
+    "segue.integrations.pydantic_ai",
+}
+
+
+def test_implementation_modules_are_private() -> None:
+    names = {_module_name(path) for path in SRC.rglob("*.py")}
+    assert names >= PUBLIC, sorted(PUBLIC - names)
+    public = sorted(
+        name for name in names - PUBLIC
+        if not any(part.startswith("_") for part in name.split(".")[1:])
+    )
+    assert public == [], "make these private (a leading underscore) or add them to PUBLIC"
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC - {"segue.__main__"}))
+def test_every_public_module_pins_its_names(name: str) -> None:
+    """``__all__`` lists exactly what a public module offers, and every listed name loads."""
+    import importlib
+
+    module = importlib.import_module(name)
+    listed = getattr(module, "__all__", None)
+    assert isinstance(listed, (list, tuple)), f"{name} has no __all__"
+    if name != "segue.integrations":  # a folder of public modules, nothing of its own
+        assert listed, f"{name}.__all__ is empty"
+    assert len(set(listed)) == len(listed), f"{name}.__all__ repeats a name"
+    missing = [item for item in listed if not hasattr(module, item)]
+    assert missing == [], f"{name}.__all__ names what it does not have"

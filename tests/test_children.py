@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from segue import Layout
-from segue.children import (
+from segue._children import (
     NotATask,
     child_id,
     create_child,
@@ -19,7 +19,7 @@ from segue.children import (
     read_link,
     tree_order,
 )
-from segue.workspace import validate_workspace_id
+from segue._workspace import validate_workspace_id
 
 WORKSPACE_IDS = st.from_regex(r"[A-Za-z0-9._-]{1,64}", fullmatch=True).filter(
     lambda s: s not in (".", ".."))

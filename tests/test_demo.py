@@ -15,18 +15,18 @@ from typing import Any
 import msgspec
 import pytest
 
-import segue.demo.run as demo_module
+import segue._demo.run as demo_module
 from segue import HistoryStore, Layout, Part, Row, make_row
-from segue.context.boundaries import is_strict_rollover, item_id, split_windows
-from segue.demo.detail import choose_detail
-from segue.demo.plan import CLOSING_TEXT, CONTINUE_PROMPT, RecordedCall, plan_turns
-from segue.demo.replay import REPLAY_LABEL, Tape
-from segue.demo.run import DEFAULT_TRAJECTORY, verify_retrieval
-from segue.demo.sizing import Plan, Sizes, choose_plan
-from segue.demo.trajectory import packaged_names
-from segue.errors import DemoFailed
-from segue.render.lines import ROLLOVER_DIVIDER
-from segue.views.project import display
+from segue._context.boundaries import is_strict_rollover, item_id, split_windows
+from segue._demo.detail import choose_detail
+from segue._demo.plan import CLOSING_TEXT, CONTINUE_PROMPT, RecordedCall, plan_turns
+from segue._demo.replay import REPLAY_LABEL, Tape
+from segue._demo.run import DEFAULT_TRAJECTORY, verify_retrieval
+from segue._demo.sizing import Plan, Sizes, choose_plan
+from segue._demo.trajectory import packaged_names
+from segue._errors import DemoFailed
+from segue._render.lines import ROLLOVER_DIVIDER
+from segue._views.project import display
 from tests.front import main
 
 WORKING = [

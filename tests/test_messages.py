@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from segue import Part, Row, decode_row, encode_row, make_row
-from segue.errors import RowDecodeError
-from segue.messages import with_metadata
+from segue._errors import RowDecodeError
+from segue._messages import with_metadata
 from tests.needs import require
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "samples" / "xum-session" / "chat.jsonl"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from segue import UsageError, resolve_agent
-from segue.policy import (
+from segue._policy import (
     BUILTIN_AGENTS,
     SESSION_HISTORY_TOOL,
     Action,
@@ -22,7 +22,7 @@ from segue.policy import (
     may_use,
     rule,
 )
-from segue.policy.frontmatter import FrontMatterError, split_document
+from segue._policy.frontmatter import FrontMatterError, split_document
 
 TOOLS = ("file_read", "file_write", "file_edit", "file_search", "bash", "memory",
          SESSION_HISTORY_TOOL)

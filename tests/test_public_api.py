@@ -97,7 +97,7 @@ def test_import_is_light() -> None:
     code = (
         "import sys, segue; "
         "heavy = [m for m in ('openai', 'anthropic', 'textual') if m in sys.modules]; "
-        "from segue.tokens import encodings; "
+        "from segue._tokens import encodings; "
         "print(heavy, encodings.loaded_names())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

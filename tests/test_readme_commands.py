@@ -315,7 +315,7 @@ def test_the_postgresql_commands_run_against_the_suites_server(tmp_path: Path) -
     model ("Run a model") makes a store and runs in it, then makes it the default; one with
     a session in the home's files copies it to a second database; a reader on another
     machine brings that copy back into their own home, byte for byte."""
-    from segue.workspace import default_workspace_id
+    from segue._workspace import default_workspace_id
     from tests.postgres.cluster import cluster
 
     assert [c.key for c in readme_commands(README.read_text(encoding="utf-8"))

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from segue import SettingsError, load_settings
-from segue.context.budget import rollover_label
-from segue.errors import FileError
-from segue.settings import (
+from segue._context.budget import rollover_label
+from segue._errors import FileError
+from segue._settings import (
     Settings,
     effective_threshold,
     from_obj,
@@ -221,7 +221,7 @@ def test_concurrent_updates_from_processes_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     count = scaled(10, 100)
     code = (
-        "import sys; from pathlib import Path; from segue.settings import update_settings;"
+        "import sys; from pathlib import Path; from segue._settings import update_settings;"
         "p = Path(sys.argv[1]); tag = sys.argv[2]\n"
         "for i in range(int(sys.argv[3])):\n"
         "    update_settings(p, lambda s: s.with_value(f'threshold.openai:{tag}{i}', 50))\n"
@@ -236,9 +236,9 @@ def test_concurrent_updates_from_processes_lose_nothing(tmp_path: Path) -> None:
 def test_the_catalogue_holds_what_each_subsystem_declares() -> None:
     """The providers and the plugins declare their own keys; the settings file knows every one
     of them (defaults, validation) without a copy of its own."""
-    from segue import settings as settings_module
-    from segue.plugins import keys as plugin_keys
-    from segue.providers import keys as provider_keys
+    from segue import _settings as settings_module
+    from segue._providers import keys as provider_keys
+    from segue.plugins import _keys as plugin_keys
 
     declared = {**provider_keys.KEYS, **plugin_keys.KEYS}
     assert {"model", "fallbackModel", "openai-compatible.baseUrl", "plugins"} <= set(declared)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from segue.render.tool_text import call_text, result_text
+from segue._render.tool_text import call_text, result_text
 
 
 def test_a_command_and_its_output_read_as_text() -> None:

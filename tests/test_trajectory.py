@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from segue import decode_row, encode_row
-from segue.demo.trajectory import (
+from segue._demo.trajectory import (
     DEFAULT_START_MS,
     iter_packaged_rows,
     load_packaged,
@@ -18,7 +18,7 @@ from segue.demo.trajectory import (
     parse_trajectory,
     trajectory_rows,
 )
-from segue.errors import TrajectoryFormatError
+from segue._errors import TrajectoryFormatError
 
 
 def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

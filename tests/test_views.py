@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from segue import Part, Row, UsageError, make_row
-from segue.context.rollover import manual_reset_row, quarantined, rollover_batch, warning_row
-from segue.messages import row_to_obj, with_metadata
-from segue.views.export import export, export_html, export_json, export_markdown
-from segue.views.project import MEDIA_OMITTED, display, is_hidden
-from segue.views.windows import Item, find_items, search, walk, window_items, window_summaries
+from segue._context.rollover import manual_reset_row, quarantined, rollover_batch, warning_row
+from segue._messages import row_to_obj, with_metadata
+from segue._views.export import export, export_html, export_json, export_markdown
+from segue._views.project import MEDIA_OMITTED, display, is_hidden
+from segue._views.windows import Item, find_items, search, walk, window_items, window_summaries
 
 T0 = 1_700_000_010_000
 SECRET_PASTE = "PASTED-LOG <script>alert('x')</script> " + "line of a huge log\n" * 3

@@ -17,21 +17,7 @@ from segue._lazy import listing, load
 from segue._version import __version__
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, ``_LAZY`` below
-    from segue.api import (
-        ApproverLike,
-        History,
-        HistoryItem,
-        HistoryWindow,
-        ModelHistory,
-        NotFound,
-        SearchHit,
-        TaskInfo,
-        list_tasks,
-        open_history,
-        open_session,
-        open_store,
-    )
-    from segue.errors import (
+    from segue._errors import (
         ContextOverflowError,
         ContextSignal,
         LockTimeout,
@@ -50,7 +36,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, ``_LAZY`` bel
         UsageError,
         WorkspaceNotFound,
     )
-    from segue.events import (
+    from segue._events import (
         AssistantText,
         Compacted,
         Event,
@@ -64,20 +50,34 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, ``_LAZY`` bel
         ToolStarted,
         Warned,
     )
-    from segue.history import HistoryStore, InMemoryStore, MaintainedStore, TranscriptStore
-    from segue.messages import Part, Row, decode_row, encode_row, make_row
-    from segue.policy import resolve_agent
-    from segue.policy.approval import ApprovalMode
-    from segue.providers.base import Provider, StepResult, Usage
-    from segue.providers.registry import create_provider
-    from segue.providers.request import ProviderRequest
-    from segue.retrieval.tool import SessionHistoryTool
-    from segue.session import Session, SessionConfig, TurnResult
-    from segue.session.stream import TurnStream
-    from segue.settings import load_settings
-    from segue.tokens import Count, count_request, count_text, resolve_model
-    from segue.tools.gate import Answer, ApprovalGate, ApprovalRequest
-    from segue.workspace import Layout
+    from segue._history import HistoryStore, InMemoryStore, MaintainedStore, TranscriptStore
+    from segue._messages import Part, Row, decode_row, encode_row, make_row
+    from segue._policy import resolve_agent
+    from segue._policy.approval import ApprovalMode
+    from segue._providers.base import Provider, StepResult, Usage
+    from segue._providers.registry import create_provider
+    from segue._providers.request import ProviderRequest
+    from segue._retrieval.tool import SessionHistoryTool
+    from segue._session import Session, SessionConfig, TurnResult
+    from segue._session.stream import TurnStream
+    from segue._settings import load_settings
+    from segue._tokens import Count, count_request, count_text, resolve_model
+    from segue._tools.gate import Answer, ApprovalGate, ApprovalRequest
+    from segue._workspace import Layout
+    from segue.api import (
+        ApproverLike,
+        History,
+        HistoryItem,
+        HistoryWindow,
+        ModelHistory,
+        NotFound,
+        SearchHit,
+        TaskInfo,
+        list_tasks,
+        open_history,
+        open_session,
+        open_store,
+    )
 
 #: Public name → the module that defines it. Keep in step with the block above and ``__all__``
 #: (tests/test_public_api.py checks all three agree).
@@ -94,65 +94,65 @@ _LAZY: dict[str, str] = {
     "open_history": "segue.api",
     "open_session": "segue.api",
     "open_store": "segue.api",
-    "ContextSignal": "segue.errors",
-    "ContextOverflowError": "segue.errors",
-    "LockTimeout": "segue.errors",
-    "PluginError": "segue.errors",
-    "ProviderAuthError": "segue.errors",
-    "ProviderError": "segue.errors",
-    "RowDecodeError": "segue.errors",
-    "StoreError": "segue.errors",
-    "TransientProviderError": "segue.errors",
-    "TurnCancelled": "segue.errors",
-    "TurnPaused": "segue.errors",
-    "UnknownModelError": "segue.errors",
-    "WorkspaceNotFound": "segue.errors",
-    "RuntimeFailure": "segue.errors",
-    "SegueError": "segue.errors",
-    "SettingsError": "segue.errors",
-    "UsageError": "segue.errors",
-    "AssistantText": "segue.events",
-    "Compacted": "segue.events",
-    "Event": "segue.events",
-    "EventSink": "segue.events",
-    "Notice": "segue.events",
-    "RolledOver": "segue.events",
-    "StepUsage": "segue.events",
-    "TaskFinished": "segue.events",
-    "TaskStarted": "segue.events",
-    "ToolFinished": "segue.events",
-    "ToolStarted": "segue.events",
-    "Warned": "segue.events",
-    "HistoryStore": "segue.history",
-    "InMemoryStore": "segue.history",
-    "MaintainedStore": "segue.history",
-    "TranscriptStore": "segue.history",
-    "Part": "segue.messages",
-    "Row": "segue.messages",
-    "decode_row": "segue.messages",
-    "encode_row": "segue.messages",
-    "make_row": "segue.messages",
-    "resolve_agent": "segue.policy",
-    "ApprovalMode": "segue.policy.approval",
-    "Provider": "segue.providers.base",
-    "StepResult": "segue.providers.base",
-    "Usage": "segue.providers.base",
-    "create_provider": "segue.providers.registry",
-    "ProviderRequest": "segue.providers.request",
-    "SessionHistoryTool": "segue.retrieval.tool",
-    "Session": "segue.session",
-    "SessionConfig": "segue.session",
-    "TurnResult": "segue.session",
-    "TurnStream": "segue.session.stream",
-    "load_settings": "segue.settings",
-    "Count": "segue.tokens",
-    "count_request": "segue.tokens",
-    "count_text": "segue.tokens",
-    "resolve_model": "segue.tokens",
-    "Answer": "segue.tools.gate",
-    "ApprovalGate": "segue.tools.gate",
-    "ApprovalRequest": "segue.tools.gate",
-    "Layout": "segue.workspace",
+    "ContextSignal": "segue._errors",
+    "ContextOverflowError": "segue._errors",
+    "LockTimeout": "segue._errors",
+    "PluginError": "segue._errors",
+    "ProviderAuthError": "segue._errors",
+    "ProviderError": "segue._errors",
+    "RowDecodeError": "segue._errors",
+    "StoreError": "segue._errors",
+    "TransientProviderError": "segue._errors",
+    "TurnCancelled": "segue._errors",
+    "TurnPaused": "segue._errors",
+    "UnknownModelError": "segue._errors",
+    "WorkspaceNotFound": "segue._errors",
+    "RuntimeFailure": "segue._errors",
+    "SegueError": "segue._errors",
+    "SettingsError": "segue._errors",
+    "UsageError": "segue._errors",
+    "AssistantText": "segue._events",
+    "Compacted": "segue._events",
+    "Event": "segue._events",
+    "EventSink": "segue._events",
+    "Notice": "segue._events",
+    "RolledOver": "segue._events",
+    "StepUsage": "segue._events",
+    "TaskFinished": "segue._events",
+    "TaskStarted": "segue._events",
+    "ToolFinished": "segue._events",
+    "ToolStarted": "segue._events",
+    "Warned": "segue._events",
+    "HistoryStore": "segue._history",
+    "InMemoryStore": "segue._history",
+    "MaintainedStore": "segue._history",
+    "TranscriptStore": "segue._history",
+    "Part": "segue._messages",
+    "Row": "segue._messages",
+    "decode_row": "segue._messages",
+    "encode_row": "segue._messages",
+    "make_row": "segue._messages",
+    "resolve_agent": "segue._policy",
+    "ApprovalMode": "segue._policy.approval",
+    "Provider": "segue._providers.base",
+    "StepResult": "segue._providers.base",
+    "Usage": "segue._providers.base",
+    "create_provider": "segue._providers.registry",
+    "ProviderRequest": "segue._providers.request",
+    "SessionHistoryTool": "segue._retrieval.tool",
+    "Session": "segue._session",
+    "SessionConfig": "segue._session",
+    "TurnResult": "segue._session",
+    "TurnStream": "segue._session.stream",
+    "load_settings": "segue._settings",
+    "Count": "segue._tokens",
+    "count_request": "segue._tokens",
+    "count_text": "segue._tokens",
+    "resolve_model": "segue._tokens",
+    "Answer": "segue._tools.gate",
+    "ApprovalGate": "segue._tools.gate",
+    "ApprovalRequest": "segue._tools.gate",
+    "Layout": "segue._workspace",
 }
 
 __all__ = [

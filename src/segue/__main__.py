@@ -2,6 +2,6 @@
 
 import sys
 
-from segue.cli.entry import main
+from segue._cli.entry import main
 
 sys.exit(main())

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from segue.messages import Row, decode_row
+from segue._messages import Row, decode_row
 
 
 def script(path: Path, *responses: dict[str, Any], window: int = 16000) -> str:

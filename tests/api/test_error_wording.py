@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import segue
-from segue.errors import SegueError, StreamInProgress
-from segue.providers.registry import create_provider
-from segue.settings import Settings
-from segue.views.windows import check_window_id
+from segue._errors import SegueError, StreamInProgress
+from segue._providers.registry import create_provider
+from segue._settings import Settings
+from segue._views.windows import check_window_id
 
 #: A flag (``-m``, ``--store``) or a segue command (```segue settings set```).
 CLI_LANGUAGE = re.compile(r"(^|[\s(`])--?[a-z]|\bsegue (run|chat|history|settings|clear)\b")

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import segue
-from segue.cli.main import cli
+from segue._cli.main import cli
 from tests.api.helpers import script
 
 WS = "hist"
@@ -82,7 +82,7 @@ def test_include_cleared_is_what_segue_history_shows(home: Path,
     def no_scan(*_args: object, **_kw: object) -> None:
         raise AssertionError("scanned although the index is trusted")
 
-    monkeypatch.setattr("segue.views.windows.search", no_scan)
+    monkeypatch.setattr("segue._views.windows.search", no_scan)
     assert history.search("noted") == scanned  # from the index now: the same answer
 
 

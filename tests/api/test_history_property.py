@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import segue
-from segue.history import HistoryStore
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue._history import HistoryStore
+from segue._retrieval import SessionHistoryTool
+from segue._workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import entries, write_history
 from tests.retrieval.test_privacy_property import EVENT, HUGE, MARK, build

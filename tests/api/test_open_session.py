@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import segue
-from segue.errors import SettingsError, UsageError
+from segue._errors import SettingsError, UsageError
 from tests.api.helpers import bash, script, tool_outputs
 
 

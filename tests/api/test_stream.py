@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import segue
-from segue.errors import UsageError
+from segue._errors import UsageError
 from tests.api.helpers import bash, rows, script
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import segue
-from segue.history import HistoryStore
-from segue.workspace import Layout
+from segue._history import HistoryStore
+from segue._workspace import Layout
 
 WS = "lib"
 

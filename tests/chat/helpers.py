@@ -1,4 +1,4 @@
-"""Driving :class:`segue.chat.ChatLoop` with scripted input, a real store and the scripted
+"""Driving :class:`segue._chat.ChatLoop` with scripted input, a real store and the scripted
 provider in a temporary SEGUE_HOME."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from segue.chat import ChatLoop, SessionMaker
-from segue.chat.loop import Guard, direct
-from segue.events import Event, EventSink
-from segue.history import HistoryStore
-from segue.messages import Row
-from segue.session import Session
-from segue.workspace import Layout
+from segue._chat import ChatLoop, SessionMaker
+from segue._chat.loop import Guard, direct
+from segue._events import Event, EventSink
+from segue._history import HistoryStore
+from segue._messages import Row
+from segue._session import Session
+from segue._workspace import Layout
 
 #: A Ctrl-C at the prompt, in a scripted input.
 CTRL_C = object()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from segue.chat import commands as cmd
+from segue._chat import commands as cmd
 from tests.chat.helpers import chat
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from segue import make_row
-from segue.chat import commands as cmd
-from segue.chat.meter import label, meter_text, reported_usage
+from segue._chat import commands as cmd
+from segue._chat.meter import label, meter_text, reported_usage
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from segue.chat import QuitNow, run_interruptible
-from segue.chat.interrupt import INTERRUPTING
+from segue._chat import QuitNow, run_interruptible
+from segue._chat.interrupt import INTERRUPTING
 
 WAIT = 10.0  # a deadline, never a pause: every wait below returns as soon as its event is set
 

@@ -11,7 +11,7 @@ from typing import TypeVar
 import pytest
 
 from segue import Event, Session, ToolFinished, UsageError
-from segue.chat import QuitNow
+from segue._chat import QuitNow
 from tests.chat.helpers import CTRL_C, chat, meters, texts
 
 T = TypeVar("T")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from segue.chat.meter import due
+from segue._chat.meter import due
 from tests.chat.helpers import chat
 
 
@@ -31,7 +31,7 @@ def test_due_keeps_the_point_until_it_is_reached() -> None:
 
 def test_the_full_screen_meter_after_a_step_says_the_same() -> None:
     from segue import StepUsage
-    from segue.tui.lines import usage_meter
+    from segue._tui.lines import usage_meter
 
     past = StepUsage(6200, 8000, 77, "rolls over by 75%", None, None)
     assert usage_meter(past) == "77% · rolls over with the next message"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from segue import TaskFinished, TaskStarted
-from segue.render.lines import event_lines
+from segue._render.lines import event_lines
 from tests.chat.helpers import chat
 
 

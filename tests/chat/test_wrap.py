@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from segue.chat.wrap import WordWrap
+from segue._chat.wrap import WordWrap
 
 WORDS = st.lists(st.text(alphabet="abcdefghij", min_size=1, max_size=12), min_size=1,
                  max_size=40)

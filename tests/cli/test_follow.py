@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.history.watch import InotifyWatch, PollWatch
+from segue._history.watch import InotifyWatch, PollWatch
 from tests.cli.follow_proc import Follower, batch_file, lines, ok, reset_row, row, segue
 
 WS = "fleet-ws"

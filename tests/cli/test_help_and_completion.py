@@ -15,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from segue.cli.main import cli
+from segue._cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from segue.workspace import default_home
+from segue._workspace import default_home
 
 WS = "xum-ws"
 #: Xum's own sample, used where the shared samples sit beside the checkout (it is AGPL: read

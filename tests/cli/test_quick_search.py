@@ -1,8 +1,8 @@
-"""The fast path of ``segue history search`` (segue.cli.quick_search) prints exactly what the
+"""The fast path of ``segue history search`` (segue._cli.quick_search) prints exactly what the
 full command prints, with the same exit code, and really runs without click.
 
 Each case runs two real processes: ``python -m segue`` (the console entry, which tries the
-fast path first) and ``python -m segue.cli.main`` (click only), and compares their bytes.
+fast path first) and ``python -m segue._cli.main`` (click only), and compares their bytes.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from segue import HistoryStore, Layout, make_row
-from segue.cli.context import resolve
-from segue.cli.quick_search import parse
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import index_path
+from segue._cli.context import resolve
+from segue._cli.quick_search import parse
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import index_path
 from tests.test_views import session_rows
 
 WS = "quick"
@@ -36,7 +36,7 @@ def run(args: list[str], *, entry: str, cwd: Path | None = None) -> tuple[int, b
 
 def same(args: list[str], cwd: Path | None = None) -> tuple[int, bytes, bytes]:
     fast = run(args, entry="segue", cwd=cwd)
-    full = run(args, entry="segue.cli.main", cwd=cwd)
+    full = run(args, entry="segue._cli.main", cwd=cwd)
     assert fast == full, args
     return fast
 
@@ -45,7 +45,7 @@ def took_fast_path(args: list[str], cwd: Path | None = None) -> bool:
     """Whether the console entry answered ``args`` without importing click."""
     code = (
         "import sys\n"
-        "from segue.cli.entry import main\n"
+        "from segue._cli.entry import main\n"
         f"rc = main({args!r})\n"
         "print('click' in sys.modules, file=sys.stderr)\n"
         "sys.exit(rc)\n"
@@ -196,7 +196,7 @@ def test_the_fast_path_reads_an_argument_list_as_click_does(args: list[str]) -> 
     parsed = parse(args)
     if parsed is None:
         return
-    from segue.cli.main import cli
+    from segue._cli.main import cli
 
     root = cli.make_context("segue", list(args))
     name, command, rest = cli.resolve_command(root, [*root._protected_args, *root.args])

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, Row
-from segue.session.window import load_window
-from segue.tools.carryover_file import CarryoverFile
+from segue._session.window import load_window
+from segue._tools.carryover_file import CarryoverFile
 from tests.front import cli, is_manual_reset, is_rollover_boundary
 from tests.scripted_cli import script
 

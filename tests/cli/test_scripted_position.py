@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from segue import Layout
-from segue.providers.scripted import FilePosition, forget_positions
+from segue._providers.scripted import FilePosition, forget_positions
 
 
 def segue(

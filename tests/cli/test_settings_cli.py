@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.settings import KEYS, MODEL_KEYS
+from segue._settings import KEYS, MODEL_KEYS
 from tests.front import cli
 
 EXAMPLES = settings(

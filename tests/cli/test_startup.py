@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout
-from segue.cli.lazy import LazyGroup
-from segue.cli.main import COMMANDS, cli
+from segue._cli.lazy import LazyGroup
+from segue._cli.main import COMMANDS, cli
 from tests.needs import require_module
 from tests.test_views import session_rows
 
@@ -23,17 +23,17 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "segue"
 
 #: Never needed to list the commands or to read a transcript.
 HEAVY = (
-    "segue.providers",
-    "segue.session",
-    "segue.retrieval",
-    "segue.tui",
-    "segue.mcp",
-    "segue.chat",
-    "segue.demo",
-    "segue.tokens",
+    "segue._providers",
+    "segue._session",
+    "segue._retrieval",
+    "segue._tui",
+    "segue._mcp",
+    "segue._chat",
+    "segue._demo",
+    "segue._tokens",
     "segue.plugins",
-    "segue.policy",
-    "segue.importers",
+    "segue._policy",
+    "segue._importers",
     "segue.integrations",
     "segue.postgres",
     "tiktoken",
@@ -48,7 +48,7 @@ HEAVY = (
     "sqlite3",
 )
 #: Not needed by `segue --help` either.
-HELP_HEAVY = (*HEAVY, "segue.history", "segue.views", "segue.settings", "msgspec")
+HELP_HEAVY = (*HEAVY, "segue._history", "segue._views", "segue._settings", "msgspec")
 
 
 def loaded_after(code: str) -> list[str]:
@@ -85,14 +85,14 @@ def test_import_segue_loads_nothing_but_its_version() -> None:
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_help_lists_every_command_without_importing_them(flag: str) -> None:
-    code = f"from segue.cli.entry import main\nassert main([{flag!r}]) == 0"
+    code = f"from segue._cli.entry import main\nassert main([{flag!r}]) == 0"
     modules = loaded_after(code)
     assert heavy_in(modules, HELP_HEAVY) == []
-    assert [m for m in modules if m.startswith("segue.cli.")] == [
-        "segue.cli.entry",
-        "segue.cli.lazy",
-        "segue.cli.main",
-        "segue.cli.quick_search",
+    assert [m for m in modules if m.startswith("segue._cli.")] == [
+        "segue._cli.entry",
+        "segue._cli.lazy",
+        "segue._cli.main",
+        "segue._cli.quick_search",
     ]
     out = subprocess.run(
         [sys.executable, "-m", "segue", flag], capture_output=True, text=True, check=True
@@ -105,46 +105,46 @@ def test_history_windows_reads_without_providers_or_the_index(segue_home: Path) 
     HistoryStore(Layout(segue_home, "w"), durable=False).append(session_rows())
     (segue_home / "settings.json").write_text('{"model": "openai:gpt-4o", "plugins": []}')
     code = (
-        "from segue.cli.entry import main\n"
+        "from segue._cli.entry import main\n"
         f"assert main(['--home', {str(segue_home)!r}, '-w', 'w', 'history', 'windows']) == 0"
     )
     modules = loaded_after(code)
     # what checking those two settings needs: their subsystems' key declarations and parsers
     checked = {
-        "segue.providers",
-        "segue.providers.keys",
-        "segue.providers.model_ref",
+        "segue._providers",
+        "segue._providers.keys",
+        "segue._providers.model_ref",
         "segue.plugins",
-        "segue.plugins.keys",
-        "segue.plugins.config",
+        "segue.plugins._keys",
+        "segue.plugins._config",
     }
     assert heavy_in([m for m in modules if m not in checked], HEAVY) == []
-    assert "segue.history.store" in modules  # it did read the transcript
+    assert "segue._history.store" in modules  # it did read the transcript
 
 
 def test_the_search_fast_path_loads_neither_click_nor_the_tool(segue_home: Path) -> None:
-    from segue.retrieval.index_build import rebuild
+    from segue._retrieval.index_build import rebuild
 
     layout = Layout(segue_home, "s")
     HistoryStore(layout, durable=False).append(session_rows())
     rebuild(layout)
     code = (
-        "from segue.cli.entry import main\n"
+        "from segue._cli.entry import main\n"
         f"assert main(['--home', {str(segue_home)!r}, '-w', 's', 'history', 'search', 'entry'])"
         " == 0"
     )
     modules = loaded_after(code)
     heavy = (
-        *(h for h in HEAVY if h not in ("segue.retrieval", "sqlite3")),
+        *(h for h in HEAVY if h not in ("segue._retrieval", "sqlite3")),
         "click",
-        "segue.retrieval.tool",
-        "segue.retrieval.pages",
-        "segue.retrieval.index_pages",
-        "segue.retrieval.index_build",
-        "segue.settings",  # there is no settings file
+        "segue._retrieval.tool",
+        "segue._retrieval.pages",
+        "segue._retrieval.index_pages",
+        "segue._retrieval.index_build",
+        "segue._settings",  # there is no settings file
     )
     assert heavy_in(modules, heavy) == []
-    assert "segue.retrieval.index_people" in modules  # the index answered
+    assert "segue._retrieval.index_people" in modules  # the index answered
 
 
 def _groups() -> list[tuple[str, LazyGroup]]:
@@ -156,7 +156,7 @@ def _groups() -> list[tuple[str, LazyGroup]]:
 @pytest.mark.parametrize("where", ["segue", "segue history"])
 def test_the_listing_help_is_each_command_s_own(where: str) -> None:
     """The one-line help `--help` shows from the table is what the command itself would
-    show, at every width (update the table in segue/cli/main.py or history.py if not)."""
+    show, at every width (update the table in segue/_cli/main.py or history.py if not)."""
     group = dict(_groups())[where]
     for name, entry in group.lazy.items():
         command = entry.load()
@@ -192,7 +192,7 @@ def _type_checking_imports(path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    "package", ["segue", "segue.history", "segue.retrieval", "segue.providers", "segue.plugins"]
+    "package", ["segue", "segue._history", "segue._retrieval", "segue._providers", "segue.plugins"]
 )
 def test_lazy_tables_agree_with_all_and_what_type_checkers_see(package: str) -> None:
     module = __import__(package, fromlist=["_LAZY"])
@@ -212,8 +212,8 @@ def test_without_a_settings_file_the_store_is_the_jsonl_files(tmp_path: Path) ->
     """Commands skip reading (and importing) the settings when there is no file: that must
     mean what load_settings would say, store.url's default."""
     from segue import load_settings
-    from segue.cli.context import CliContext
-    from segue.settings import KEYS
+    from segue._cli.context import CliContext
+    from segue._settings import KEYS
 
     assert KEYS["store.url"].default is None
     assert load_settings(tmp_path / "settings.json").get("store.url") is None

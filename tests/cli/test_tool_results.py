@@ -67,7 +67,7 @@ def test_session_history_hits_are_a_short_list_with_window_and_item_ids(
         tmp_path: Path) -> None:
     """What session_history really returns for a search (``segue history tool`` answers
     exactly as the tool does), as it is shown."""
-    from segue.render.tool_text import result_text
+    from segue._render.tool_text import result_text
 
     segue = [sys.executable, "-m", "segue", "--home", str(tmp_path / "home")]
     demo = subprocess.run([*segue, "demo", "--json"], capture_output=True, text=True,
@@ -87,7 +87,7 @@ def test_session_history_hits_are_a_short_list_with_window_and_item_ids(
 
 
 def test_an_unknown_shape_is_still_shown_compactly(tmp_path: Path) -> None:
-    from segue.render.tool_text import result_text
+    from segue._render.tool_text import result_text
 
     shown = result_text({"ok": True, "custom": [1, 2]})
     assert shown == "    → " + json.dumps({"ok": True, "custom": [1, 2]})

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from segue.workspace import derive_workspace_id
+from segue._workspace import derive_workspace_id
 from tests.front import cli
 from tests.scripted_cli import script
 

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
 from segue import Part, Row, make_row
-from segue.context.active import active_rows, has_sealable_context, newest_window_start
-from segue.context.boundaries import (
+from segue._context.active import active_rows, has_sealable_context, newest_window_start
+from segue._context.boundaries import (
     is_manual_reset,
     is_strict_rollover,
     is_synthetic_continuation,
     split_windows,
 )
-from segue.context.rollover import (
+from segue._context.rollover import (
     lead_in_text,
     manual_reset_row,
     quarantined,
@@ -19,7 +19,7 @@ from segue.context.rollover import (
 
 def seq(rows: list[Row]) -> list[Row]:
     """Number rows the way the store would."""
-    from segue.messages import with_metadata
+    from segue._messages import with_metadata
 
     return [with_metadata(r, historySequence=i) for i, r in enumerate(rows)]
 

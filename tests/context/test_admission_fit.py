@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from segue import InMemoryStore
-from segue.context.budget import Budget
-from segue.errors import TurnPaused
-from segue.session.admission import Cancellation, RolloverPlan, admit_rollover
+from segue._context.budget import Budget
+from segue._errors import TurnPaused
+from segue._session.admission import Cancellation, RolloverPlan, admit_rollover
 from tests.retrieval.helpers import text_row
 
 LIMIT = 8000  # hard ceiling: 8000 - min(8192, 8000 // 4) = 6000 (R3)

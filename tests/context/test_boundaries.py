@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from segue import Row, encode_row, make_row
-from segue.context.boundaries import (
+from segue._context.boundaries import (
     ROOT_WINDOW_ID,
     boundary_kind,
     is_compaction_boundary,
@@ -15,8 +15,8 @@ from segue.context.boundaries import (
     newest_floor_index,
     split_windows,
 )
-from segue.context.floor import mentions_reset_key
-from segue.messages import text_part
+from segue._context.floor import mentions_reset_key
+from segue._messages import text_part
 
 
 def rollover(seq: int, **overrides: Any) -> Row:

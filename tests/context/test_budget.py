@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from segue.context.budget import (
+from segue._context.budget import (
     Action,
     Budget,
     Situation,
@@ -131,7 +131,7 @@ def test_projection_takes_the_larger() -> None:
 
 
 def test_the_trigger_label_is_truthful() -> None:
-    from segue.context.budget import Budget, trigger_label
+    from segue._context.budget import Budget, trigger_label
 
     assert trigger_label(Budget(100_000, 70), experiment=False) == "compacts by 75%"
     assert trigger_label(Budget(100_000, 70), experiment=True) == "rolls over by 75%"

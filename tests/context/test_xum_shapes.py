@@ -6,21 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from segue import Part, Row, decode_row, encode_row, make_row
-from segue.context.active import active_rows
-from segue.context.boundaries import (
+from segue._context.active import active_rows
+from segue._context.boundaries import (
     is_compaction_boundary,
     is_strict_rollover,
     is_synthetic_continuation,
     is_ui_hidden,
 )
-from segue.context.rollover import (
+from segue._context.rollover import (
     compaction_continuation_row,
     quarantined,
     rollover_batch,
     warning_row,
 )
-from segue.messages import row_to_obj
-from segue.session.compaction import compaction_row
+from segue._messages import row_to_obj
+from segue._session.compaction import compaction_row
 
 TEXT_DONE = "done"
 

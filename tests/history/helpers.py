@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from segue.messages import Row
+from segue._messages import Row
 
 _ID = re.compile(r"(?P<tag>.+)-(?P<batch>\d+)-(?P<i>\d+)-of-(?P<n>\d+)")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from segue import HistoryStore, Layout, make_row
-from segue.errors import InvalidWorkspaceId, LockTimeout
-from segue.history import read_receipt, receipt_matches
-from segue.history.lock import hold
-from segue.history.scan import scan_backward, scan_forward
+from segue._errors import InvalidWorkspaceId, LockTimeout
+from segue._history import read_receipt, receipt_matches
+from segue._history.lock import hold
+from segue._history.scan import scan_backward, scan_forward
 
 RESET_2MIB = (
     b'{"id":"r","role":"assistant","metadata":{"contextBoundaryKind":"reset","pad":"'
@@ -114,7 +114,7 @@ def test_lock_timeout_names_the_path_and_lock_is_reentrant(tmp_path: Path) -> No
     with store.locked(), store.locked(), HistoryStore(layout).locked():
         pass
     code = (
-        "import sys,time; from pathlib import Path; from segue.history.lock import hold\n"
+        "import sys,time; from pathlib import Path; from segue._history.lock import hold\n"
         "with hold(Path(sys.argv[1]), 5):\n"
         "    print('held', flush=True); sys.stdin.readline()\n"
     )

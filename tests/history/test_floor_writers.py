@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue import HistoryStore, InMemoryStore, Layout, SessionHistoryTool
-from segue.errors import StoreError
+from segue._errors import StoreError
 from tests.front import cli
 from tests.retrieval.helpers import entries, rollover, stamp_receipt, write_history
 

@@ -1,5 +1,5 @@
 """How ``history follow`` reaches a store: through the store's own watch and the protocols of
-:mod:`segue.history.protocol`, never by naming a store class."""
+:mod:`segue._history.protocol`, never by naming a store class."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from segue import Layout
-from segue.history import HistoryStore, InMemoryStore, ReadsSnapshots
-from segue.history.watch import InotifyWatch, PollWatch, Watchable, watch
-from segue.messages import Row, make_row
+from segue._history import HistoryStore, InMemoryStore, ReadsSnapshots
+from segue._history.watch import InotifyWatch, PollWatch, Watchable, watch
+from segue._messages import Row, make_row
 
 
 def _row(text: str) -> Row:
@@ -38,7 +38,7 @@ def test_a_store_without_a_watch_is_refused_by_name() -> None:
 
 def test_only_a_snapshot_store_reads_without_the_lock() -> None:
     pytest.importorskip("psycopg")
-    from segue.postgres.store import PostgresStore
+    from segue.postgres._store import PostgresStore
 
     assert issubclass(PostgresStore, ReadsSnapshots)
     assert issubclass(PostgresStore, Watchable)

@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 from segue import HistoryStore, Layout, SessionHistoryTool, make_row
-from segue.context.rollover import manual_reset_row
-from segue.history.marker import Marker, write_marker
-from segue.history.receipt import Receipt, current_stamps, new_epoch, read_receipt, write_receipt
+from segue._context.rollover import manual_reset_row
+from segue._history.marker import Marker, write_marker
+from segue._history.receipt import Receipt, current_stamps, new_epoch, read_receipt, write_receipt
 
 
 def _crash_between_unlinks(store: HistoryStore) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 from segue import HistoryStore, Layout, make_row
 
 _WRITER = (
-    "import sys; from pathlib import Path; from segue.history import HistoryStore;"
-    "from segue.messages import make_row; from segue.workspace import Layout;"
+    "import sys; from pathlib import Path; from segue._history import HistoryStore;"
+    "from segue._messages import make_row; from segue._workspace import Layout;"
     "HistoryStore(Layout(Path(sys.argv[1]), 'ws'), durable=False).append("
     "[make_row('user', 'n' * 200, id=f'new{i}') for i in range(3)])"
 )

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from segue import HistoryStore, Layout, make_row
-from segue.history import read_receipt, receipt_matches
-from segue.history.marker import marker_path, read_marker
-from segue.history.rotation import ROTATE_TEMP
-from segue.history.visibility import visible_bounds
+from segue._history import read_receipt, receipt_matches
+from segue._history.marker import marker_path, read_marker
+from segue._history.rotation import ROTATE_TEMP
+from segue._history.visibility import visible_bounds
 from tests.history.helpers import check_batches_whole
 
 
@@ -75,9 +75,9 @@ def test_interrupted_rotation_never_duplicates_or_loses(tmp_path: Path, stage: s
         reference.append(_row(n))
     reference.append(_reset(3))
     # the real rotation, stopped after one of its steps by a simulated crash
-    from segue.fsutil import atomic_write as real_atomic
-    from segue.history import rotation
-    from segue.history.marker import write_marker as real_write_marker
+    from segue._fsutil import atomic_write as real_atomic
+    from segue._history import rotation
+    from segue._history.marker import write_marker as real_write_marker
 
     class Crash(Exception):
         pass

@@ -17,11 +17,11 @@ from segue import (
     decode_row,
     make_row,
 )
-from segue.errors import RowDecodeError, StoreError
+from segue._errors import RowDecodeError, StoreError
 from tests.postgres.cluster import cluster
 
 if TYPE_CHECKING:
-    from segue.postgres.store import PostgresStore
+    from segue.postgres._store import PostgresStore
 
 #: Rows in the shape a Xum session file holds (SPEC.md §3), with fields segue does not model
 #: (providerMetadata, thinkingLevel) that must survive the import.
@@ -47,7 +47,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     if request.param == "disk":
         return lambda: HistoryStore(Layout(tmp_path, "ws"), durable=False)
     if request.param == "postgres":
-        from segue.postgres.store import PostgresStore
+        from segue.postgres._store import PostgresStore
 
         url = cluster().new_database()
         opened: list[PostgresStore] = []

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from segue import HistoryStore, Layout, SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import index_path
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import index_path
 from tests.retrieval.helpers import text_row
 
 MAX_RESULT = 16 * 1024  # SPEC.md R24

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from segue import HistoryStore, Layout, make_row
-from segue.history.batch import encode_batch, stamp
-from segue.history.receipt import (
+from segue._history.batch import encode_batch, stamp
+from segue._history.receipt import (
     AppendJournal,
     Receipt,
     current_stamps,

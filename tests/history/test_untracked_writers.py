@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from segue import HistoryStore, Layout, SessionHistoryTool, fsutil, make_row
-from segue.history import read_receipt
-from segue.history import store as store_module
+from segue import HistoryStore, Layout, SessionHistoryTool, make_row
+from segue import _fsutil as fsutil
+from segue._history import read_receipt
+from segue._history import store as store_module
 
 _APPEND = "import sys; open(sys.argv[1], 'ab').write(sys.argv[2].encode())"
 COMPLETE = '{"id":"ext","role":"user","parts":[{"type":"text","text":"foreign"}],"metadata":{}}\n'

@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 
 from segue import HistoryStore, Layout, make_row
-from segue.errors import LockTimeout
+from segue._errors import LockTimeout
 
 # Appends one batch and stops after writing it, before the stable receipt, until told to go on.
 _PAUSED_WRITER = """
 import sys
 from pathlib import Path
-from segue import fsutil
-from segue.history import HistoryStore
-from segue.history import store as store_module
-from segue.messages import make_row
-from segue.workspace import Layout
+from segue import _fsutil as fsutil
+from segue._history import HistoryStore
+from segue._history import store as store_module
+from segue._messages import make_row
+from segue._workspace import Layout
 
 def write_all(fd, data):
     fsutil.write_all(fd, data)

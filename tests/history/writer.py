@@ -14,9 +14,9 @@ import random
 import sys
 from pathlib import Path
 
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._workspace import Layout
 
 
 def batch_rows(tag: str, batch: int, rng: random.Random, rotate: bool) -> list[Row]:

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue import HistoryStore, Layout, SessionHistoryTool, decode_row
-from segue.context.boundaries import newest_floor_index, split_windows
-from segue.errors import RowDecodeError
-from segue.history.batch import parse_import
-from segue.views.export import export
-from segue.views.windows import find_items, search, window_items, window_summaries
+from segue._context.boundaries import newest_floor_index, split_windows
+from segue._errors import RowDecodeError
+from segue._history.batch import parse_import
+from segue._views.export import export
+from segue._views.windows import find_items, search, window_items, window_summaries
 
 MUX_ROLLOVER = {
     "type": "context-window-rollover",

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from segue import HistoryStore, Layout, make_row
-from segue.errors import FileError
-from segue.history import store as store_module
-from segue.history.rotation import ROTATE_TEMP
+from segue._errors import FileError
+from segue._history import store as store_module
+from segue._history.rotation import ROTATE_TEMP
 
 
 def _store(tmp_path: Path) -> HistoryStore:

@@ -23,7 +23,7 @@ _CAPS = "-dac_override,-dac_read_search,-fowner"
 @functools.cache
 def unprivileged() -> tuple[str, ...] | None:
     """A command prefix, or None when there is no way to drop the overrides here."""
-    probe = [sys.executable, "-c", "import segue.cli.main, msgspec, click"]
+    probe = [sys.executable, "-c", "import segue._cli.main, msgspec, click"]
     candidates: list[tuple[str, ...]] = []
     if os.geteuid() == 0 and shutil.which("runuser"):
         candidates.append(("runuser", "-u", "nobody", "--"))

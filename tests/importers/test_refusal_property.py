@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.importers import claude_code, codex
-from segue.importers.entries import Entry, ImportRefused
+from segue._importers import claude_code, codex
+from segue._importers.entries import Entry, ImportRefused
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from segue.messages import Part, Role, encode_row, make_row
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._messages import Part, Role, encode_row, make_row
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 from tests.retrieval.helpers import (
     MUTATIONS,
     malformed_rollover,

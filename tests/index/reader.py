@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue._retrieval import SessionHistoryTool
+from segue._workspace import Layout
 
 
 def main(argv: list[str]) -> int:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from segue.messages import encode_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_file import index_path
-from segue.workspace import Layout
+from segue._messages import encode_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_file import index_path
+from segue._workspace import Layout
 from tests.retrieval.helpers import call, entries, rollover, text_row, write_history
 
 

@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.retrieval import SessionHistoryTool, index_builder, index_steps
-from segue.retrieval.index_file import build_path, index_path
-from segue.retrieval.index_people import check_index
-from segue.tools.builtin import session_history_tool
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import make_row
+from segue._retrieval import SessionHistoryTool, index_builder, index_steps
+from segue._retrieval.index_file import build_path, index_path
+from segue._retrieval.index_people import check_index
+from segue._tools.builtin import session_history_tool
+from segue._workspace import Layout
 from tests.retrieval.helpers import entries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ _HELD_CHILD = r"""
 import sys
 import time
 from pathlib import Path
-from segue.retrieval import index_child, index_steps
+from segue._retrieval import index_child, index_steps
 
 release = Path(sys.argv[4])
 inside = Path(sys.argv[4] + ".inside")
@@ -79,9 +79,9 @@ _PARENT = r"""
 import sys
 import time
 from pathlib import Path
-from segue.retrieval import index_builder
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._retrieval import index_builder
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
 
 held, release = sys.argv[2], sys.argv[3]
 index_builder.STEP_BYTES = 64 << 10

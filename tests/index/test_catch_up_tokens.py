@@ -8,11 +8,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from segue.history.store import HistoryStore
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import index_path
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import index_path
+from segue._workspace import Layout
 from tests.retrieval.helpers import encoded, entries, text_row, write_history
 
 

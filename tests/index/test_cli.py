@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.retrieval.index_file import index_path
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._retrieval.index_file import index_path
+from segue._workspace import Layout
 from tests.cli.test_history_cli import WS, segue, write_session
 from tests.index.histories import KINDS, Op, lines_of
 from tests.retrieval.helpers import write_history
@@ -55,7 +55,7 @@ def test_search_uses_the_index(imported: Layout, monkeypatch: pytest.MonkeyPatch
     def no_scan(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("scanned although the index is trusted")
 
-    monkeypatch.setattr("segue.cli.history.search", no_scan)
+    monkeypatch.setattr("segue._cli.history.search", no_scan)
     assert _search(imported.home, "the") == want
     conn = sqlite3.connect(index_path(imported))
     conn.execute("INSERT INTO lit (rowid, body) SELECT pos, 'planted-word' FROM rows")

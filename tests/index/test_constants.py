@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from segue.retrieval import (
+from segue._retrieval import (
     MAX_RESULT,
     MAX_SCAN_BYTES,
     MAX_SCAN_ROWS,
@@ -17,8 +17,8 @@ from segue.retrieval import (
     reader,
     schema,
 )
-from segue.retrieval.envelope import serialize
-from segue.workspace import Layout
+from segue._retrieval.envelope import serialize
+from segue._workspace import Layout
 from tests.retrieval.helpers import encoded, pages, rollover, text_row, write_history
 
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.backends.sqlite_index import IndexBackend
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import index_path
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.backends.sqlite_index import IndexBackend
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import index_path
+from segue._workspace import Layout
 from tests.retrieval.helpers import call, encoded, manual_reset, rollover, text_row, write_history
 
 CALLS: list[dict[str, Any]] = [
@@ -58,7 +58,7 @@ def _append(layout: Layout) -> None:
 
 
 def _behind(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("segue.retrieval.index_build.CATCH_UP_BYTES", 1024)
+    monkeypatch.setattr("segue._retrieval.index_build.CATCH_UP_BYTES", 1024)
 
 
 def _missing(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import index_path, open_index, trusted_meta
-from segue.retrieval.snapshot import take
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import index_path, open_index, trusted_meta
+from segue._retrieval.snapshot import take
+from segue._workspace import Layout
 from tests.retrieval.helpers import (
     encoded,
     entries,
@@ -231,7 +231,7 @@ def test_read_only_tool_never_creates_an_index(tmp_path: Path) -> None:
 def test_catch_up_is_bounded_per_call(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     """A large append is caught up over several calls (each answered by the scan meanwhile),
     never by a rebuild."""
-    monkeypatch.setattr("segue.retrieval.index_build.CATCH_UP_BYTES", 4096)
+    monkeypatch.setattr("segue._retrieval.index_build.CATCH_UP_BYTES", 4096)
     HistoryStore(layout, durable=False).append(
         [text_row(f"needle appended {i} " + "q" * 300, None, rid=f"n{i}") for i in range(60)]
     )

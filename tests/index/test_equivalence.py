@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 from tests.index.histories import KINDS, WORDS, Op, ops, private_tags, write
 from tests.retrieval.helpers import encoded, pages, rollover, text_row, write_history
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from segue.messages import Part, encode_row, make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._messages import Part, encode_row, make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 from tests.retrieval.helpers import encoded, entries, rollover, text_row, write_history
 
 #: a literal search (R23), the default before words search (R39)

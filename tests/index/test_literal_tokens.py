@@ -1,10 +1,10 @@
 """The index's literal search answers from tokens (SPEC.md §7 "word candidates verified
 against the text"), so its three analyses must agree exactly, on any text:
 
-* :func:`segue.retrieval.index_literal.tokens` (what ``lex`` holds) and FTS5's own ``ascii``
+* :func:`segue._retrieval.index_literal.tokens` (what ``lex`` holds) and FTS5's own ``ascii``
   tokenizer (what ``lit`` holds);
-* :mod:`segue.retrieval.index_words` (the fast path a rebuild takes) and the definitions it
-  stands for, :func:`segue.retrieval.ranking.index_terms` and ``tokens``;
+* :mod:`segue._retrieval.index_words` (the fast path a rebuild takes) and the definitions it
+  stands for, :func:`segue._retrieval.ranking.index_terms` and ``tokens``;
 
 and a literal search through the index must find exactly what the scan finds, also for a
 query inside a token, across tokens, or one no token narrows."""
@@ -19,12 +19,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_literal import Need, pieces, tokens
-from segue.retrieval.index_words import holds_long_token, line_tokens, lines, words_and_lines
-from segue.retrieval.ranking import index_terms
-from segue.workspace import Layout
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_literal import Need, pieces, tokens
+from segue._retrieval.index_words import holds_long_token, line_tokens, lines, words_and_lines
+from segue._retrieval.ranking import index_terms
+from segue._workspace import Layout
 from tests.retrieval.helpers import encoded, entries, text_row, write_history
 
 # code, paths, punctuation, case, digits, non-ASCII letters and symbols, the letters that

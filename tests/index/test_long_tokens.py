@@ -13,12 +13,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.history import HistoryStore
-from segue.messages import Row, make_row
-from segue.retrieval.backends import pick_backend
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._history import HistoryStore
+from segue._messages import Row, make_row
+from segue._retrieval.backends import pick_backend
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
 from tests.conftest import scaled
 
 _RNG = random.Random(7)

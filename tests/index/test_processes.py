@@ -13,16 +13,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from segue.context.boundaries import ROOT_WINDOW_ID
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import build_path, index_path
-from segue.retrieval.index_people import check_index
-from segue.retrieval.project import Kind, classify
-from segue.retrieval.reader import RawLine
-from segue.workspace import Layout
+from segue._context.boundaries import ROOT_WINDOW_ID
+from segue._history.store import HistoryStore
+from segue._messages import make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import build_path, index_path
+from segue._retrieval.index_people import check_index
+from segue._retrieval.project import Kind, classify
+from segue._retrieval.reader import RawLine
+from segue._workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import entries
 
@@ -178,8 +178,8 @@ def test_kill_during_catch_up(segue_home: Path) -> None:
     # A process that answers as the agent does (and so catches the index up): the
     # `segue history tool` command is a reader that never writes the index.
     code = (
-        "import sys; from pathlib import Path; from segue.workspace import Layout; "
-        "from segue.retrieval.tool import SessionHistoryTool; "
+        "import sys; from pathlib import Path; from segue._workspace import Layout; "
+        "from segue._retrieval.tool import SessionHistoryTool; "
         "SessionHistoryTool(Layout(Path(sys.argv[1]), 'ws')).call("
         "{'action': 'search', 'match': 'literal', 'query': 'needle'})"
     )

@@ -22,13 +22,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from segue.context.boundaries import item_id
-from segue.history.store import HistoryStore
-from segue.messages import decode_row, make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import build_path, index_path
-from segue.workspace import Layout
+from segue._context.boundaries import item_id
+from segue._history.store import HistoryStore
+from segue._messages import decode_row, make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import build_path, index_path
+from segue._workspace import Layout
 from tests.index.histories import Op, lines_of, ops, write
 from tests.retrieval.helpers import call, entries, rollover
 

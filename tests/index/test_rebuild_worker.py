@@ -1,4 +1,4 @@
-"""A rebuild whose rows a forked worker analyses (segue.retrieval.index_build_worker) makes
+"""A rebuild whose rows a forked worker analyses (segue._retrieval.index_build_worker) makes
 the same index as one that analyses them itself, row for row and token for token, on
 histories of every line kind (windows opened in either process's batches, floors, damaged
 lines, a torn tail); and a worker that dies or fails never puts an index in place.
@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.retrieval import index_build_split, index_build_worker
-from segue.retrieval.index_build import NotBuilt, rebuild
-from segue.retrieval.index_file import build_path, index_path
-from segue.retrieval.reader import HistoryMoved
-from segue.workspace import Layout
+from segue._retrieval import index_build_split, index_build_worker
+from segue._retrieval.index_build import NotBuilt, rebuild
+from segue._retrieval.index_file import build_path, index_path
+from segue._retrieval.reader import HistoryMoved
+from segue._workspace import Layout
 from tests.index.histories import lines_of, ops
 from tests.retrieval.helpers import stamp_receipt, write_history
 
@@ -157,9 +157,9 @@ def test_what_the_worker_meets_is_raised_in_the_rebuild(
 _KILLED_WRITER = r"""
 import os, sys, time
 from pathlib import Path
-from segue.retrieval import index_build_split, index_build_worker
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._retrieval import index_build_split, index_build_worker
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 index_build_worker.BATCH = 10
 real = index_build_split._worker_batches
 def slow(segs, chat_start):

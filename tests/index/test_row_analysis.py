@@ -1,10 +1,10 @@
 """What a rebuild makes of a row's words, the fast way, equals what the definitions make of
 them, on any text (tests/index/test_literal_tokens.py covers the ``words`` text as a whole):
 
-* a token's terms (:func:`segue.retrieval.words.token_terms`, cached per token) are the terms
-  :func:`segue.retrieval.words.terms` finds for it, and a text's terms are its tokens';
-* a term's stored token (:func:`segue.retrieval.index_words.stored_term`) is
-  :mod:`segue.retrieval.ranking`'s."""
+* a token's terms (:func:`segue._retrieval.words.token_terms`, cached per token) are the terms
+  :func:`segue._retrieval.words.terms` finds for it, and a text's terms are its tokens';
+* a term's stored token (:func:`segue._retrieval.index_words.stored_term`) is
+  :mod:`segue._retrieval.ranking`'s."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.retrieval import ranking
-from segue.retrieval.index_words import stored_term
-from segue.retrieval.words import raw_tokens, terms, token_terms
+from segue._retrieval import ranking
+from segue._retrieval.index_words import stored_term
+from segue._retrieval.words import raw_tokens, terms, token_terms
 
 _ALPHABET = "aAbBkKsSiIzZ09_-./\\:()[]{}\"' \n\té\u00c9ß\u212a\u017f\u0130\u0131→€日¼𝔘"
 texts = st.text(alphabet=_ALPHABET, max_size=80)

@@ -13,10 +13,10 @@ import re
 import sqlite3
 from pathlib import Path
 
-from segue.retrieval import index_file
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import SCHEMA_VERSION, index_path, read_meta, schema_id
-from segue.workspace import Layout
+from segue._retrieval import index_file
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import SCHEMA_VERSION, index_path, read_meta, schema_id
+from segue._workspace import Layout
 from tests.retrieval.helpers import stamp_receipt, write_history
 
 #: digest of the DDL and of the corpus's rows, per schema version
@@ -110,7 +110,7 @@ def test_the_ddl_and_row_derivation_match_the_pinned_schema_version(tmp_path: Pa
     digest = _digest(tmp_path)
     assert PINNED.get(SCHEMA_VERSION) == digest, (
         f"the index's DDL or what lines become in it changed (digest {digest}): bump "
-        f"SCHEMA_VERSION in segue/retrieval/index_ddl.py and pin that digest under it here"
+        f"SCHEMA_VERSION in segue/_retrieval/index_ddl.py and pin that digest under it here"
     )
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from segue.messages import encode_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._messages import encode_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 from tests.retrieval.helpers import entries, pages, text_row, write_history
 
 

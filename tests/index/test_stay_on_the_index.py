@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from segue.context.boundaries import item_id
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import index_path
-from segue.workspace import Layout
+from segue._context.boundaries import item_id
+from segue._history.store import HistoryStore
+from segue._messages import make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import index_path
+from segue._workspace import Layout
 from tests.retrieval.helpers import call, entries, rollover
 
 #: a call's scan bound, small so that these histories take many scan pages
@@ -175,8 +175,8 @@ def test_a_catch_up_is_bounded_per_call_and_goes_on_at_the_next(
     """A call catches up appended bytes only until its deadline (here: always past, so one
     batch of rows a call); it answers from the scan meanwhile, and the following calls go
     on where it stopped until the index answers, as the scan would."""
-    from segue.retrieval import index_build
-    from segue.retrieval.index_file import open_index, read_meta
+    from segue._retrieval import index_build
+    from segue._retrieval.index_file import open_index, read_meta
 
     layout = Layout(tmp_path, "ws")
     _history(layout)

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.retrieval import SessionHistoryTool, index_steps
-from segue.retrieval.backends import sqlite_index
-from segue.retrieval.index_file import build_path, index_path
-from segue.retrieval.index_steps import build_step
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import make_row
+from segue._retrieval import SessionHistoryTool, index_steps
+from segue._retrieval.backends import sqlite_index
+from segue._retrieval.index_file import build_path, index_path
+from segue._retrieval.index_steps import build_step
+from segue._workspace import Layout
 from tests.retrieval.helpers import call, entries
 
 MIN = 32 << 10

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.retrieval import SessionHistoryTool, index_steps
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.index_file import build_path, index_path
-from segue.retrieval.index_people import check_index
-from segue.retrieval.index_steps import build_step
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import make_row
+from segue._retrieval import SessionHistoryTool, index_steps
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.index_file import build_path, index_path
+from segue._retrieval.index_people import check_index
+from segue._retrieval.index_steps import build_step
+from segue._workspace import Layout
 from tests.retrieval.helpers import entries, stamp_receipt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,9 +172,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from segue.retrieval import index_steps
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._retrieval import index_steps
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
 
 index_steps.STEP_BYTES = 64 << 10
 calls = 0
@@ -263,7 +263,7 @@ def test_an_index_that_disagrees_with_the_transcript_is_not_used_again(
 def test_catch_up_gets_past_a_line_longer_than_its_bound(
     segue_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from segue.retrieval import index_build
+    from segue._retrieval import index_build
 
     layout = Layout(segue_home, "ws")
     _fill(layout, "a", 1, rows=20)

@@ -33,7 +33,7 @@ def env(home: Path) -> dict[str, str]:
 
 def run_segue(home: Path, workspace: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "segue.cli.main", "-w", workspace, *args],
+        [sys.executable, "-m", "segue._cli.main", "-w", workspace, *args],
         env=env(home),
         capture_output=True,
         text=True,

@@ -16,9 +16,9 @@ pytest.importorskip("agents")
 
 from agents import Agent, Runner, function_tool
 
-from segue.errors import RequestRejected, TurnPaused
+from segue._errors import RequestRejected, TurnPaused
+from segue._tokens import count_text
 from segue.integrations.openai_agents import RolloverSession
-from segue.tokens import count_text
 from tests.integrations.agents_fakes import ScriptedModel, call, outputs, say
 from tests.integrations.helpers import (
     DETAIL,

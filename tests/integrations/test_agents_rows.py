@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.integrations.agents_rows import OPAQUE_PART, batch_rows, item_row, row_items
-from segue.messages import decode_row, encode_row
+from segue._messages import decode_row, encode_row
+from segue.integrations._agents_rows import OPAQUE_PART, batch_rows, item_row, row_items
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.text()
 json_values = st.recursive(

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from segue.errors import UsageError
-from segue.history import HistoryStore
-from segue.integrations.engine import WindowEngine
-from segue.messages import make_row
-from segue.workspace import Layout
+from segue._errors import UsageError
+from segue._history import HistoryStore
+from segue._messages import make_row
+from segue._workspace import Layout
+from segue.integrations._engine import WindowEngine
 
 WS = "engine-ws"
 

@@ -25,7 +25,7 @@ def python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 
 def test_segue_does_not_import_the_frameworks(tmp_path: Path) -> None:
     done = python(
-        "import sys, segue, segue.cli.main, segue.integrations\n"
+        "import sys, segue, segue._cli.main, segue.integrations\n"
         "print(sorted(m for m in ('agents', 'pydantic_ai') if m in sys.modules))",
         tmp_path,
     )
@@ -45,7 +45,7 @@ def test_a_missing_framework_is_one_clear_error(
 ) -> None:
     done = python(
         f"import sys\nsys.modules[{framework!r}] = None\n"
-        "from segue.errors import UsageError\n"
+        "from segue._errors import UsageError\n"
         f"try:\n    import {module}\nexcept UsageError as exc:\n    print(exc.message)\n",
         tmp_path,
     )

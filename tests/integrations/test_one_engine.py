@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from segue.errors import TurnPaused
-from segue.integrations.engine import WindowEngine, tool_schemas
-from segue.messages import Row, make_row
+from segue._errors import TurnPaused
+from segue._messages import Row, make_row
+from segue.integrations._engine import WindowEngine, tool_schemas
 from tests.session.helpers import ENGINE_TOOLS, echo, harness
 
 WINDOW = 8000  # reserve 2000, hard ceiling 6000

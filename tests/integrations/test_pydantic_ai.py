@@ -27,9 +27,9 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from segue.errors import RequestRejected, TurnPaused
+from segue._errors import RequestRejected, TurnPaused
+from segue._tokens import count_text
 from segue.integrations.pydantic_ai import SegueHistory
-from segue.tokens import count_text
 from tests.integrations.helpers import (
     DETAIL,
     ROLLS_OVER_AT,

@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 import anyio
 
 import segue
-from segue.context.rollover import manual_reset_row
-from segue.history import HistoryStore
-from segue.messages import Role, make_row
-from segue.workspace import Layout
+from segue._context.rollover import manual_reset_row
+from segue._history import HistoryStore
+from segue._messages import Role, make_row
+from segue._workspace import Layout
 
 SRC = str(Path(segue.__file__).resolve().parents[1])
 T = TypeVar("T")
@@ -29,7 +29,7 @@ def segue_params(home: Path, *args: str) -> Any:
     from mcp import StdioServerParameters
 
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "segue.cli.main", *args], env=subprocess_env(home)
+        command=sys.executable, args=["-m", "segue._cli.main", *args], env=subprocess_env(home)
     )
 
 
@@ -62,7 +62,7 @@ def write_history(home: Path, workspace: str, texts: list[str], *, floor_after: 
 def run_segue(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The real ``segue`` command, in its own process, workspace ``w``."""
     return subprocess.run(
-        [sys.executable, "-m", "segue.cli.main", "-w", "w", *args],
+        [sys.executable, "-m", "segue._cli.main", "-w", "w", *args],
         cwd=cwd, env=subprocess_env(home), capture_output=True, text=True, timeout=120,
         check=False,
     )

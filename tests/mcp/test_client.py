@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("mcp")
 
 from segue import SettingsError
-from segue.mcp.client import McpTools
-from segue.mcp.config import ServerSpec, parse_servers
+from segue._mcp.client import McpTools
+from segue._mcp.config import ServerSpec, parse_servers
 from tests.front import read_rows
 from tests.mcp.helpers import run_segue
 
@@ -251,7 +251,7 @@ def test_preflight_counts_only_the_advertised_schemas(tmp_path: Path) -> None:
     # message could not fit even a fresh window (R16 would reject it before any provider
     # call); deferred, only what is advertised is counted and the send goes out.
     from segue import count_request
-    from segue.tools.base import ToolRegistry
+    from segue._tools.base import ToolRegistry
 
     env = _setup(tmp_path, [DONE], fillers=250)
     source = McpTools(parse_servers("mcp.servers", {"toy": _spec(env["markers"], 250)}),

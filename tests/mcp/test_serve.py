@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA
+from segue._retrieval.schema import DESCRIPTION, TOOL_SCHEMA
 from tests.mcp.helpers import run_client, write_history
 
 NOTE = {"action": "search", "query": "note"}
@@ -149,7 +149,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_lives_on(home: Path) -> No
 
 def test_a_new_floor_written_while_serving_applies_at_once(home: Path) -> None:
     from segue import HistoryStore, Layout
-    from segue.context.rollover import manual_reset_row
+    from segue._context.rollover import manual_reset_row
 
     async def body(client: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         before = _obj(await client.call_tool("session_history", NOTE))
@@ -187,7 +187,7 @@ def test_without_the_mcp_extra_serve_says_how_to_install_it(tmp_path: Path) -> N
 
     code = (
         "import sys; sys.modules['mcp'] = None\n"
-        "from segue.cli.main import main\n"
+        "from segue._cli.main import main\n"
         "sys.exit(main(['mcp', 'serve', '-w', 'demo']))"
     )
     out = subprocess.run([sys.executable, "-c", code], env=subprocess_env(tmp_path),

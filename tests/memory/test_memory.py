@@ -3,9 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from segue import Layout
-from segue.memory.hot import NOTES_NAME, Memory, select_memory
-from segue.memory.store import load_memories
-from segue.tools.memory import MemoryTool
+from segue._memory.hot import NOTES_NAME, Memory, select_memory
+from segue._memory.store import load_memories
+from segue._tools.memory import MemoryTool
 
 
 def words(text: str) -> int:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from segue import Layout, SettingsError, load_settings, open_session
-from segue.errors import PluginError
+from segue._errors import PluginError
+from segue._settings import Settings, from_obj
 from segue.plugins import PluginSpec, parse_plugins
-from segue.settings import Settings, from_obj
 
 PLUGIN_SOURCE = '''
 from segue.plugins import Append

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from segue import ProviderRequest, make_row
-from segue.errors import PluginError, RolloverBlocked
+from segue._errors import PluginError, RolloverBlocked
 from segue.plugins import (
     AdapterContext,
     Append,
@@ -20,8 +20,8 @@ from segue.plugins import (
     Replace,
     RequestContext,
 )
-from segue.plugins.hooks import Middleware
-from segue.plugins.registry import Setup
+from segue.plugins._hooks import Middleware
+from segue.plugins._registry import Setup
 
 REQUEST = ProviderRequest("base", (make_row("user", "hi", id="u1"),), ({"name": "echo"},))
 CONTEXT = RequestContext("ws", "scripted:test", "w:0")
@@ -233,8 +233,8 @@ def test_disposing_a_pending_lazy_plugin_means_it_never_loads() -> None:
 
 
 def test_an_appending_adapter_keeps_the_prompt_a_block_of_its_own() -> None:
-    from segue.providers.anthropic_messages import system_blocks
-    from segue.providers.request import SystemText
+    from segue._providers.anthropic_messages import system_blocks
+    from segue._providers.request import SystemText
 
     registry = PluginRegistry()
     registry.plugin("notes").add_adapter(lambda ctx: Append("NOTE"))

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from segue import Event, ProviderRequest, RolledOver, Session, make_row
+from segue._tools.carryover_file import carryover_path
 from segue.plugins import AdapterContext, Append, PluginRegistry
-from segue.tools.carryover_file import carryover_path
 from tests.front import CONTINUATION_TYPE, is_rollover_boundary
 from tests.session.helpers import Harness, echo, harness
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from segue import HistoryStore, Layout, Session, TurnResult, make_row
-from segue.errors import StaleWindow
-from segue.session.epochs import WindowEpochs
-from segue.tools.base import FunctionTool
+from segue._errors import StaleWindow
+from segue._session.epochs import WindowEpochs
+from segue._tools.base import FunctionTool
 from tests.front import is_rollover_boundary
 from tests.session.helpers import Harness, echo, harness
 

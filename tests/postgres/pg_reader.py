@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.store import PostgresStore
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._store import PostgresStore
 
 
 def one_query(tool: PgSessionHistoryTool, summary: dict[str, Any]) -> None:

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from segue.errors import StoreError
-from segue.postgres import store as postgres
-from segue.postgres.store import PostgresStore
+from segue._errors import StoreError
+from segue.postgres import _store as postgres
+from segue.postgres._store import PostgresStore
 from tests.history.writer import batch_rows
 
 

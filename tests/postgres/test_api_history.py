@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import segue
-from segue.messages import make_row
-from segue.postgres.store import PostgresStore
+from segue._messages import make_row
+from segue.postgres._store import PostgresStore
 
 
 def _connections(url: str) -> int:

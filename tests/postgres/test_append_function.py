@@ -15,12 +15,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from segue.errors import LockTimeout
-from segue.messages import Row, make_row
-from segue.postgres import store as postgres
-from segue.postgres.bulk import COLUMN_TYPES, COPY_COLUMNS
-from segue.postgres.schema import connect, ensure_schema
-from segue.postgres.store import PostgresStore
+from segue._errors import LockTimeout
+from segue._messages import Row, make_row
+from segue.postgres import _store as postgres
+from segue.postgres._bulk import COLUMN_TYPES, COPY_COLUMNS
+from segue.postgres._schema import connect, ensure_schema
+from segue.postgres._store import PostgresStore
 
 WS = "fn-ws"
 

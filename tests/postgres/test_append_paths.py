@@ -9,9 +9,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from segue.errors import StoreError
-from segue.messages import Row, make_row
-from segue.postgres.store import PostgresStore
+from segue._errors import StoreError
+from segue._messages import Row, make_row
+from segue.postgres._store import PostgresStore
 
 WS = "turns"
 

@@ -12,16 +12,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.errors import StoreError
-from segue.history.batch import encode_batch, stamp
-from segue.history.store import HistoryStore
-from segue.messages import make_row
-from segue.postgres import search as pg_search
-from segue.postgres.bulk import CHUNK, LineCheck
-from segue.postgres.migrate import TEMP_SUFFIX, jsonl_to_postgres, postgres_to_jsonl
-from segue.postgres.store import PostgresStore
-from segue.views.windows import search
-from segue.workspace import Layout
+from segue._errors import StoreError
+from segue._history.batch import encode_batch, stamp
+from segue._history.store import HistoryStore
+from segue._messages import make_row
+from segue._views.windows import search
+from segue._workspace import Layout
+from segue.postgres import _search as pg_search
+from segue.postgres._bulk import CHUNK, LineCheck
+from segue.postgres._migrate import TEMP_SUFFIX, jsonl_to_postgres, postgres_to_jsonl
+from segue.postgres._store import PostgresStore
 from tests.conftest import scaled
 from tests.postgres.cluster import cluster
 

@@ -21,11 +21,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from segue.messages import make_row
-from segue.postgres import search as pg_search
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.schema import connect, ensure_schema
-from segue.postgres.store import PostgresStore
+from segue._messages import make_row
+from segue.postgres import _search as pg_search
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._schema import connect, ensure_schema
+from segue.postgres._store import PostgresStore
 
 WS = "citus-ws"
 OTHER = "citus-other"
@@ -189,7 +189,7 @@ def test_every_statement_names_one_workspace(pg_url: str, monkeypatch: pytest.Mo
 def test_the_append_function_touches_its_workspace_only() -> None:
     # the function's statements on segue tables, each keyed by its workspace argument
     # (on Citus: create_distributed_function with the workspace as distribution argument)
-    from segue.postgres.append_call import function_ddl
+    from segue.postgres._append_call import function_ddl
 
     body = function_ddl().split("$fn$")[1]
     statements = [s.strip() for s in body.split(";")

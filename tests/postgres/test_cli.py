@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from segue.postgres.schema import SCHEMA_VERSION
+from segue.postgres._schema import SCHEMA_VERSION
 from tests.postgres.cluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.postgres.store import PostgresStore
+from segue.postgres._store import PostgresStore
 from tests.conftest import scaled
 from tests.history.helpers import check_batches_whole
 from tests.postgres.test_crash import ENV, ROOT, _reap, acked, writer

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from segue.errors import StoreError
-from segue.messages import make_row
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.store import PostgresStore
+from segue._errors import StoreError
+from segue._messages import make_row
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._store import PostgresStore
 from tests.conftest import scaled
 from tests.history.helpers import check_batches_whole
 from tests.postgres.cluster import Cluster

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 
-from segue.postgres.derive import DERIVED_VERSION, fingerprint, values
-from segue.postgres.rows import agent_of, people_of
+from segue.postgres._derive import DERIVED_VERSION, fingerprint, values
+from segue.postgres._rows import agent_of, people_of
 from tests.index.test_schema_version import ARCHIVE, CHAT
 
 #: digest of the corpus's agent columns, per version
@@ -33,7 +33,7 @@ def test_the_agent_columns_match_the_pinned_version() -> None:
     digest = _digest()
     assert PINNED.get(DERIVED_VERSION) == digest, (
         f"what lines become in the agent's columns changed (digest {digest}): bump "
-        f"DERIVED_VERSION in segue/postgres/derive.py and pin that digest under it here"
+        f"DERIVED_VERSION in segue/postgres/_derive.py and pin that digest under it here"
     )
 
 

@@ -13,15 +13,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.errors import StoreError
-from segue.history.scan import StoredLine
-from segue.history.store import HistoryStore
-from segue.messages import Row, encode_row, make_row
-from segue.postgres import search as pg_search
-from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
-from segue.postgres.store import PostgresStore
-from segue.views.windows import search
-from segue.workspace import Layout
+from segue._errors import StoreError
+from segue._history.scan import StoredLine
+from segue._history.store import HistoryStore
+from segue._messages import Row, encode_row, make_row
+from segue._views.windows import search
+from segue._workspace import Layout
+from segue.postgres import _search as pg_search
+from segue.postgres._migrate import jsonl_to_postgres, postgres_to_jsonl
+from segue.postgres._store import PostgresStore
 from tests.conftest import scaled
 from tests.postgres.cluster import cluster
 

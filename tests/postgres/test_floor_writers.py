@@ -12,10 +12,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.migrate import jsonl_to_postgres, postgres_to_jsonl
-from segue.postgres.store import PostgresStore
-from segue.workspace import Layout
+from segue._workspace import Layout
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._migrate import jsonl_to_postgres, postgres_to_jsonl
+from segue.postgres._store import PostgresStore
 from tests.history.test_floor_writers import AFTER, LINES, SECRET, _check
 from tests.retrieval.helpers import entries, write_history
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import psycopg
 
-from segue.messages import decode_row
-from segue.postgres.keys import notify_channel
-from segue.postgres.store import PostgresStore
-from segue.postgres.watch import ListenWatch
+from segue._messages import decode_row
+from segue.postgres._keys import notify_channel
+from segue.postgres._store import PostgresStore
+from segue.postgres._watch import ListenWatch
 from tests.cli.follow_proc import Follower, batch_file, lines, ok, reset_row, row, segue
 
 WS = "pg-fleet"

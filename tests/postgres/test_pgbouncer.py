@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 
 import psycopg
 
-from segue.messages import Row, make_row
-from segue.postgres.schema import connect, ensure_schema
-from segue.postgres.store import PostgresStore, shared_pool
+from segue._messages import Row, make_row
+from segue.postgres._schema import connect, ensure_schema
+from segue.postgres._store import PostgresStore, shared_pool
 from tests.postgres.bouncer import Bouncer, bouncer
 from tests.postgres.cluster import Cluster
 

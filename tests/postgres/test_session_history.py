@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.store import PostgresStore
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._store import PostgresStore
 from tests.test_views import session_rows
 
 #: a literal search (R23), the default before words search (R39)

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.postgres import pages as sql_pages
-from segue.postgres.derive import fingerprint
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.schema import SCHEMA_VERSION
-from segue.postgres.store import PostgresStore
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
+from segue.postgres import _pages as sql_pages
+from segue.postgres._derive import fingerprint
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._schema import SCHEMA_VERSION
+from segue.postgres._store import PostgresStore
 from tests.postgres.cluster import Cluster
 from tests.postgres.test_cli import ok, segue
 from tests.postgres.test_crash import drop_connections

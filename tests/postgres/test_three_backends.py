@@ -16,15 +16,15 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from segue.history.store import HistoryStore
-from segue.postgres.backend import PostgresBackend
-from segue.postgres.store import PostgresStore
-from segue.retrieval.backends import lookback_tool, pick_backend
-from segue.retrieval.backends.scan import ScanBackend
-from segue.retrieval.backends.sqlite_index import IndexBackend
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._retrieval.backends import lookback_tool, pick_backend
+from segue._retrieval.backends.scan import ScanBackend
+from segue._retrieval.backends.sqlite_index import IndexBackend
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
+from segue.postgres._backend import PostgresBackend
+from segue.postgres._store import PostgresStore
 from tests.conftest import scaled
 from tests.postgres.test_tool_equivalence import CALL, EVENT, _key, _url, line_of
 from tests.retrieval.helpers import write_history

@@ -18,16 +18,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.context.rollover import quarantined
-from segue.history.store import HistoryStore
-from segue.messages import Part, encode_row, make_row
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.store import PostgresStore
-from segue.retrieval.cursor import MAX_CURSOR
-from segue.retrieval.envelope import MAX_RESULT, serialize
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._context.rollover import quarantined
+from segue._history.store import HistoryStore
+from segue._messages import Part, encode_row, make_row
+from segue._retrieval.cursor import MAX_CURSOR
+from segue._retrieval.envelope import MAX_RESULT, serialize
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._store import PostgresStore
 from tests.conftest import scaled
 from tests.postgres.cluster import cluster
 from tests.retrieval.helpers import (

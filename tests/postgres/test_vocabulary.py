@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from segue.messages import make_row
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.store import PostgresStore
+from segue._messages import make_row
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._store import PostgresStore
 
 WS = "vocab"
 LITERAL: dict[str, Any] = {"action": "search", "match": "literal"}
@@ -72,10 +72,10 @@ def test_long_tokens_are_found_by_every_kind_of_piece(pg_url: str, tmp_path: Any
     one across its ends, finds the row, with the JSONL store's index's answer wherever that
     index finds it (it misses a whole token longer than a window between separators, which
     the scan finds: so does PostgreSQL)."""
-    from segue.history.store import HistoryStore
-    from segue.retrieval.index_build import rebuild
-    from segue.retrieval.tool import SessionHistoryTool
-    from segue.workspace import Layout
+    from segue._history.store import HistoryStore
+    from segue._retrieval.index_build import rebuild
+    from segue._retrieval.tool import SessionHistoryTool
+    from segue._workspace import Layout
 
     token = "".join(f"{i:03d}seg" for i in range(100))  # 600 characters, no separator
     rows = [make_row("user", f"before {token} after", id="long"),

@@ -12,15 +12,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.history.store import HistoryStore
-from segue.messages import Row, make_row
-from segue.postgres.history_tool import PgSessionHistoryTool
-from segue.postgres.rows import COUNT_BITS, MAX_COUNT, words_of
-from segue.postgres.store import PostgresStore
-from segue.retrieval.index_build import rebuild
-from segue.retrieval.ranking import index_terms
-from segue.retrieval.tool import SessionHistoryTool
-from segue.workspace import Layout
+from segue._history.store import HistoryStore
+from segue._messages import Row, make_row
+from segue._retrieval.index_build import rebuild
+from segue._retrieval.ranking import index_terms
+from segue._retrieval.tool import SessionHistoryTool
+from segue._workspace import Layout
+from segue.postgres._history_tool import PgSessionHistoryTool
+from segue.postgres._rows import COUNT_BITS, MAX_COUNT, words_of
+from segue.postgres._store import PostgresStore
 from tests.conftest import scaled
 from tests.postgres.test_tool_equivalence import _url, line_of
 

@@ -21,9 +21,9 @@ from segue import (
     create_provider,
     resolve_agent,
 )
-from segue.providers.retry import RetryPolicy
-from segue.tokens import calibration_file
-from segue.tools.base import FunctionTool, ToolRegistry
+from segue._providers.retry import RetryPolicy
+from segue._tokens import calibration_file
+from segue._tools.base import FunctionTool, ToolRegistry
 
 from .replay import Replay, no_wait, sse
 

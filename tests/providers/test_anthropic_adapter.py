@@ -8,18 +8,18 @@ import json
 import pytest
 
 from segue import Part, ProviderRequest, UsageError, create_provider, make_row
-from segue.errors import (
+from segue._errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
     TransientProviderError,
 )
-from segue.providers import StreamEvent, TextDelta, ToolCall, ToolCallEvent
-from segue.providers.anthropic_messages import AnthropicProvider, anthropic_messages
-from segue.providers.fallback import FallbackProvider
-from segue.providers.openai_chat import OpenAIChatProvider
-from segue.providers.retry import RetryPolicy
-from segue.settings import Settings
+from segue._providers import StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from segue._providers.anthropic_messages import AnthropicProvider, anthropic_messages
+from segue._providers.fallback import FallbackProvider
+from segue._providers.openai_chat import OpenAIChatProvider
+from segue._providers.retry import RetryPolicy
+from segue._settings import Settings
 
 from .replay import Replay, error, no_wait, sse
 

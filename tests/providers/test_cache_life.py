@@ -13,11 +13,11 @@ import httpx2
 import pytest
 
 from segue import ProviderRequest, SettingsError, Usage, create_provider, make_row
-from segue.providers.anthropic_messages import MAX_BREAKPOINTS
-from segue.providers.retry import RetryPolicy
-from segue.session.result import UsageTotal
-from segue.settings import Settings
-from segue.tools.carryover import FileState
+from segue._providers.anthropic_messages import MAX_BREAKPOINTS
+from segue._providers.retry import RetryPolicy
+from segue._session.result import UsageTotal
+from segue._settings import Settings
+from segue._tools.carryover import FileState
 
 from .recordings import recorded
 from .replay import Replay, no_wait, sse
@@ -220,8 +220,8 @@ def without_usage_chunk() -> httpx2.Response:
 def test_without_usage_the_meter_shows_segues_own_count_marked_as_an_estimate(
         tmp_path: Path) -> None:
     from segue import StepUsage
-    from segue.render.terminal import Renderer
-    from segue.tui.lines import usage_meter
+    from segue._render.terminal import Renderer
+    from segue._tui.lines import usage_meter
 
     rig = Rig(tmp_path, "openai:gpt-4o", Replay(without_usage_chunk()), experiment=True)
     result = rig.session.send("What is the capital of France?")

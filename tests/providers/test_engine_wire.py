@@ -27,11 +27,11 @@ from segue import (
     create_provider,
     resolve_agent,
 )
-from segue.providers import EventSink
-from segue.providers.fallback import FallbackProvider
-from segue.providers.retry import RetryPolicy
-from segue.settings import Settings
-from segue.tools.base import FunctionTool, ToolRegistry
+from segue._providers import EventSink
+from segue._providers.fallback import FallbackProvider
+from segue._providers.retry import RetryPolicy
+from segue._settings import Settings
+from segue._tools.base import FunctionTool, ToolRegistry
 from tests.front import is_rollover_boundary
 
 from .recordings import issue_error, recorded

@@ -13,10 +13,10 @@ from segue import (
     create_provider,
     make_row,
 )
-from segue.errors import ProviderError
-from segue.providers.base import EventSink
-from segue.providers.fallback import Deferred, FallbackProvider
-from segue.settings import Settings
+from segue._errors import ProviderError
+from segue._providers.base import EventSink
+from segue._providers.fallback import Deferred, FallbackProvider
+from segue._settings import Settings
 
 REQUEST = ProviderRequest("", (make_row("user", "hi", id="u"),), ())
 

@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 
 from segue import SettingsError, UsageError
-from segue import settings as settings_module
-from segue.errors import (
+from segue import _settings as settings_module
+from segue._errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
     TransientProviderError,
 )
-from segue.providers import parse_model
-from segue.providers.failures import ApiFailure, classify
-from segue.providers.keys import CONTEXT_WINDOW_PREFIX, ENCODING_PREFIX
-from segue.providers.limits import context_window, table_limit
-from segue.providers.retry import RetryPolicy, describe_wait, retry_after_seconds
-from segue.settings import Settings
+from segue._providers import parse_model
+from segue._providers.failures import ApiFailure, classify
+from segue._providers.keys import CONTEXT_WINDOW_PREFIX, ENCODING_PREFIX
+from segue._providers.limits import context_window, table_limit
+from segue._providers.retry import RetryPolicy, describe_wait, retry_after_seconds
+from segue._settings import Settings
 
 
 @pytest.mark.parametrize(("model", "limit"), [

@@ -9,18 +9,18 @@ from typing import Any
 import pytest
 
 from segue import Part, ProviderRequest, Session, UsageError, create_provider, make_row
-from segue.errors import (
+from segue._errors import (
     ContextOverflowError,
     ProviderAuthError,
     ProviderError,
     TransientProviderError,
     UnknownModelError,
 )
-from segue.providers import StreamEvent, TextDelta, ToolCall, ToolCallEvent
-from segue.providers.fallback import FallbackProvider
-from segue.providers.openai_chat import OpenAIChatProvider, chat_messages
-from segue.providers.retry import RetryPolicy
-from segue.settings import Settings
+from segue._providers import StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from segue._providers.fallback import FallbackProvider
+from segue._providers.openai_chat import OpenAIChatProvider, chat_messages
+from segue._providers.retry import RetryPolicy
+from segue._settings import Settings
 
 from .replay import Replay, error, no_wait, sse
 

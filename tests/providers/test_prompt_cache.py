@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from segue import Part, ProviderRequest, RolledOver, StepUsage, create_provider, make_row
-from segue.providers.anthropic_messages import MAX_BREAKPOINTS, cache_breakpoints, request_params
-from segue.providers.openai_chat import prompt_cache_key
-from segue.providers.retry import RetryPolicy
-from segue.render.lines import NEW_PREFIX_NOTE
-from segue.render.terminal import Renderer
-from segue.settings import Settings
-from segue.tui.lines import usage_meter
+from segue._providers.anthropic_messages import MAX_BREAKPOINTS, cache_breakpoints, request_params
+from segue._providers.openai_chat import prompt_cache_key
+from segue._providers.retry import RetryPolicy
+from segue._render.lines import NEW_PREFIX_NOTE
+from segue._render.terminal import Renderer
+from segue._settings import Settings
+from segue._tui.lines import usage_meter
 
 from .recordings import recorded
 from .replay import Replay, no_wait, sse

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from segue import Provider, ProviderRequest, StepResult, create_provider, make_row
-from segue.errors import ProviderError
-from segue.providers.retry import RetryPolicy
+from segue._errors import ProviderError
+from segue._providers.retry import RetryPolicy
 
 from .recordings import interactions, recorded
 from .replay import Replay

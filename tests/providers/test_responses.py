@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from segue import Part, ProviderRequest, create_provider, make_row
-from segue.errors import ContextOverflowError, TransientProviderError
-from segue.providers.anthropic_messages import anthropic_messages
-from segue.providers.openai_chat import OpenAIChatProvider, prompt_cache_key
-from segue.providers.openai_responses import OpenAIResponsesProvider
-from segue.providers.request import reasoning_part
-from segue.providers.retry import RetryPolicy
+from segue._errors import ContextOverflowError, TransientProviderError
+from segue._providers.anthropic_messages import anthropic_messages
+from segue._providers.openai_chat import OpenAIChatProvider, prompt_cache_key
+from segue._providers.openai_responses import OpenAIResponsesProvider
+from segue._providers.request import reasoning_part
+from segue._providers.retry import RetryPolicy
 
 from .recordings import Recorded, issue_error, recorded
 from .replay import Replay, no_wait

@@ -20,14 +20,14 @@ from segue import (
     create_provider,
     make_row,
 )
-from segue.errors import (
+from segue._errors import (
     ContextOverflowError,
     ProviderError,
     ScriptError,
     ScriptExhausted,
     UnknownModelError,
 )
-from segue.providers import (
+from segue._providers import (
     Media,
     Message,
     StreamEvent,
@@ -39,7 +39,7 @@ from segue.providers import (
     request_from_obj,
     to_messages,
 )
-from segue.providers.scripted import ScriptedProvider, tokens_counter
+from segue._providers.scripted import ScriptedProvider, tokens_counter
 
 TOOL = {"name": "bash", "description": "run", "input_schema": {"type": "object"}}
 
@@ -160,9 +160,9 @@ def test_position_persists_across_processes_with_a_state_dir(tmp_path: Path) -> 
     path = write_script(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
     state = tmp_path / "state"
     code = (
-        "import sys; from pathlib import Path; from segue.messages import make_row;"
-        "from segue.providers.request import ProviderRequest;"
-        "from segue.providers.registry import create_provider;"
+        "import sys; from pathlib import Path; from segue._messages import make_row;"
+        "from segue._providers.request import ProviderRequest;"
+        "from segue._providers.registry import create_provider;"
         "p = create_provider('scripted:' + sys.argv[1], state_dir=Path(sys.argv[2]));"
         "print(p.step(ProviderRequest('', (make_row('user', 'hi', id='u'),))).text)"
     )

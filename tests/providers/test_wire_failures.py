@@ -12,10 +12,10 @@ import httpx2
 import pytest
 
 from segue import Provider, ProviderRequest, UsageError, create_provider, make_row
-from segue.errors import ContextOverflowError, ProviderError, TransientProviderError
-from segue.providers import StreamEvent, TextDelta
-from segue.providers.retry import RetryPolicy
-from segue.settings import Settings
+from segue._errors import ContextOverflowError, ProviderError, TransientProviderError
+from segue._providers import StreamEvent, TextDelta
+from segue._providers.retry import RetryPolicy
+from segue._settings import Settings
 
 from .recordings import Recorded, issue_error, issue_errors, recorded
 from .replay import Replay

@@ -8,12 +8,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from segue.context.rollover import boundary_row, manual_reset_row
-from segue.history.receipt import Receipt, current_stamps, new_epoch, write_receipt
-from segue.messages import Row, encode_row, make_row, row_from_obj, row_to_obj, with_metadata
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.envelope import MAX_RESULT, serialize
-from segue.workspace import Layout
+from segue._context.rollover import boundary_row, manual_reset_row
+from segue._history.receipt import Receipt, current_stamps, new_epoch, write_receipt
+from segue._messages import Row, encode_row, make_row, row_from_obj, row_to_obj, with_metadata
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.envelope import MAX_RESULT, serialize
+from segue._workspace import Layout
 
 
 def text_row(text: str, seq: int | None, *, role: str = "user", rid: str = "") -> Row:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from segue.messages import Part, encode_row, make_row
-from segue.retrieval import TOOL_SCHEMA, SessionHistoryTool
-from segue.workspace import Layout
+from segue._messages import Part, encode_row, make_row
+from segue._retrieval import TOOL_SCHEMA, SessionHistoryTool
+from segue._workspace import Layout
 from tests.retrieval.helpers import (
     call,
     encoded,

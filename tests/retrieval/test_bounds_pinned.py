@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.envelope import serialize
-from segue.workspace import Layout
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.envelope import serialize
+from segue._workspace import Layout
 from tests.retrieval.helpers import encoded, text_row, write_history
 
 MIB = 1 << 20

@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from segue.messages import encode_row, row_to_obj
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.cursor import MAX_CURSOR, CursorState, encode
-from segue.retrieval.envelope import CURSOR_RESERVE
-from segue.retrieval.project import MAX_ITEM_ID
-from segue.workspace import Layout
+from segue._messages import encode_row, row_to_obj
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.cursor import MAX_CURSOR, CursorState, encode
+from segue._retrieval.envelope import CURSOR_RESERVE
+from segue._retrieval.project import MAX_ITEM_ID
+from segue._workspace import Layout
 from tests.retrieval.helpers import entries, pages, rollover, text_row, write_history
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from segue.context.rollover import manual_reset_row
-from segue.history import HistoryStore
-from segue.messages import encode_row, with_metadata
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue._context.rollover import manual_reset_row
+from segue._history import HistoryStore
+from segue._messages import encode_row, with_metadata
+from segue._retrieval import SessionHistoryTool
+from segue._workspace import Layout
 from tests.retrieval.helpers import text_row
 
 QUERY = {"action": "search", "query": "word", "limit": 3}

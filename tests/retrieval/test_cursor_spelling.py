@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.messages import encode_row
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue._messages import encode_row
+from segue._retrieval import SessionHistoryTool
+from segue._workspace import Layout
 from tests.retrieval.helpers import call, text_row, write_history
 
 ARGS: dict[str, Any] = {"action": "search", "query": "needle", "limit": 1}

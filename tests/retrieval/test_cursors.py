@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from segue.context.rollover import manual_reset_row, rollover_batch
-from segue.history import HistoryStore
-from segue.history.receipt import read_receipt
-from segue.messages import encode_row
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue._context.rollover import manual_reset_row, rollover_batch
+from segue._history import HistoryStore
+from segue._history.receipt import read_receipt
+from segue._messages import encode_row
+from segue._retrieval import SessionHistoryTool
+from segue._workspace import Layout
 from tests.retrieval.helpers import call, stamp_receipt, text_row
 
 
@@ -54,8 +54,8 @@ def test_cursor_survives_append_by_another_process(layout: Layout) -> None:
     tool = SessionHistoryTool(layout)
     page = first_page(tool)
     code = (
-        "import sys; from pathlib import Path; from segue.history import HistoryStore;"
-        "from segue.messages import make_row; from segue.workspace import Layout;"
+        "import sys; from pathlib import Path; from segue._history import HistoryStore;"
+        "from segue._messages import make_row; from segue._workspace import Layout;"
         "HistoryStore(Layout(Path(sys.argv[1]), 'cur')).append("
         "[make_row('user', 'other needle', id='o1')])"
     )
@@ -220,7 +220,7 @@ def test_lock_wait_is_bounded(layout: Layout) -> None:
     tool = SessionHistoryTool(layout, lock_timeout=0.2)
     ready = layout.home / "held"
     code = (
-        "import sys, time; from pathlib import Path; from segue.history.lock import hold;"
+        "import sys, time; from pathlib import Path; from segue._history.lock import hold;"
         "p = Path(sys.argv[1])\n"
         "with hold(p, 5):\n"
         "    Path(sys.argv[2]).write_text('1')\n"

@@ -15,13 +15,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.context.floor import EDGE, KeyWatch, is_floor_line, mentions_reset_key
-from segue.history import HistoryStore
-from segue.messages import decode_row, encode_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.envelope import MAX_RESULT, serialize
-from segue.views.windows import window_summaries
-from segue.workspace import Layout
+from segue._context.floor import EDGE, KeyWatch, is_floor_line, mentions_reset_key
+from segue._history import HistoryStore
+from segue._messages import decode_row, encode_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.envelope import MAX_RESULT, serialize
+from segue._views.windows import window_summaries
+from segue._workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import pages, text_row, write_history
 

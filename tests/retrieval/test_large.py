@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.messages import encode_row, make_row
-from segue.retrieval import SessionHistoryTool
-from segue.workspace import Layout
+from segue._messages import encode_row, make_row
+from segue._retrieval import SessionHistoryTool
+from segue._workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import (
     call,

@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from segue.context.boundaries import ROOT_WINDOW_ID
-from segue.context.rollover import manual_reset_row
-from segue.history import HistoryStore
-from segue.messages import encode_row, make_row
-from segue.retrieval import SessionHistoryTool, index_pages, pages, pages_order
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._context.boundaries import ROOT_WINDOW_ID
+from segue._context.rollover import manual_reset_row
+from segue._history import HistoryStore
+from segue._messages import encode_row, make_row
+from segue._retrieval import SessionHistoryTool, index_pages, pages, pages_order
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 
 ROWS = 12
 

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.context.floor import ESCAPE, mentions_reset_key
-from segue.retrieval import SessionHistoryTool, pages, reader
-from segue.retrieval.matching import make_prefilter, matcher
-from segue.retrieval.project import Kind, classify
-from segue.retrieval.reader import (
+from segue._context.floor import ESCAPE, mentions_reset_key
+from segue._retrieval import SessionHistoryTool, pages, reader
+from segue._retrieval.matching import make_prefilter, matcher
+from segue._retrieval.project import Kind, classify
+from segue._retrieval.reader import (
     BackState,
     BackwardReader,
     Budget,
@@ -29,7 +29,7 @@ from segue.retrieval.reader import (
     RawLine,
     Segment,
 )
-from segue.workspace import Layout
+from segue._workspace import Layout
 from tests.retrieval.helpers import pages as all_pages
 from tests.retrieval.helpers import write_history
 

@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.context.rollover import quarantined
-from segue.messages import Part, encode_row, make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.envelope import serialize
-from segue.workspace import Layout
+from segue._context.rollover import quarantined
+from segue._messages import Part, encode_row, make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.envelope import serialize
+from segue._workspace import Layout
 from tests.conftest import scaled
 from tests.retrieval.helpers import (
     MUTATIONS,

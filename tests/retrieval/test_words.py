@@ -1,4 +1,4 @@
-"""R39's words analysis and ranking (segue.retrieval.words, segue.retrieval.stem): pure units
+"""R39's words analysis and ranking (segue._retrieval.words, segue._retrieval.stem): pure units
 and properties over many spellings."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from segue.retrieval.stem import stem
-from segue.retrieval.words import (
+from segue._retrieval.stem import stem
+from segue._retrieval.words import (
     STOP_WORDS,
     PageScorer,
     best_passage,

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.context.rollover import warning_row
-from segue.history.store import HistoryStore
-from segue.messages import Part, Row, encode_row, make_row
-from segue.retrieval import SessionHistoryTool
-from segue.retrieval.envelope import MAX_RESULT, serialize
-from segue.retrieval.index_build import rebuild
-from segue.workspace import Layout
+from segue._context.rollover import warning_row
+from segue._history.store import HistoryStore
+from segue._messages import Part, Row, encode_row, make_row
+from segue._retrieval import SessionHistoryTool
+from segue._retrieval.envelope import MAX_RESULT, serialize
+from segue._retrieval.index_build import rebuild
+from segue._workspace import Layout
 from tests.postgres.test_tool_equivalence import EVENT, line_of
 from tests.retrieval.helpers import (
     call,

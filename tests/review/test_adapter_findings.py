@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import base64
 
-from segue.messages import Part, make_row
-from segue.providers.anthropic_messages import anthropic_messages
-from segue.providers.openai_chat import chat_messages
-from segue.providers.request import ProviderRequest
-from segue.tokens import count_request
+from segue._messages import Part, make_row
+from segue._providers.anthropic_messages import anthropic_messages
+from segue._providers.openai_chat import chat_messages
+from segue._providers.request import ProviderRequest
+from segue._tokens import count_request
 
 
 def _request_with_text_attachment() -> ProviderRequest:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from segue.cli.main import cli
-from segue.tokens import accounting, encodings
+from segue._cli.main import cli
+from segue._tokens import accounting, encodings
 from tests.scripted_cli import script
 
 WS = "review"
@@ -63,9 +63,9 @@ def test_switching_agent_in_chat_keeps_its_caller_restriction(
 ) -> None:
     """R12: plan and explore are narrowed by a caller restriction (no bash). `/agent NAME`
     and `/settings set` rebuild the session with keep=; the restriction must survive."""
-    from segue.chat.sessions import SessionMaker
-    from segue.events import ignore
-    from segue.workspace import Layout
+    from segue._chat.sessions import SessionMaker
+    from segue._events import ignore
+    from segue._workspace import Layout
 
     maker = SessionMaker(Layout(tmp_path / "home", WS), workdir, model=script(tmp_path, []))
     fresh = maker.open(agent, ignore)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.context.assembly import last_step_usage
-from segue.context.budget import Action, Budget, Situation, decide
-from segue.messages import make_row
+from segue._context.assembly import last_step_usage
+from segue._context.budget import Action, Budget, Situation, decide
+from segue._messages import make_row
 from tests.session.helpers import echo, harness
 
 WINDOW = 32000  # threshold 30 → rolls over at 11200 (35 %), warns at 6400

@@ -37,7 +37,7 @@ def test_a_setting_passes_one_through_on_purpose(tmp_path: Path) -> None:
 
 
 def test_the_documented_names_and_pattern() -> None:
-    from segue.tools.secrets import is_secret
+    from segue._tools.secrets import is_secret
 
     for name in ("OPENAI_API_KEY", "anthropic_api_key", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
                  "MY_APIKEY", "X_PASSWORD", "GITLAB_PAT", "NPM_AUTH", "PGPASSWORD",

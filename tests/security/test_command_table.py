@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from segue.policy.approval import bash_hazard
+from segue._policy.approval import bash_hazard
 
 REFUSED = [
     ("find . -exec touch X {} +", "-exec"), ("find . -execdir rm {} ;", "shell syntax"),

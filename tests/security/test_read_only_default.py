@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from segue import ApprovalGate
-from segue.policy.approval import Mode
-from segue.tools.base import FunctionTool, ToolRegistry
+from segue._policy.approval import Mode
+from segue._tools.base import FunctionTool, ToolRegistry
 
 
 class Silent:

@@ -11,8 +11,8 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.policy.approval import Mode, Verdict, approval_rule, decide, suggested_pattern
-from segue.policy.shell_words import simple_command
+from segue._policy.approval import Mode, Verdict, approval_rule, decide, suggested_pattern
+from segue._policy.shell_words import simple_command
 
 BASES = ["git status", "git diff", "git log", "ls", "cat", "grep -n", "find .", "sed -n",
          "tar -tf", "perl", "python3", "echo", "sort", "curl", "node"]

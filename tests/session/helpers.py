@@ -9,19 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from segue.events import Event
-from segue.history import HistoryStore
-from segue.messages import Row
-from segue.policy import resolve_agent
-from segue.providers.request import ProviderRequest, request_from_obj
-from segue.providers.scripted import ScriptedProvider
-from segue.session import Session, SessionConfig
-from segue.session.admission import Checkpoint, no_checkpoint
-from segue.tools.base import FunctionTool, ToolRegistry
-from segue.tools.builtin import builtin_tools
-from segue.tools.gate import ALLOW_ALL
-from segue.tools.profile import tool_profile
-from segue.workspace import Layout
+from segue._events import Event
+from segue._history import HistoryStore
+from segue._messages import Row
+from segue._policy import resolve_agent
+from segue._providers.request import ProviderRequest, request_from_obj
+from segue._providers.scripted import ScriptedProvider
+from segue._session import Session, SessionConfig
+from segue._session.admission import Checkpoint, no_checkpoint
+from segue._tools.base import FunctionTool, ToolRegistry
+from segue._tools.builtin import builtin_tools
+from segue._tools.gate import ALLOW_ALL
+from segue._tools.profile import tool_profile
+from segue._workspace import Layout
 
 
 def _echo(args: Mapping[str, Any]) -> Any:

@@ -26,13 +26,13 @@ from typing import Any, Literal
 
 import pytest
 
-import segue.history.store as store_module
+import segue._history.store as store_module
 from segue import HistoryStore, Layout, Row, Session, decode_row, make_row
-from segue.errors import FileError, StoreError
-from segue.messages import row_from_obj
-from segue.session.window import load_window
-from segue.tools.carryover import Carryover
-from segue.tools.carryover_file import carryover_path
+from segue._errors import FileError, StoreError
+from segue._messages import row_from_obj
+from segue._session.window import load_window
+from segue._tools.carryover import Carryover
+from segue._tools.carryover_file import carryover_path
 from tests.front import (
     CONTINUATION_TYPE,
     LEAD_IN_TYPE,
@@ -337,7 +337,7 @@ def test_torn_append_during_admission_is_never_a_fresh_window(
         write_all(fd, data)
 
     with monkeypatch.context() as patch:
-        patch.setattr("segue.history.store.write_all", torn_write)
+        patch.setattr("segue._history.store.write_all", torn_write)
         with pytest.raises(FileError, match=r"no space left on device at .*; nothing was written"):
             session.send(PROMPT)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from segue.errors import TurnCancelled
-from segue.session import Cancellation
+from segue._errors import TurnCancelled
+from segue._session import Cancellation
 
 
 def test_the_first_interrupt_stops_the_task_and_the_next_the_turn() -> None:

@@ -38,7 +38,7 @@ LAUNCHER = textwrap.dedent(
     """
     import os, signal, sys
 
-    import segue.history.store as store
+    import segue._history.store as store
 
     point, fd = sys.argv[1], int(sys.argv[2])
     write_all, rotate = store.write_all, store.rotate
@@ -72,7 +72,7 @@ LAUNCHER = textwrap.dedent(
 
     store.write_all = pinned_write
     store.rotate = pinned_rotate
-    from segue.cli.main import main
+    from segue._cli.main import main
 
     sys.argv = ["segue", *sys.argv[3:]]
     sys.exit(main())

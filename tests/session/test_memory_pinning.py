@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from segue.memory.pinned import Pin, memory_for
+from segue._memory.pinned import Pin, memory_for
 from tests.session.helpers import echo, harness
 
 WINDOW = 8000

@@ -11,7 +11,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from segue import HistoryStore, Layout, RolledOver, Row, Warned
-from segue.errors import TurnPaused
+from segue._errors import TurnPaused
 from tests.front import cli, is_rollover_boundary
 from tests.scripted_cli import script
 from tests.session.helpers import ENGINE_TOOLS, Harness, echo, harness

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from segue.errors import StoreError
-from segue.tokens import Calibration, calibration_file
+from segue._errors import StoreError
+from segue._tokens import Calibration, calibration_file
 
 
 def test_ratio_accumulates_per_family() -> None:

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.errors import EncodingError
-from segue.tokens import encodings
-from segue.tokens.chunking import CHUNK_CODE_POINTS, WHITESPACE, chunks
-from segue.tokens.counting import SLACK_PER_CHUNK, count_text
+from segue._errors import EncodingError
+from segue._tokens import encodings
+from segue._tokens.chunking import CHUNK_CODE_POINTS, WHITESPACE, chunks
+from segue._tokens.counting import SLACK_PER_CHUNK, count_text
 from tests.conftest import scaled
 
 NAMES = encodings.ENCODING_NAMES

@@ -18,8 +18,8 @@ import tiktoken
 # tiktoken_ext ships no type information (pyproject only exempts tiktoken.*).
 import tiktoken_ext.openai_public as openai_public
 
-from segue.errors import EncodingError
-from segue.tokens import encodings
+from segue._errors import EncodingError
+from segue._tokens import encodings
 
 DATA = Path(encodings.__file__).resolve().parent / "data"
 
@@ -60,7 +60,7 @@ def test_bundled_encoding_equals_reference_on_sample() -> None:
 
 def test_package_data_is_declared() -> None:
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    assert '"tokens/data/*"' in pyproject.read_text()
+    assert '"_tokens/data/*"' in pyproject.read_text()
     for spec in encodings.SPECS.values():
         assert (DATA / spec.filename).is_file()
     assert (DATA / "SOURCES.md").is_file()
@@ -154,7 +154,7 @@ def refuse(*a, **k):
     raise SystemExit("network attempt: %r" % (a,))
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from segue.tokens import count_text, encodings
+from segue._tokens import count_text, encodings
 print(count_text(sys.argv[1], "openai:gpt-4o").tokens)
 print(",".join(encodings.loaded_names()))
 print("tiktoken_ext.openai_public" in sys.modules)

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.tokens import encodings
-from segue.tokens.chunking import chunks
-from segue.tokens.counting import count_text
+from segue._tokens import encodings
+from segue._tokens.chunking import chunks
+from segue._tokens.counting import count_text
 from tests.conftest import scaled
 from tests.front import cli
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from segue import UsageError, resolve_model
-from segue.errors import EncodingError, UnknownModelError
-from segue.tokens.registry import TokenModel, resolve
+from segue._errors import EncodingError, UnknownModelError
+from segue._tokens.registry import TokenModel, resolve
 
 
 @pytest.mark.parametrize(

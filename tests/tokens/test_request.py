@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from segue import Part, Row, count_request, count_text, make_row, resolve_model
-from segue.tokens import allowances as allow
-from segue.tokens import approximate_request, count_row, encodings
-from segue.tokens.request import RequestCounter
+from segue._tokens import allowances as allow
+from segue._tokens import approximate_request, count_row, encodings
+from segue._tokens.request import RequestCounter
 
 GPT = "openai:gpt-4o"
 PNG = "data:image/png;base64," + base64.b64encode(random.Random(7).randbytes(6000)).decode()

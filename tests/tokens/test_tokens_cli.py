@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from segue.tokens import calibration_file, encodings
+from segue._tokens import calibration_file, encodings
 from tests.front import cli
 
 TEXT = "Hello, 世界! 👩🏽‍💻 <|endoftext|>\r\n"
@@ -94,7 +94,7 @@ def refuse(*a, **k):
     raise SystemExit("network attempt")
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from segue.cli.main import main
+from segue._cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.tools.paths import Workspace
+from segue._tools.paths import Workspace
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from segue import HistoryStore, Layout
-from segue.tools.carryover import (
+from segue._tools.carryover import (
     MAX_FILES,
     Anchor,
     Carried,
@@ -21,7 +21,7 @@ from segue.tools.carryover import (
     to_hand_off,
     to_obj,
 )
-from segue.tools.carryover_file import CarryoverFile, carryover_path, file_state
+from segue._tools.carryover_file import CarryoverFile, carryover_path, file_state
 
 ROOT = "/work"
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from segue.tools.base import FunctionTool, ToolRegistry
+from segue._tools.base import FunctionTool, ToolRegistry
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
-from segue.tools.files import (
+from segue._tools.files import (
     READ_MAX_BYTES,
     READ_MAX_LINE_CHARS,
     READ_MAX_LINES,
@@ -13,8 +13,8 @@ from segue.tools.files import (
     FileReadTool,
     FileWriteTool,
 )
-from segue.tools.paths import Workspace
-from segue.tools.profile import PLAN_SCOPE
+from segue._tools.paths import Workspace
+from segue._tools.profile import PLAN_SCOPE
 
 
 def test_read_pages_by_lines_and_says_where_to_continue(ws: Workspace) -> None:

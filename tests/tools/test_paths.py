@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from segue.tools.files import FileEditTool, FileReadTool, FileWriteTool
-from segue.tools.paths import Workspace
-from segue.tools.search import FileSearchTool
+from segue._tools.files import FileEditTool, FileReadTool, FileWriteTool
+from segue._tools.paths import Workspace
+from segue._tools.search import FileSearchTool
 
 
 def _outside(result: Any) -> bool:
@@ -89,8 +89,8 @@ def test_segue_home_inside_the_workspace_is_private(tmp_path: Path) -> None:
     """Running in ~ with the default ~/.segue: file tools must not read transcripts around
     session_history's privacy floor (R11)."""
     from segue import Layout
-    from segue.history import HistoryStore
-    from segue.tools.builtin import builtin_tools
+    from segue._history import HistoryStore
+    from segue._tools.builtin import builtin_tools
 
     work = tmp_path / "home"
     layout = Layout(work / ".segue", "ws")

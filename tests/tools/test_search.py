@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from segue.tools.globs import glob_matches
-from segue.tools.paths import Workspace
-from segue.tools.search import MAX_OUTPUT_BYTES, FileSearchTool
+from segue._tools.globs import glob_matches
+from segue._tools.paths import Workspace
+from segue._tools.search import MAX_OUTPUT_BYTES, FileSearchTool
 
 
 def _tree(ws: Workspace) -> None:

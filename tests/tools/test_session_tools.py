@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from segue import RolledOver, make_row
-from segue.policy import may_use
-from segue.tools.carryover_file import carryover_path
+from segue._policy import may_use
+from segue._tools.carryover_file import carryover_path
 from tests.session.helpers import Harness, echo, harness
 
 WINDOW = 8000  # reserve 2000, hard ceiling 6000; threshold 50 rolls over at 4400

@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from segue.tools.paths import Workspace
-from segue.tools.shell import OUTPUT_HALF, BashTool
+from segue._tools.paths import Workspace
+from segue._tools.shell import OUTPUT_HALF, BashTool
 
 
 def _gone(pid: int) -> bool:

@@ -1,4 +1,4 @@
-"""Driving :class:`segue.tui.app.ChatApp` headless with a pilot, over the line chat's test
+"""Driving :class:`segue._tui.app.ChatApp` headless with a pilot, over the line chat's test
 harness (a real store and the scripted provider in a temporary SEGUE_HOME)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable
 from textual.app import App
 from textual.pilot import Pilot
 
-from segue.render.lines import Line
-from segue.tui.app import ChatApp
-from segue.tui.widgets import PromptArea
+from segue._render.lines import Line
+from segue._tui.app import ChatApp
+from segue._tui.widgets import PromptArea
 from tests.chat.helpers import Chat
 
 SIZE = (110, 40)

@@ -10,9 +10,9 @@ import pytest
 from textual.pilot import Pilot
 
 from segue import HistoryStore
-from segue.render.lines import Line
-from segue.tui.app import ChatApp
-from segue.tui.widgets import Question
+from segue._render.lines import Line
+from segue._tui.app import ChatApp
+from segue._tui.widgets import Question
 from tests.chat.helpers import chat, texts
 from tests.chat.request_gate import RequestGate
 from tests.chat.scripts import check_interrupted_turn, write_interrupted_turn

@@ -24,7 +24,7 @@ def test_the_line_chat_never_loads_textual(tmp_path: Path) -> None:
     argv = ["--home", str(tmp_path / "home"), "chat", "-m", f"scripted:{script}"]
     code = (
         "import sys\n"
-        "from segue.cli.main import main\n"
+        "from segue._cli.main import main\n"
         f"status = main({argv!r})\n"
         "print('status', status, 'textual' in sys.modules)\n"
     )

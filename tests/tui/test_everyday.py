@@ -17,9 +17,9 @@ from textual.pilot import Pilot
 from textual.widgets import Label, Static
 
 from segue import Answer
-from segue.policy.approval_store import approvals_path
-from segue.tui.app import ChatApp
-from segue.tui.widgets import ApprovalDialog, PromptArea, Question
+from segue._policy.approval_store import approvals_path
+from segue._tui.app import ChatApp
+from segue._tui.widgets import ApprovalDialog, PromptArea, Question
 from tests.chat.helpers import Chat, chat
 from tests.tui.helpers import at_prompt, shows, until
 

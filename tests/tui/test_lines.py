@@ -14,8 +14,8 @@ from segue import (
     Warned,
     make_row,
 )
-from segue.render.lines import Line, event_lines
-from segue.tui.lines import (
+from segue._render.lines import Line, event_lines
+from segue._tui.lines import (
     history_lines,
     output_line,
     prompt_meter,

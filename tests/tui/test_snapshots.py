@@ -19,9 +19,9 @@ import pytest
 from textual.pilot import Pilot
 
 from segue import HistoryStore, Part, make_row
-from segue.chat import SessionMaker
-from segue.tui.app import ChatApp
-from segue.tui.widgets import ApprovalDialog, PromptArea, Question
+from segue._chat import SessionMaker
+from segue._tui.app import ChatApp
+from segue._tui.widgets import ApprovalDialog, PromptArea, Question
 from tests.chat.helpers import Chat, Source, chat
 from tests.tui.helpers import at_prompt, shows, submit, until
 from tests.tui.snapshot import SNAPSHOTS, assert_snapshot, screen_text

@@ -16,8 +16,8 @@ pytest.importorskip("openai")
 from textual.pilot import Pilot
 
 from segue import HistoryStore
-from segue.chat import SessionMaker
-from segue.tui.app import ChatApp
+from segue._chat import SessionMaker
+from segue._tui.app import ChatApp
 from tests.chat.helpers import Chat, Source, chat
 from tests.slow_server import SlowServer, serving
 from tests.tui.helpers import SIZE, at_prompt, lines, shows, submit, until

@@ -13,7 +13,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from segue import HistoryStore, Layout
-from segue.tui.app import ChatApp
+from segue._tui.app import ChatApp
 from tests.chat.helpers import chat
 from tests.chat.scripts import CHILD, CLUE, TASK_STOP_RESPONSES
 from tests.front import task_link

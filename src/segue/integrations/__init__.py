@@ -10,3 +10,6 @@
 Nothing here is imported by ``import segue``: each module imports its framework when it is
 imported itself, and says which extra to install when the framework is missing.
 """
+
+#: Nothing is imported here: each integration is a public module of its own.
+__all__: list[str] = []

@@ -25,7 +25,7 @@ window boundary); ``clear_session`` is segue's ``/clear``.
 * ``session.tools()`` gives the agent ``session_history`` (bounded, above the privacy floor)
   and ``new_context`` (R37);
 * an agent without ``session_history`` is not rolled over (R13): the run stops with
-  :class:`segue.errors.TurnPaused`, whose message says why.
+  :class:`segue._errors.TurnPaused`, whose message says why.
 
 Store calls are synchronous (they are short and fsync'd); call them from one event loop.
 """
@@ -39,8 +39,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from segue.errors import UsageError
-from segue.extras import install_hint
+from segue._errors import UsageError
+from segue._extras import install_hint
 
 try:
     from agents import Agent, FunctionTool, RunConfig
@@ -52,18 +52,23 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         f"the OpenAI Agents SDK is not installed: {install_hint('openai-agents')}"
     ) from exc
 
-from segue.context.active import active_rows
-from segue.context.boundaries import is_boundary, item_id
-from segue.context.budget import DEFAULT_THRESHOLD
-from segue.history.protocol import RemovesNewest, TranscriptStore
-from segue.integrations.agents_rows import (
+from segue._context.active import active_rows
+from segue._context.boundaries import is_boundary, item_id
+from segue._context.budget import DEFAULT_THRESHOLD
+from segue._history.protocol import RemovesNewest, TranscriptStore
+from segue._messages import Row
+from segue._retrieval.schema import DESCRIPTION, TOOL_SCHEMA
+from segue._session.window import load_window
+from segue._tools.base import tool_error
+from segue._workspace import Layout, default_home
+from segue.integrations._agents_rows import (
     batch_rows,
     calls_of,
     is_human_input,
     row_items,
     rows_items,
 )
-from segue.integrations.engine import (
+from segue.integrations._engine import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
     NEW_CONTEXT_SCHEMA,
@@ -71,12 +76,7 @@ from segue.integrations.engine import (
     WindowEngine,
     tool_schemas,
 )
-from segue.integrations.store import close_store, configured_store
-from segue.messages import Row
-from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA
-from segue.session.window import load_window
-from segue.tools.base import tool_error
-from segue.workspace import Layout, default_home
+from segue.integrations._store import close_store, configured_store
 
 __all__ = ["RolloverSession", "SegueSession", "history_tools"]
 

@@ -17,7 +17,7 @@
 * When the run ends, its last messages (the final answer) are persisted too.
 * The capability's toolset offers ``session_history`` (SPEC §4) and ``new_context`` (R37).
   Without ``session_history`` among the request's tools a rollover is blocked (R13): the run
-  stops with :class:`segue.errors.TurnPaused`.
+  stops with :class:`segue._errors.TurnPaused`.
 
 :meth:`SegueHistory.processor` is the same step as a plain history processor, for
 ``ProcessHistory(history.processor)``; it counts only segue's own tool schemas.
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from segue.errors import UsageError
-from segue.extras import install_hint
+from segue._errors import UsageError
+from segue._extras import install_hint
 
 try:
     from pydantic_ai import AgentRunResult, RunContext, Tool
@@ -44,9 +44,11 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise UsageError(f"pydantic-ai is not installed: {install_hint('pydantic-ai')}") from exc
 
-from segue.context.active import active_rows
-from segue.context.budget import DEFAULT_THRESHOLD
-from segue.integrations.engine import (
+from segue._context.active import active_rows
+from segue._context.budget import DEFAULT_THRESHOLD
+from segue._messages import Row
+from segue._retrieval.schema import DESCRIPTION, TOOL_SCHEMA
+from segue.integrations._engine import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
     NEW_CONTEXT_SCHEMA,
@@ -54,7 +56,7 @@ from segue.integrations.engine import (
     WindowEngine,
     tool_schemas,
 )
-from segue.integrations.pydantic_rows import (
+from segue.integrations._pydantic_rows import (
     ROW_ID_KEY,
     batch_rows,
     calls_of,
@@ -62,8 +64,6 @@ from segue.integrations.pydantic_rows import (
     row_messages,
     stored_row_id,
 )
-from segue.messages import Row
-from segue.retrieval.schema import DESCRIPTION, TOOL_SCHEMA
 
 __all__ = ["SegueCapability", "SegueHistory"]
 

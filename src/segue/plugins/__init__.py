@@ -1,11 +1,11 @@
 """Plugins: request-assembly hooks, their registry and snapshots (SPEC.md R31, R32).
 
-* :mod:`segue.plugins.hooks` — hook kinds, adapter context and results, running a hook list
+* :mod:`segue.plugins._hooks` — hook kinds, adapter context and results, running a hook list
   (pure values and functions).
-* :mod:`segue.plugins.registry` — the registry: plugins, scopes, sandboxing, lazy plugins,
+* :mod:`segue.plugins._registry` — the registry: plugins, scopes, sandboxing, lazy plugins,
   disposal, mutation epoch, rollover snapshots.
-* :mod:`segue.plugins.config` — the ``plugins`` setting parsed into specs (pure).
-* :mod:`segue.plugins.loading` — specs turned into lazy plugins (importing happens at first use).
+* :mod:`segue.plugins._config` — the ``plugins`` setting parsed into specs (pure).
+* :mod:`segue.plugins._loading` — specs turned into lazy plugins (importing happens at first use).
 """
 
 from typing import TYPE_CHECKING
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from segue._lazy import listing, load
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
-    from segue.plugins.config import PluginSpec, parse_plugins
-    from segue.plugins.hooks import (
+    from segue.plugins._config import PluginSpec, parse_plugins
+    from segue.plugins._hooks import (
         AdapterContext,
         Append,
         HookKind,
@@ -23,23 +23,23 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
         Replace,
         RequestContext,
     )
-    from segue.plugins.registry import LazyPlugin, PluginHandle, PluginRegistry, certify
+    from segue.plugins._registry import LazyPlugin, PluginHandle, PluginRegistry, certify
 
 #: Public name → its module (the settings check the ``plugins`` setting with config alone).
 _LAZY: dict[str, str] = {
-    "PluginSpec": "segue.plugins.config",
-    "parse_plugins": "segue.plugins.config",
-    "AdapterContext": "segue.plugins.hooks",
-    "Append": "segue.plugins.hooks",
-    "HookKind": "segue.plugins.hooks",
-    "HookSnapshot": "segue.plugins.hooks",
-    "Registration": "segue.plugins.hooks",
-    "Replace": "segue.plugins.hooks",
-    "RequestContext": "segue.plugins.hooks",
-    "LazyPlugin": "segue.plugins.registry",
-    "PluginHandle": "segue.plugins.registry",
-    "PluginRegistry": "segue.plugins.registry",
-    "certify": "segue.plugins.registry",
+    "PluginSpec": "segue.plugins._config",
+    "parse_plugins": "segue.plugins._config",
+    "AdapterContext": "segue.plugins._hooks",
+    "Append": "segue.plugins._hooks",
+    "HookKind": "segue.plugins._hooks",
+    "HookSnapshot": "segue.plugins._hooks",
+    "Registration": "segue.plugins._hooks",
+    "Replace": "segue.plugins._hooks",
+    "RequestContext": "segue.plugins._hooks",
+    "LazyPlugin": "segue.plugins._registry",
+    "PluginHandle": "segue.plugins._registry",
+    "PluginRegistry": "segue.plugins._registry",
+    "certify": "segue.plugins._registry",
 }
 
 __all__ = [

@@ -1,0 +1,229 @@
+"""The history index (R35, SPEC.md §7) as a look-back backend: the scan's pages, answered from
+``history-index.sqlite`` when it is trusted.
+
+A call reads the page from the index when it is trusted (checked and caught up under the
+same lock as the scan's); otherwise that call reads the bounded scan, and after the lock is
+released one step of rebuilding the index runs (:mod:`~segue._retrieval.index_steps`), until
+:data:`CALL_SECONDS` after the page began, so calls are fast again once a step completes it.
+In a process that lives on (``background``), the call instead starts the rebuild in a child
+process that steps on between calls (:mod:`~segue._retrieval.index_builder`); a call that
+finds it running lets it work until
+:data:`~segue._retrieval.index_builder.WAIT_SECONDS` after the call began, then answers from
+the index if it is in place, else from the scan.
+An index untrusted only by a recorded one-line rewrite (a failed send's quarantine) is
+re-derived at that row first (:mod:`~segue._retrieval.index_rewrites`) and answers the same
+call. Both paths answer the same. A cursor issued by an index page also holds its place as
+a scan cursor, so a next page that cannot use the index (behind, locked by another reader's
+catch-up, damaged, rebuilt) goes on with the scan: only what expires any cursor expires it
+(R26); and a scan cursor goes on from the index once it is trusted, where its place maps
+(:mod:`~segue._retrieval.index_resume`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from segue._fsutil import describe_os_error
+from segue._retrieval import envelope, pages
+from segue._retrieval.backends.scan import (
+    LOCK_TIMEOUT,
+    FileView,
+    ScanBackend,
+    scan_page,
+    scan_state,
+)
+from segue._retrieval.cursor import CursorState
+from segue._workspace import Layout
+
+#: how long a look-back call may take before the rebuild step after it stops (SPEC.md §6: no
+#: call over 1 s; the rest is the step's commit and the answer's way out)
+CALL_SECONDS = 0.6
+#: a call that waits for the builder waits until this long after it began, less twice what
+#: the last call's page took (SPEC.md §6: no call over 1 s; a loaded machine's pages vary),
+#: at most :data:`~segue._retrieval.index_builder.WAIT_SECONDS`
+WAIT_BOUND = 0.8
+#: how long after a call began its catch-up of appended bytes may go on reading lines (the
+#: rest on the next calls; what it read is still inserted, then the page is answered)
+CATCH_UP_SECONDS = 0.35
+
+if TYPE_CHECKING:
+    from segue._retrieval.index_pages import Ix
+    from segue._views.windows import Hit
+
+
+class IndexBackend(ScanBackend):
+    """Pages from the history index when it is trusted, from the scan otherwise."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        *,
+        lock_timeout: float = LOCK_TIMEOUT,
+        build_index: bool = True,
+        background: bool = False,
+    ) -> None:
+        """``build_index``: catch the index up and rebuild it when it is not trusted; without
+        it the index is only read, never created or written. ``background`` (with
+        ``build_index``, for a process that lives on): rebuild an untrusted index in a child
+        process between calls (index_builder.py) instead of one step after each call; the
+        setting ``SEGUE_INDEX_BUILDER=off`` turns it off."""
+        super().__init__(layout, lock_timeout=lock_timeout)
+        self.build_index = build_index
+        self.background = background
+        self._rebuild = False
+        self._started = 0.0
+        self._page_seconds = 0.0  # the last call's page (what a wait must leave time for)
+
+    @contextlib.contextmanager
+    def view(self) -> Iterator[FileView]:
+        self._started = time.monotonic()
+        if self.background:
+            self._wait_for_builder()  # before the store lock: writers never wait for it
+        began = time.monotonic()
+        try:
+            with super().view() as view:
+                yield view
+        finally:
+            self._page_seconds = time.monotonic() - began
+
+    def _wait_for_builder(self) -> None:
+        """A builder of this process running: let it work for what this call's time allows
+        (the index may be in place by then)."""
+        from segue._retrieval import index_builder
+
+        left = min(index_builder.WAIT_SECONDS, WAIT_BOUND - 2 * self._page_seconds)
+        index_builder.wait(self.layout, self._started + left)
+
+    def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        # The index modules (and sqlite3) load on the first call, not with the command line.
+        from segue._retrieval.index_file import IndexBehind, IndexUnusable
+        from segue._retrieval.index_pages import IndexMismatch
+
+        self._rebuild = False
+        if state is not None and state.phase != "ix":
+            # a look-back that began on the scan: back on the index as soon as it is trusted
+            resumed = self._back_on_index(ctx, state)
+            if isinstance(resumed, pages.Page):
+                return resumed
+            state = resumed
+        indexed = state is not None and state.phase == "ix"
+        if state is None or indexed:
+            try:
+                return self._indexed(ctx, state)
+            except (IndexUnusable, IndexMismatch) as exc:
+                self.index_problem = str(exc)
+                self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
+                if self._rebuild and isinstance(exc, IndexMismatch):
+                    _distrust(self.layout)  # not used again while it is rebuilt
+                ctx.used = envelope.base_size(ctx.req.action, pages.entries_key(ctx.req.action))
+        if state is not None and indexed:
+            state = scan_state(state)
+        return scan_page(ctx, state)
+
+    def _back_on_index(self, ctx: pages.Ctx, state: CursorState) -> CursorState | pages.Page:
+        """A scan cursor as an index cursor where the index is trusted and the place maps
+        (index_resume.py); else the scan cursor, and a rebuild step runs after the call when
+        the index is not trusted (so a paging look-back rebuilds it too)."""
+        import sqlite3
+
+        from segue._retrieval.index_file import IndexBehind, IndexUnusable, stream_in_progress
+        from segue._retrieval.index_resume import resume
+
+        write = self.build_index and not stream_in_progress(self.layout)
+        try:
+            ix = self._open(ctx, write=write)
+        except IndexUnusable as exc:
+            self.index_problem = str(exc)
+            self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
+            return state
+        try:
+            return resume(ctx, ix, state)
+        except sqlite3.Error:  # a damaged page: the index call that follows finds out
+            return state
+        finally:
+            ix.conn.close()
+
+    def _indexed(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        import sqlite3
+
+        from segue._retrieval import index_pages
+        from segue._retrieval.index_file import IndexUnusable, stream_in_progress
+
+        write = self.build_index and not stream_in_progress(self.layout)
+        ix = self._open(ctx, write=write)
+        try:
+            return index_pages.ACTIONS[ctx.req.action](ctx, ix, state)
+        except sqlite3.Error as exc:  # a page of the file is damaged
+            raise IndexUnusable(f"index unreadable: {exc}") from None
+        finally:
+            ix.conn.close()
+
+    def _open(self, ctx: pages.Ctx, *, write: bool) -> Ix:
+        """The index for this call (checked and caught up), after re-deriving the rows a
+        recorded one-line rewrite changed (index_rewrites.py) when that is what untrusted
+        it; :class:`IndexUnusable` otherwise."""
+        from segue._retrieval.index_file import IndexBehind, IndexUnusable
+        from segue._retrieval.index_pages import open_for_call
+
+        # a call that waited for the builder still catches up what was appended meanwhile
+        catch_up_until = max(self._started + CATCH_UP_SECONDS, time.monotonic() + 0.1)
+        try:
+            return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
+        except IndexBehind:
+            raise
+        except IndexUnusable:
+            if not write:
+                raise
+            from segue._retrieval.index_rewrites import rederive
+
+            outcome = rederive(self.layout, ctx.snap)
+            if outcome == "busy":
+                raise IndexBehind("the index is busy re-deriving a rewritten row") from None
+            if outcome != "rederived":
+                raise
+        return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
+
+    def after_call(self) -> None:
+        # Outside the store lock, one bounded step per call (index_steps.py): the answer
+        # came from the scan, and a whole rebuild must stall neither this call nor writers.
+        if not self._rebuild:
+            return
+        self._rebuild = False
+        from segue._retrieval import index_builder
+
+        if self.background and index_builder.enabled():
+            builder = index_builder.ensure(self.layout)
+            if builder.proc is not None:  # started now or before
+                self._wait_for_builder()  # the next call's index, perhaps
+                self.index_problem = (
+                    f"{self.index_problem}; rebuilding between calls{builder.progress()}"
+                )
+                return
+            self.index_problem = f"{self.index_problem}; {builder.outcome}"  # one step, then
+        from segue._retrieval.index_build import NotBuilt
+        from segue._retrieval.index_steps import build_step
+
+        try:
+            if build_step(self.layout, deadline=self._started + CALL_SECONDS) is None:
+                self.index_problem = f"{self.index_problem}; rebuilding (one step per call)"
+        except NotBuilt as exc:
+            self.index_problem = f"{self.index_problem}; not rebuilt: {exc}"
+        except OSError as exc:  # the side file cannot be put in place: the answer stands
+            self.index_problem = f"{self.index_problem}; not rebuilt: {describe_os_error(exc)}"
+
+    def people_search(self, query: str, *, context: int = 60) -> Iterable[Hit] | None:
+        from segue._retrieval.index_people import search_people
+
+        return search_people(self.layout, query, context=context)
+
+
+def _distrust(layout: Layout) -> None:
+    """Remove an index that disagrees with the transcript (a process that has it open keeps
+    its copy, and re-reads every row it returns)."""
+    from segue._retrieval.index_file import index_path
+
+    with contextlib.suppress(OSError):
+        index_path(layout).unlink()

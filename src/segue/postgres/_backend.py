@@ -1,0 +1,130 @@
+"""The PostgreSQL store (SPEC.md §8) as a look-back backend, answered in SQL.
+
+Each call is one bounded page read in **one** REPEATABLE READ, read-only transaction
+(``PostgresStore.snapshot``), so the floor, the rows and the workspace's epoch are those of
+one instant whatever other machines append meanwhile. A cursor stays valid while the
+workspace's epoch does: a verified append keeps it, every rewrite (rotation, quarantine,
+hard clear, a migrated-in copy) sets a new one, and the cursor then expires
+(``stale_cursor``) as it does on disk (R26, R29). The pages come from
+:mod:`segue.postgres._pages`, shaped and bounded by the scan's own code.
+
+A lost connection or a server restart during the page answers ``history_changed`` (call
+again): the transaction saw nothing, so nothing from below a floor can leak. Rows whose
+agent columns were derived by another version of segue are derived again first
+(:mod:`segue.postgres._derive`), or, for a reader that must not write, the call says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from segue._errors import LockTimeout, StoreError
+from segue._retrieval import pages
+from segue._retrieval.cursor import CursorState
+from segue._retrieval.cursor import snapshot_of as cursor_snapshot
+from segue._retrieval.snapshot import Snapshot, continuation_ok
+from segue._workspace import Layout
+from segue.postgres import _pages as sql_pages
+from segue.postgres._derive import fingerprint
+from segue.postgres._schema import redact
+from segue.postgres._store import PgSnapshot, PostgresStore, WorkspaceState
+
+if TYPE_CHECKING:
+    from segue._views.windows import Hit
+
+
+def snapshot_of(state: WorkspaceState) -> Snapshot:
+    """The workspace row as the cursor module's snapshot: the epoch is the whole of it (no
+    files, no stamps); ``chat_size`` is the next row position, what a continuation checks
+    for new floors from. Before the first write there is no epoch: nothing may change."""
+    return Snapshot(bool(state.epoch), state.epoch, None, None, 0, state.next_pos)
+
+
+class SqlView:
+    """One call's transaction."""
+
+    def __init__(self, snap: PgSnapshot, workspace: str) -> None:
+        self.snap = snapshot_of(snap.state)
+        # the page code's context names a layout; nothing of it is read here
+        self.layout = Layout(Path(), workspace)
+        self._conn = snap.conn
+        self._workspace = workspace
+        self._sql = sql_pages.Sql(snap.conn, workspace, sql_pages.call_floor(snap.conn, workspace))
+
+    def continues(self, state: CursorState) -> bool:
+        return state.phase in sql_pages.PHASES and continuation_ok(
+            cursor_snapshot(state), self.snap
+        )
+
+    def appended(self, ctx: pages.Ctx, state: CursorState) -> tuple[CursorState, bool, bool]:
+        # one query sees every row appended since the last page: always complete
+        floor = sql_pages.floor_pos(self._conn, self._workspace, state.ce) >= state.ce
+        return msgspec.structs.replace(state, ce=self.snap.chat_size), floor, True
+
+    def page(self, ctx: pages.Ctx, state: CursorState | None) -> pages.Page:
+        return sql_pages.ACTIONS[ctx.req.action](ctx, self._sql, state)
+
+    def confirm(self) -> None:
+        return None  # one transaction: nothing can move under it
+
+
+class PostgresBackend:
+    """Look-back over a workspace kept in PostgreSQL."""
+
+    def __init__(self, store: PostgresStore, *, rederive: bool = True) -> None:
+        """``rederive``: derive the agent's columns again when another version of segue
+        derived them (a write to the database); without it such a call answers
+        ``history_changed`` naming ``segue store init``."""
+        self.store = store
+        self.workspace_id = store.workspace_id
+        self.rederive = rederive
+        self.index_problem: str | None = None
+
+    @contextmanager
+    def view(self) -> Iterator[SqlView]:
+        try:
+            with self._derived() as snap:
+                yield SqlView(snap, self.workspace_id)
+        except LockTimeout as exc:
+            raise pages.PageFailure("history_timeout", exc.message) from None
+        except StoreError as exc:
+            if exc.code != "store_unavailable":  # the schema, the extension: not a retry
+                raise pages.PageFailure("history_changed", exc.message) from None
+            raise pages.PageFailure(
+                "history_changed", f"the shared store could not be read ({exc.message}); call again"
+            ) from None
+
+    @contextmanager
+    def _derived(self) -> Iterator[PgSnapshot]:
+        """A snapshot whose rows' agent columns this code derived (see derive)."""
+        for attempt in range(2):
+            with self.store.snapshot() as snap:
+                if snap.state.derived == fingerprint() or snap.state.next_pos == 0:
+                    yield snap
+                    return
+            if attempt:  # appended meanwhile by another version of segue
+                raise pages.PageFailure(
+                    "history_changed",
+                    "another version of segue is writing this workspace; call again",
+                )
+            if not self.rederive:
+                raise pages.PageFailure(
+                    "history_changed",
+                    "the shared store's rows were indexed by another version of segue: "
+                    f"run `segue store init {redact(self.store.url)}`, then call again",
+                )
+            self.store.rederive()
+
+    def after_call(self) -> None:
+        return None
+
+    def people_search(self, query: str, *, context: int = 60) -> Iterable[Hit] | None:
+        from segue.postgres import _search as pg_search
+
+        with self.store.read_locked():
+            return list(pg_search.search(self.store, query, context=context))

@@ -1,0 +1,120 @@
+"""R39's words search in SQL over the PostgreSQL store's ``words`` column.
+
+Every item row holds its terms (``rows.words_of``): those of
+:func:`segue._retrieval.words.terms`, which the history index's FTS5 words table and the
+bounded scan find items by too, so the three agree on what a word is (segue's own code-aware
+analysis: identifiers whole and by parts, paths, stems, case folding). Each term is a lexeme
+of a ``tsvector`` (``rows.lexeme``: the index's token spelling), and so is each set bit of
+its count beyond one; the column has a GIN index.
+
+* **Candidates**: the items whose vector holds any of the query's terms (``@@`` an OR
+  ``tsquery``), and the ``risky`` ones (a text whose vector could not be stored, or that
+  holds a lone surrogate), which are always candidates. Each candidate is confirmed on its
+  row read again with :func:`segue._retrieval.ranking.words_finder`, as on the other
+  backends, so a hash collision of two tokens finds nothing more.
+* **Ranking**: BM25 computed in SQL from the GIN index alone (a vector is never read: one
+  bitmap scan per query term and count bit, each returning positions), with the constants of
+  :mod:`segue._retrieval.words` (k1 1.2, b 0.75) and the index's "plus one" idf: a term's
+  count in an item is 1 + the bits found (up to ``rows.MAX_COUNT``); its document frequency
+  the number of items above the floor holding it; N the number of rows above the floor (at
+  least the items matched); the average length that of the items matched (each once per
+  query term it holds). Machine-authored
+  notes are weighed down by :data:`segue._retrieval.ranking.MACHINE_WEIGHT`, ties go to the
+  newer item, and the filters (R36) apply after the statistics, as they do to FTS5's.
+
+SQL text is put together only from fixed fragments; every value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from segue._retrieval.ranking import MACHINE_WEIGHT
+from segue._retrieval.words import BM25_B, BM25_K1, query_terms
+from segue.postgres._rows import COUNT_BITS, lexeme
+
+#: runs a statement with named parameters in the call's transaction: its rows
+Query = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
+#: the query terms ranked (the first ones); a longer query still finds items by every term
+MAX_TERMS = 12
+
+
+def tokens(query: str) -> list[str]:
+    """The lexemes of the query's terms (:func:`segue._retrieval.words.query_terms`: stop
+    words dropped as on the other backends), in first-seen order; [] when it has none."""
+    return list(dict.fromkeys(lexeme(t) for t in query_terms(query)))
+
+
+def tsquery(tokens: list[str]) -> str:
+    """The ``tsquery`` of items holding any of ``tokens`` (never empty)."""
+    return " | ".join(tokens)
+
+
+def ranked(
+    query: Query,
+    workspace: str,
+    found: list[str],
+    *,
+    floor: int,
+    below: int,
+    rows_above: int,
+    role: str | None,
+    tools: str | None,
+    limit: int,
+) -> tuple[tuple[int, ...], bool]:
+    """Positions of the best ``limit`` items above ``floor`` and below ``below`` for the
+    query's tokens ``found``, best first, of the given ``role`` and holding the tool name
+    ``tools`` (its column's spelling) when they are not None; and whether they are every
+    candidate there is (fewer than ``limit``, every token ranked, no ``risky`` row).
+
+    The items holding a lexeme come from a subquery planned on its own (``OFFSET 0``), run
+    once per lexeme; with sequential scans off in the caller's transaction
+    (``pages.call_floor``), the plan is a bitmap scan of the GIN index per lexeme whatever
+    the statistics say (a sequential scan, or the join taken the other way round, would
+    read every row's vector)."""
+    terms = found[:MAX_TERMS]
+    params: dict[str, Any] = {
+        "ws": workspace, "lo": floor, "hi": below, "limit": limit, "mach": MACHINE_WEIGHT,
+        "n": rows_above, "role": role, "tools": tools,
+    }
+    lexemes: list[str] = []
+    term: list[int] = []
+    weight: list[int] = []
+    for i, token in enumerate(terms):  # the term itself (weight 0), then its count's bits
+        for k, spelled in enumerate([token, *(f"{token}{k}" for k in range(COUNT_BITS))]):
+            lexemes.append(spelled)
+            term.append(i)
+            weight.append(0 if k == 0 else 1 << (k - 1))
+    params.update(lex=lexemes, term=term, weight=weight)
+    having = ""
+    if role is not None:
+        having += " AND max(g.role) = %(role)s"
+    if tools is not None:
+        having += " AND strpos(max(g.tools), %(tools)s) > 0"
+    k1, b = BM25_K1, BM25_B
+    sql = (
+        # one bitmap scan of the GIN index per lexeme: the items holding it
+        "WITH h AS (SELECT x.t, x.w, r.pos, r.wlen, r.mach, r.role, r.tools"  # noqa: S608
+        " FROM unnest(%(lex)s::text[], %(term)s::int[], %(weight)s::int[]) AS x(lex, t, w)"
+        " CROSS JOIN LATERAL (SELECT r.pos, r.wlen, r.mach, r.role, r.tools FROM segue_rows r"
+        " WHERE r.workspace = %(ws)s AND r.kind = 0 AND r.pos > %(lo)s AND r.pos < %(hi)s"
+        " AND r.words @@ x.lex::tsquery OFFSET 0) r),"  # planned on its own: per lexeme
+        # per item and term: its count, and (from the term's own row) the item's columns
+        " f AS (SELECT pos, t, (1 + sum(w))::float8 AS tf, max(wlen) AS wlen,"
+        " bool_or(mach) AS mach, max(role) AS role, max(tools) AS tools FROM h GROUP BY pos, t),"
+        " g AS (SELECT f.*, (count(*) OVER (PARTITION BY t))::float8 AS df,"
+        " greatest(avg(wlen) OVER (), 1)::float8 AS dl FROM f),"
+        " n AS (SELECT greatest(%(n)s, count(DISTINCT pos))::float8 AS n FROM f)"
+        " SELECT ARRAY(SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
+        f" HAVING true{having}"
+        " ORDER BY sum(ln(1 + (n.n - g.df + 0.5) / (g.df + 0.5)) * g.tf"
+        f" * {k1 + 1.0!r} / (g.tf + {k1!r} * (1 - {b!r} + {b!r} * g.wlen / g.dl)))"
+        " * (CASE WHEN bool_or(g.mach) THEN %(mach)s ELSE 1.0 END) DESC,"
+        " g.pos DESC LIMIT %(limit)s), EXISTS (SELECT 1 FROM segue_rows r"
+        " WHERE r.workspace = %(ws)s AND r.risky AND r.kind = 0 AND r.pos > %(lo)s"
+        " AND r.pos < %(hi)s)"
+    )
+    got = query(sql, params)[0]  # one row, always
+    best = tuple(int(p) for p in got[0])
+    return best, len(best) < limit and len(found) <= MAX_TERMS and not got[1]

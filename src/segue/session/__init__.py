@@ -1,6 +1,0 @@
-"""The turn loop that ties the context engine, the store, the provider and the tools."""
-
-from segue.session.admission import Cancellation
-from segue.session.core import Session, SessionConfig, TurnResult
-
-__all__ = ["Cancellation", "Session", "SessionConfig", "TurnResult"]
