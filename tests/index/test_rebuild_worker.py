@@ -35,6 +35,39 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 
+class _OneThread:
+    """``threading`` as the worker's fork rule sees it in a process of one thread."""
+
+    @staticmethod
+    def active_count() -> int:
+        return 1
+
+
+@pytest.fixture(autouse=True)
+def _alone(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite's own process keeps idle threads of earlier tests (readers of finished
+    children), which the fork rule rightly refuses to fork beside; these tests are about
+    what a worker builds, so they see the process as a segue command sees its own."""
+    if request.node.name != "test_no_worker_is_forked_beside_another_thread":
+        monkeypatch.setattr(index_build_worker, "threading", _OneThread)
+
+
+def test_no_worker_is_forked_beside_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.setenv("SEGUE_INDEX_WORKER", "on")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not index_build_worker.wanted(1 << 30)
+    finally:
+        stop.set()
+        other.join()
+    monkeypatch.setattr(index_build_worker, "threading", _OneThread)
+    assert index_build_worker.wanted(1 << 30)
+
+
 def _dump(layout: Layout) -> dict[str, list[Any]]:
     """Everything the index holds but its random ``lexicon`` name."""
     conn = sqlite3.connect(index_path(layout))
