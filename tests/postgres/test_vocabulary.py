@@ -93,3 +93,19 @@ def test_long_tokens_are_found_by_every_kind_of_piece(pg_url: str, tmp_path: Any
             want = jsonl.call({**LITERAL, "query": query})
             assert got["ok"] and got["items"], query
             assert got["items"] == want["items"] or not want["items"], query
+
+
+
+def test_a_row_of_many_wide_tokens_is_stored_and_found(pg_url: str) -> None:
+    """Tokens of non-ASCII text take up to 4 bytes a character, and PostgreSQL bounds a
+    ``tsvector`` in bytes: a row of about 1 MB of distinct wide tokens, under R24's 1 MiB
+    line bound, is stored and found as the JSONL store finds it."""
+    han = [chr(0x4E00 + i) for i in range(400)]
+    words = [f"{a}{b}{c}" for a in han[:20] for b in han[20:120] for c in han[120:170]]
+    text = "needleword " + " ".join(words)
+    assert len(text) < 512 << 10 and len(text.encode()) > 10**6  # wide in bytes only
+    with PostgresStore(pg_url, WS) as store:
+        store.append([make_row("user", text, id="wide")])
+        store.append([make_row("user", "a plain row", id="plain")])
+        assert len(_found(store, "needleword")) == 1
+        assert len(_found(store, words[777])) == 1

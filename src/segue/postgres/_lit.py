@@ -79,7 +79,9 @@ class Lit:
     def __init__(self, terms: frozenset[str], long: bool, risky: bool) -> None:
         self.terms = terms
         text = " ".join(["'" + t + "'" for t in sorted(terms)])  # one spelling for a set
-        self.vector: str | None = text if len(text) <= MAX_LIT else None
+        # PostgreSQL bounds a tsvector's lexemes in bytes: a non-ASCII token takes up to 4
+        fits = len(text) <= MAX_LIT and (text.isascii() or len(text.encode()) <= MAX_LIT)
+        self.vector: str | None = text if fits else None
         self.risky = risky or self.vector is None
         self.long = long and not self.risky  # a risky row is a candidate anyway
 
