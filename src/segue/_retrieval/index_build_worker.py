@@ -28,6 +28,7 @@ import contextlib
 import fcntl
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
@@ -146,5 +147,8 @@ class Worker(Generic[T]):
         if self._pipe is not None:
             self._pipe.close()  # a worker still writing gets EPIPE and exits
         if self._pid:
+            if exc is not None:  # its batches are no longer wanted: do not wait for them
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self._pid, 0)

@@ -153,8 +153,10 @@ class PostgresStore:
         self._readers = []
 
     def sibling(self, workspace_id: str) -> PostgresStore:
-        """The store of another workspace in the same database (a task's child)."""
-        return PostgresStore(self.url, workspace_id)
+        """The store of another workspace in the same database (a task's child), with this
+        store's lock timeout and pool."""
+        return PostgresStore(self.url, workspace_id, lock_timeout=self.lock_timeout,
+                             pool=self.pool)  # fmt: skip
 
     def watch(self) -> Watch:
         """What ``history follow`` waits on: ``LISTEN`` on this workspace's channel."""
