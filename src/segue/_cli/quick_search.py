@@ -79,7 +79,7 @@ def try_search(args: list[str]) -> int | None:
     try:
         obj = resolve(home, workspace, None)
         if obj.store_url is not None:
-            return None  # PostgreSQL answers through pg_trgm (the full command)
+            return None  # PostgreSQL answers in SQL (the full command)
         # What pick_backend's index backend answers a person's search with, called without
         # building that backend: the fast path loads no page machinery (the whole point).
         from segue._retrieval.index_people import search_people

@@ -28,7 +28,7 @@ def store_group() -> None:
 @store_group.command("init")
 @click.argument("url")
 def init_cmd(url: str) -> None:
-    """Create segue's tables and the pg_trgm extension in the database URL names, or migrate
+    """Create segue's tables in the database URL names (no extension is needed), or migrate
     them to this version (idempotent; done on first use otherwise)."""
     if not _is_url(url):
         raise UsageError(f"expected a postgresql:// URL, not {url!r}")
