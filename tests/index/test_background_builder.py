@@ -421,3 +421,61 @@ def test_a_builder_finding_another_process_stepping_ends(segue_home: Path) -> No
     _same_as_scan(tool, layout)
     assert tool.index_problem is None
     _clean(layout)
+
+
+def _stream_in_progress(layout: Layout) -> None:
+    """A Xum stream in progress: ``partial.json`` newer than the transcript."""
+    partial = layout.session_dir / "partial.json"
+    partial.write_text("{}")
+    later = layout.chat.stat().st_mtime_ns + 10**9
+    os.utime(partial, ns=(later, later))
+
+
+def _stream_ended(layout: Layout) -> None:
+    (layout.session_dir / "partial.json").unlink()
+
+
+def _untracked_append(layout: Layout) -> None:
+    """Bytes no receipt vouches for (an untracked append): the snapshot is not trusted."""
+    with open(layout.chat, "ab") as f:
+        f.write(b'{"torn": ')
+
+
+def _recovered(layout: Layout) -> None:
+    """A command that writes: recovery runs first, then the append."""
+    row = make_row("user", "needle after 0 " + "lorem ipsum " * 40, id="after")
+    HistoryStore(layout, durable=False).append([row])
+
+
+@pytest.mark.parametrize(
+    ("hinder", "release", "why"),
+    [
+        (_stream_in_progress, _stream_ended, "a Xum stream is in progress"),
+        (_untracked_append, _recovered, "the receipt does not vouch"),
+    ],
+)
+def test_a_builder_that_cannot_succeed_is_not_started_again_until_the_files_change(
+    segue_home: Path, hinder: Any, release: Any, why: str
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 3)
+    hinder(layout)
+    tool = SessionHistoryTool(layout, background=True)
+    assert tool.call(ARGS)["ok"]  # answered from the scan
+    builder = _finished(layout)
+    assert why in (builder.outcome or ""), builder.outcome
+    failed = builder.pid()
+    for _ in range(3):  # nothing changed: no builder again, and no call waits for one
+        page = tool.call(ARGS)
+        assert page["ok"], page
+        assert builder.pid() == failed and not builder.running()
+        assert _children() == []
+        assert f"not rebuilt: {why}" in (tool.index_problem or ""), tool.index_problem
+    assert not index_path(layout).exists()
+    release(layout)  # the files change: the next call starts a builder, which builds
+    assert tool.call(ARGS)["ok"]
+    builder = _finished(layout)
+    assert builder.pid() != failed
+    assert builder.outcome == "built"
+    _same_as_scan(tool, layout)
+    assert tool.index_problem is None

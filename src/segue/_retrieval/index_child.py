@@ -11,7 +11,10 @@ the lock, and getting it back waited for the calling thread's switch interval).
 
 On stdout, one line per committed step, ``step POS SIZE`` (transcript bytes indexed so far,
 of the transcript's size when the step began), and a last line ``end OUTCOME`` ("built", or
-why it could not go on). Its stdin is a pipe only its parent holds: at end of file (the
+why it could not go on), or ``fail OUTCOME`` when it could not go on for a reason that lasts
+until the transcript files change (a Xum stream in progress, a receipt that does not vouch,
+a file that cannot be written, anything unexpected): its parent starts no builder again
+until then. Another process stepping (the side file's lock) is not such a reason. Its stdin is a pipe only its parent holds: at end of file (the
 parent stopped it, exited or was killed) it lets the step in progress commit for at most
 :data:`EXIT_SECONDS`, then exits; a step cut short there is rolled back by the next one, as
 after ``kill -9``. So it never outlives its parent by more than that.
@@ -61,6 +64,15 @@ def _watch_parent(stopping: threading.Event, idle: threading.Event) -> None:
     os._exit(0)
 
 
+#: the outcome of a child that found another process stepping (index_build's claim)
+BUSY = "another process is building the index"
+
+
+def _lasting(outcome: str) -> bool:
+    """A failure that the next child would meet too while the files are as they are."""
+    return outcome not in ("built", "stopped", BUSY) and "locked" not in outcome
+
+
 def build(home: str, workspace: str, step_bytes: int) -> str:
     """Run the steps; the outcome ("built" or why not)."""
     from segue._fsutil import describe_os_error
@@ -99,7 +111,7 @@ def build(home: str, workspace: str, step_bytes: int) -> str:
 def main(argv: list[str]) -> int:
     home, workspace, step_bytes = argv
     outcome = build(home, workspace, int(step_bytes))
-    _report(f"end {' '.join(outcome.split())}")
+    _report(f"{'fail' if _lasting(outcome) else 'end'} {' '.join(outcome.split())}")
     return 0
 
 

@@ -196,6 +196,10 @@ class IndexBackend(ScanBackend):
 
         if self.background and index_builder.enabled():
             builder = index_builder.ensure(self.layout)
+            if builder.failed_on is not None and not builder.running():
+                # it failed for a reason that lasts, and the files are as they were then
+                self.index_problem = f"{self.index_problem}; not rebuilt: {builder.outcome}"
+                return
             if builder.proc is not None:  # started now or before
                 self._wait_for_builder()  # the next call's index, perhaps
                 self.index_problem = (
