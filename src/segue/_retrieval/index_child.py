@@ -14,7 +14,8 @@ of the transcript's size when the step began), and a last line ``end OUTCOME`` (
 why it could not go on), or ``fail OUTCOME`` when it could not go on for a reason that lasts
 until the transcript files change (a Xum stream in progress, a receipt that does not vouch,
 a file that cannot be written, anything unexpected): its parent starts no builder again
-until then. Another process stepping (the side file's lock) is not such a reason. Its stdin is a pipe only its parent holds: at end of file (the
+until then. Another process stepping (the side file's lock) is not such a reason.
+Its stdin is a pipe only its parent holds: at end of file (the
 parent stopped it, exited or was killed) it lets the step in progress commit for at most
 :data:`EXIT_SECONDS`, then exits; a step cut short there is rolled back by the next one, as
 after ``kill -9``. So it never outlives its parent by more than that.
