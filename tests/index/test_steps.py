@@ -299,3 +299,42 @@ def test_a_finished_step_that_cannot_be_put_in_place_leaves_the_answer_standing(
         assert tool.call(QUERIES[0]) == want
     assert "not rebuilt" in (tool.index_problem or ""), tool.index_problem
     assert index_path(layout).is_dir()
+
+
+#: steps until the last one has committed, then the process dies before its rename (as a
+#: builder whose parent exits there, or a ``kill -9`` at that instant, leaves things)
+_DIES_BEFORE_THE_RENAME = r"""
+import os
+import sys
+from pathlib import Path
+from segue._retrieval import index_steps
+from segue._workspace import Layout
+
+os.replace = lambda *args: os._exit(9)
+layout = Layout(Path(sys.argv[1]), "ws")
+while index_steps.build_step(layout, 64 << 10) is None:
+    pass
+"""
+
+
+def test_a_whole_side_file_its_last_step_committed_is_put_in_place_not_built_again(
+    segue_home: Path, small_steps: int
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", _DIES_BEFORE_THE_RENAME, str(segue_home)], env=env, check=False
+    )
+    assert done.returncode == 9
+    assert build_path(layout).exists() and not index_path(layout).exists()
+    _fill(layout, "b", 1, rows=5)  # a verified append since: still this transcript's build
+    tool = SessionHistoryTool(layout)
+    args = QUERIES[0]
+    first = tool.call(args)
+    assert first["ok"] and "no index" in (tool.index_problem or "")  # the scan's page ...
+    assert index_path(layout).exists() and not build_path(layout).exists()  # ... then in place
+    entries(tool, args)  # the next call is on the index, caught up with the append
+    assert tool.index_problem is None
+    _same_as_scan(tool, layout)
+    _clean(layout)

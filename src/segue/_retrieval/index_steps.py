@@ -23,7 +23,9 @@ version and workspace, the receipt epoch, archive stamp and ``chat.jsonl`` it st
 against (checked as :func:`~segue._retrieval.index_file.check_meta` checks the index), and the
 ``steps`` mark that only this module writes. Anything else (another epoch, a rotation, a
 file :func:`~segue._retrieval.index_build.rebuild` left behind when it was killed, garbage)
-and it starts afresh. A step reads without the store lock, as a rebuild does, and commits
+and it starts afresh. A side file whose last step committed but was not renamed in (its
+process died in between) is renamed in by the next step as it is, when it is still an index
+of this transcript. A step reads without the store lock, as a rebuild does, and commits
 only if the receipt still vouches for the same files afterwards (within an epoch the files
 only grow, R29); the last step renames the file in only then.
 """
@@ -36,6 +38,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
+from urllib.parse import quote
 
 from segue._context.boundaries import ROOT_WINDOW_ID
 from segue._fsutil import fsync_dir
@@ -58,8 +61,10 @@ from segue._retrieval.index_file import (
     check_meta,
     index_path,
     read_meta,
+    _whole,
     schema_id,
     stamp_list,
+    trusted_meta,
     write_meta,
 )
 from segue._retrieval.reader import HistoryMoved, Segment
@@ -77,6 +82,9 @@ _CHECK_LINES = 16
 MIN_STEP_BYTES = 256 << 10
 _STEPS = "steps"  # meta key: "1" while a side file is being built by steps
 _POS = "steps_pos"  # meta key: the global position indexed so far (a line start)
+#: ``steps`` once the last step committed: a whole index, each step of it journaled and
+#: durable (a side file :func:`~segue._retrieval.index_build.rebuild` left is neither)
+_DONE = "done"
 
 
 def build_step(
@@ -98,7 +106,9 @@ def build_step(
     )
     try:
         try:
-            meta = _run(layout, snap, fd, max_bytes, _Stop(deadline, until))
+            meta = _committed(layout, snap, fd)
+            if meta is None:
+                meta = _run(layout, snap, fd, max_bytes, _Stop(deadline, until))
         except sqlite3.Error as exc:
             if "locked" not in str(exc):  # held by a foreign opener: try again next call
                 _discard(layout)
@@ -113,6 +123,30 @@ def build_step(
         return meta
     finally:
         os.close(fd)  # after every SQLite connection to the file is closed (POSIX locks)
+
+
+def _committed(layout: Layout, snap: Snapshot, fd: int) -> Meta | None:
+    """The side file's metadata when it is a whole index of this transcript, committed but
+    not put in place (its builder was killed or its parent exited between the last step's
+    ``COMMIT`` and the rename): it is renamed in as it is, not built again. None otherwise."""
+    path = build_path(layout)
+    if os.fstat(fd).st_size == 0:
+        return None
+    with contextlib.suppress(IndexUnusable, OSError):
+        _whole(path)  # also: no journal of a step cut short makes it shorter or longer
+        if os.path.exists(f"{path}-journal"):
+            return None  # a step that did not end: _open rolls it back
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=0)
+        try:
+            values = dict(conn.execute("SELECT k, v FROM meta").fetchall())
+            if values.get(_STEPS) != _DONE or values.get("complete") != "1":
+                return None  # a build in progress, or one rebuild() left (not journaled)
+            return trusted_meta(conn, layout, snap)
+        except sqlite3.Error:
+            return None
+        finally:
+            conn.close()
+    return None
 
 
 def _discard(layout: Layout) -> None:
@@ -231,7 +265,8 @@ def _step(
         )
         write_meta(conn, new)
         if finished:
-            conn.execute("DELETE FROM meta WHERE k IN (?, ?)", (_STEPS, _POS))
+            conn.execute("DELETE FROM meta WHERE k = ?", (_POS,))
+            conn.execute("UPDATE meta SET v = ? WHERE k = ?", (_DONE, _STEPS))
         else:
             conn.execute("UPDATE meta SET v = ? WHERE k = ?", (str(done), _POS))
         conn.execute("COMMIT")
