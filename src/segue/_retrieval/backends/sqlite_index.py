@@ -79,12 +79,16 @@ class IndexBackend(ScanBackend):
         self._page_seconds = 0.0  # the last call's page (what a wait must leave time for)
         #: (device, inode) of the index file this call opened (None: not known)
         self._opened: tuple[int, int] | None = None
+        if background and build_index:
+            _build_if_lost(layout)
 
     @contextlib.contextmanager
     def view(self) -> Iterator[FileView]:
         self._started = time.monotonic()
-        if self.background:
-            self._wait_for_builder()  # before the store lock: writers never wait for it
+        if self.background and self._page_seconds > 0:
+            # before the store lock: writers never wait for it; not before a first page,
+            # whose time is not known yet (after_call waits then, knowing it)
+            self._wait_for_builder()
         began = time.monotonic()
         try:
             with super().view() as view:
@@ -235,6 +239,30 @@ class IndexBackend(ScanBackend):
         from segue._retrieval.index_people import search_people
 
         return search_people(self.layout, query, context=context)
+
+
+#: a transcript at least this long whose index file is missing has its builder started as
+#: the tool is made (a shorter one is read whole by a call's scan: nothing to win)
+EARLY_BYTES = 2 << 20
+
+
+def _build_if_lost(layout: Layout) -> None:
+    """A lost index (its file missing) of a transcript of :data:`EARLY_BYTES` or more: start
+    its builder now, as the tool is made (a session opening, ``segue mcp serve``), so the
+    model's steps before its first look-back are indexing time. Any other untrusted index
+    waits for the first call (a failed send's is re-derived there, at one row's cost). A
+    few ``stat`` calls when nothing is lost."""
+    from segue._retrieval import index_builder
+    from segue._retrieval.index_file import index_path, stream_in_progress
+
+    if not index_builder.enabled() or index_path(layout).exists():
+        return
+    size = 0
+    for path in (layout.archive, layout.chat):
+        with contextlib.suppress(OSError):
+            size += path.stat().st_size
+    if size >= EARLY_BYTES and not stream_in_progress(layout):
+        index_builder.ensure(layout)
 
 
 def _file_id(layout: Layout) -> tuple[int, int] | None:
