@@ -5,9 +5,15 @@ A look-back call that finds the index untrusted answers from the bounded scan an
 a process that lives on (a session's ``session_history``, ``segue mcp serve``, a library
 user's tool made with ``background=True``), calls :func:`ensure`: it starts one builder
 process per index file per process (:mod:`~segue._retrieval.index_child`), lazily, on that
-first untrusted call, so neither ``segue``'s start nor a one-shot command pays for it. The
-child runs bounded steps back to back, each its own transaction under the side file's
-``flock`` (index_steps.py), so ``kill -9`` of either process loses at most the step in
+first untrusted call, so neither ``segue``'s start nor a one-shot command pays for it; a lost
+index (its file missing) of a transcript of 2 MiB or more has it started as the tool is made
+(``backends.sqlite_index``), so the model's steps before its first look-back index. A child
+that ended on a failure that lasts (a Xum stream in progress, a receipt that does not vouch,
+a file it cannot write) is not started again, and no call waits for one, until the receipt
+epoch, the stamps or the stream change (``Builder.failing``). The child runs bounded
+steps back to back (three in four batches of rows made by a worker it forks at each step
+where a rebuild would fork one: ``index_steps`` ``split``), each its own transaction under
+the side file's ``flock`` (index_steps.py), so ``kill -9`` of either process loses at most the step in
 progress and two processes never step at once: a step that finds the side file locked by
 another process ends the child, and the next untrusted call starts one again.
 
