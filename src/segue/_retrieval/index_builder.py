@@ -13,8 +13,8 @@ a file it cannot write) is not started again, and no call waits for one, until t
 epoch, the stamps or the stream change (``Builder.failing``). The child runs bounded
 steps back to back (three in four batches of rows made by a worker it forks at each step
 where a rebuild would fork one: ``index_steps`` ``split``), each its own transaction under
-the side file's ``flock`` (index_steps.py), so ``kill -9`` of either process loses at most the step in
-progress and two processes never step at once: a step that finds the side file locked by
+the side file's ``flock`` (index_steps.py), so ``kill -9`` of either process loses at most
+the step in progress and two processes never step at once: a step that finds the side file locked by
 another process ends the child, and the next untrusted call starts one again.
 
 Why a process and not a thread: measured on 5 MB of realistic rows with calls back to back,
