@@ -117,3 +117,44 @@ def test_a_step_that_begins_inside_a_window_keeps_it_in_the_worker(
     windows = {row[4] for row in alone["rows"]}
     assert len(windows) == 3, windows  # the root, the compaction's, the reset's
     assert forked == alone
+
+
+#: the builder's process, whose steps' workers die at once (as after ``kill -9``)
+_WORKERS_DIE = r"""
+import os
+import sys
+from segue._retrieval import index_build_worker, index_child
+
+index_build_worker.Worker._run = lambda self, fd: os._exit(9)
+sys.exit(index_child.main(sys.argv[1:4]))
+"""
+
+
+def test_a_builder_whose_worker_dies_goes_on_without_one(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from segue._history.store import HistoryStore
+    from segue._messages import make_row
+    from segue._retrieval import SessionHistoryTool
+    from tests.index.test_background_builder import _env, _same_as_scan
+
+    layout = Layout(tmp_path, "ws")
+    store = HistoryStore(layout, durable=False)
+    for b in range(3):
+        store.append([make_row("user", f"needle {b} {i} " + "lorem " * 60, id=f"{b}-{i}")
+                      for i in range(200)])  # fmt: skip
+    env = {**_env(), "SEGUE_INDEX_WORKER": "on"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _WORKERS_DIE, str(tmp_path), "ws", str(64 << 10)],
+        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdin is not None and child.stdout is not None
+    with child.stdin, child.stdout:  # its parent's pipe held open while it builds
+        lines = [line.strip() for line in child.stdout]
+    assert child.wait(timeout=300) == 0
+    assert lines and lines[-1] == "end built", lines
+    assert len(lines) > 3  # steps, each committed without the worker after the first's loss
+    tool = SessionHistoryTool(layout, build_index=False)
+    _same_as_scan(tool, layout)
+    assert tool.index_problem is None
