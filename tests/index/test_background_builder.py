@@ -421,3 +421,107 @@ def test_a_builder_finding_another_process_stepping_ends(segue_home: Path) -> No
     _same_as_scan(tool, layout)
     assert tool.index_problem is None
     _clean(layout)
+
+
+def _stream_in_progress(layout: Layout) -> None:
+    """A Xum stream in progress: ``partial.json`` newer than the transcript."""
+    partial = layout.session_dir / "partial.json"
+    partial.write_text("{}")
+    later = layout.chat.stat().st_mtime_ns + 10**9
+    os.utime(partial, ns=(later, later))
+
+
+def _stream_ended(layout: Layout) -> None:
+    (layout.session_dir / "partial.json").unlink()
+
+
+def _untracked_append(layout: Layout) -> None:
+    """Bytes no receipt vouches for (an untracked append): the snapshot is not trusted."""
+    with open(layout.chat, "ab") as f:
+        f.write(b'{"torn": ')
+
+
+def _recovered(layout: Layout) -> None:
+    """A command that writes: recovery runs first, then the append."""
+    row = make_row("user", "needle after 0 " + "lorem ipsum " * 40, id="after")
+    HistoryStore(layout, durable=False).append([row])
+
+
+@pytest.mark.parametrize(
+    ("hinder", "release", "why"),
+    [
+        (_stream_in_progress, _stream_ended, "a Xum stream is in progress"),
+        (_untracked_append, _recovered, "the receipt does not vouch"),
+    ],
+)
+def test_a_builder_that_cannot_succeed_is_not_started_again_until_the_files_change(
+    segue_home: Path, hinder: Any, release: Any, why: str
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 3)
+    hinder(layout)
+    tool = SessionHistoryTool(layout, background=True)
+    assert tool.call(ARGS)["ok"]  # answered from the scan
+    builder = _finished(layout)
+    assert why in (builder.outcome or ""), builder.outcome
+    failed = builder.pid()
+    for _ in range(3):  # nothing changed: no builder again, and no call waits for one
+        page = tool.call(ARGS)
+        assert page["ok"], page
+        assert builder.pid() == failed and not builder.running()
+        assert _children() == []
+        assert f"not rebuilt: {why}" in (tool.index_problem or ""), tool.index_problem
+    assert not index_path(layout).exists()
+    release(layout)  # the files change: the next call starts a builder, which builds
+    assert tool.call(ARGS)["ok"]
+    builder = _finished(layout)
+    assert builder.pid() != failed
+    assert builder.outcome == "built"
+    _same_as_scan(tool, layout)
+    assert tool.index_problem is None
+
+
+def test_a_lost_index_is_rebuilt_from_the_tools_making(
+    segue_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session opening over a lost index: its builder starts as the tool is made, so the
+    look-back's first call (after the model's first step) already answers from the index."""
+    from segue._retrieval.backends import sqlite_index
+
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    size = layout.chat.stat().st_size
+    monkeypatch.setattr(sqlite_index, "EARLY_BYTES", size + 1)
+    SessionHistoryTool(layout, background=True)  # shorter than that: the first call starts it
+    assert index_builder.builder_for(layout) is None
+    monkeypatch.setattr(sqlite_index, "EARLY_BYTES", size)
+    SessionHistoryTool(layout)  # a one-shot command's tool: never
+    assert index_builder.builder_for(layout) is None
+    tool = session_history_tool(layout, None)  # what a session's model calls, as it opens
+    builder = index_builder.builder_for(layout)
+    assert builder is not None and builder.proc is not None, "no builder at the tool's making"
+    assert _finished(layout).outcome == "built"
+    page = tool.call(ARGS)  # the first call
+    assert _on_index(tool, page), tool.index_problem
+    _same_as_scan(tool, layout)
+
+
+def test_only_a_lost_index_is_rebuilt_from_the_tools_making(
+    segue_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index that is there but not trusted (a new epoch: perhaps a failed send's, which
+    the first call re-derives at one row's cost) waits for the first call."""
+    from segue._retrieval.backends import sqlite_index
+    from segue._retrieval.index_build import rebuild
+    from tests.retrieval.helpers import stamp_receipt
+
+    monkeypatch.setattr(sqlite_index, "EARLY_BYTES", 0)
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 2)
+    rebuild(layout)
+    stamp_receipt(layout)  # a new epoch: the index is not trusted any more
+    tool = SessionHistoryTool(layout, background=True)
+    assert index_builder.builder_for(layout) is None
+    assert tool.call(ARGS)["ok"]
+    assert "rebuilding between calls" in (tool.index_problem or ""), tool.index_problem
+    assert _finished(layout).outcome == "built"

@@ -299,3 +299,86 @@ def test_a_finished_step_that_cannot_be_put_in_place_leaves_the_answer_standing(
         assert tool.call(QUERIES[0]) == want
     assert "not rebuilt" in (tool.index_problem or ""), tool.index_problem
     assert index_path(layout).is_dir()
+
+
+#: steps until the last one has committed, then the process dies before its rename (as a
+#: builder whose parent exits there, or a ``kill -9`` at that instant, leaves things)
+_DIES_BEFORE_THE_RENAME = r"""
+import os
+import sys
+from pathlib import Path
+from segue._retrieval import index_steps
+from segue._workspace import Layout
+
+os.replace = lambda *args: os._exit(9)
+layout = Layout(Path(sys.argv[1]), "ws")
+while index_steps.build_step(layout, 64 << 10) is None:
+    pass
+"""
+
+
+def test_a_whole_side_file_its_last_step_committed_is_put_in_place_not_built_again(
+    segue_home: Path, small_steps: int
+) -> None:
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", _DIES_BEFORE_THE_RENAME, str(segue_home)], env=env, check=False
+    )
+    assert done.returncode == 9
+    assert build_path(layout).exists() and not index_path(layout).exists()
+    _fill(layout, "b", 1, rows=5)  # a verified append since: still this transcript's build
+    tool = SessionHistoryTool(layout)
+    args = QUERIES[0]
+    first = tool.call(args)
+    assert first["ok"] and "no index" in (tool.index_problem or "")  # the scan's page ...
+    assert index_path(layout).exists() and not build_path(layout).exists()  # ... then in place
+    entries(tool, args)  # the next call is on the index, caught up with the append
+    assert tool.index_problem is None
+    _same_as_scan(tool, layout)
+    _clean(layout)
+
+
+def test_a_mismatching_index_is_removed_but_not_a_new_one_put_in_its_place_meanwhile(
+    segue_home: Path, small_steps: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from segue._retrieval import index_pages
+
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    rebuild(layout)
+    fresh = segue_home / "fresh-index.sqlite"
+    os.replace(index_path(layout), fresh)
+    rebuild(layout)
+    conn = sqlite3.connect(index_path(layout))  # the index in place disagrees with the rows
+    with conn:
+        conn.execute("UPDATE rows SET digest = zeroblob(16) WHERE kind = 0")
+    conn.close()
+    args = QUERIES[0]
+    page = index_pages.ACTIONS[args["action"]]
+
+    def placed_meanwhile(*a: Any, **k: Any) -> Any:
+        """A builder renames a new index in while this call reads the old one."""
+        if fresh.exists():
+            os.replace(fresh, index_path(layout))
+        return page(*a, **k)
+
+    monkeypatch.setitem(index_pages.ACTIONS, args["action"], placed_meanwhile)
+    tool = SessionHistoryTool(layout)
+    assert tool.call(args)["ok"]
+    assert "differs from the index" in (tool.index_problem or ""), tool.index_problem
+    assert not fresh.exists() and index_path(layout).exists()  # the new one stays
+    monkeypatch.setitem(index_pages.ACTIONS, args["action"], page)
+    entries(tool, args)
+    assert tool.index_problem is None
+    _same_as_scan(tool, layout)
+    # with nothing put in its place, a mismatching index is removed (then rebuilt)
+    conn = sqlite3.connect(index_path(layout))
+    with conn:
+        conn.execute("UPDATE rows SET digest = zeroblob(16) WHERE kind = 0")
+    conn.close()
+    assert tool.call(args)["ok"]
+    assert "differs from the index" in (tool.index_problem or ""), tool.index_problem
+    assert not index_path(layout).exists()
+    assert not list(layout.session_dir.glob("*distrusted*"))

@@ -5,10 +5,16 @@ A look-back call that finds the index untrusted answers from the bounded scan an
 a process that lives on (a session's ``session_history``, ``segue mcp serve``, a library
 user's tool made with ``background=True``), calls :func:`ensure`: it starts one builder
 process per index file per process (:mod:`~segue._retrieval.index_child`), lazily, on that
-first untrusted call, so neither ``segue``'s start nor a one-shot command pays for it. The
-child runs bounded steps back to back, each its own transaction under the side file's
-``flock`` (index_steps.py), so ``kill -9`` of either process loses at most the step in
-progress and two processes never step at once: a step that finds the side file locked by
+first untrusted call, so neither ``segue``'s start nor a one-shot command pays for it; a lost
+index (its file missing) of a transcript of 2 MiB or more has it started as the tool is made
+(``backends.sqlite_index``), so the model's steps before its first look-back index. A child
+that ended on a failure that lasts (a Xum stream in progress, a receipt that does not vouch,
+a file it cannot write) is not started again, and no call waits for one, until the receipt
+epoch, the stamps or the stream change (``Builder.failing``). The child runs bounded
+steps back to back (three in four batches of rows made by a worker it forks at each step
+where a rebuild would fork one: ``index_steps`` ``split``), each its own transaction under
+the side file's ``flock`` (index_steps.py), so ``kill -9`` of either process loses at most
+the step in progress and two processes never step at once: a step that finds the side file locked by
 another process ends the child, and the next untrusted call starts one again.
 
 Why a process and not a thread: measured on 5 MB of realistic rows with calls back to back,
@@ -79,6 +85,15 @@ class Builder:
     pos: int = 0
     size: int = 0
     changed: threading.Condition = dataclasses.field(default_factory=threading.Condition)
+    #: what the files looked like when the current child started (:func:`_state`), and, when
+    #: that child ended on a failure that lasts until they change, that same state: no child
+    #: is started again (and no call waits for one) while the files still look like that
+    started_on: object = None
+    failed_on: object = None
+
+    def failing(self, now: object) -> bool:
+        """The last child failed in a way that lasts, and nothing changed since it started."""
+        return self.failed_on is not None and self.failed_on == now
 
     def running(self) -> bool:
         """A child started and not reaped yet."""
@@ -102,9 +117,11 @@ class Builder:
             with self.changed:
                 if kind == "step":
                     self._progress(rest)
-                elif kind == "end":
+                elif kind in ("end", "fail"):
                     self.said = outcome = rest
                     self.steps += rest == "built"
+                    if kind == "fail":
+                        self.failed_on = self.started_on
                 self.changed.notify_all()
         proc.stdout.close()
         code = proc.wait()
@@ -143,7 +160,22 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": here if not rest else os.pathsep.join([here, rest])}
 
 
-def _start(builder: Builder) -> None:
+def _state(layout: Layout) -> object:
+    """What decides whether a build can succeed: the receipt epoch and both files' stamps
+    (the snapshot), and whether a Xum stream is in progress (not when its ``partial.json``
+    was last written: it changes all through a stream)."""
+    from segue._retrieval.index_file import stream_in_progress
+    from segue._retrieval.snapshot import take
+
+    try:
+        snap: object = take(layout)
+    except OSError as exc:
+        snap = describe_os_error(exc)
+    return (snap, stream_in_progress(layout))
+
+
+def _start(builder: Builder, state: object) -> None:
+    builder.started_on, builder.failed_on = state, None
     proc = subprocess.Popen(
         _command(builder.layout, STEP_BYTES),
         stdin=subprocess.PIPE,
@@ -172,16 +204,21 @@ def _key(layout: Layout) -> str:
 
 def ensure(layout: Layout) -> Builder:
     """Start the background rebuild of ``layout``'s index unless it is already running for
-    this process; never waits for it. A child that cannot be started leaves the reason in
-    ``outcome`` (and the builder not running)."""
+    this process, or the last one failed in a way that lasts (a Xum stream in progress, a
+    receipt that does not vouch for the files, a file that cannot be written) and the files
+    are as they were when it started (``failing``); never waits for it. A child that cannot
+    be started leaves the reason in ``outcome`` (and the builder not running)."""
     with _LOCK:
         key = _key(layout)
         builder = _BUILDERS.get(key)
         if builder is None:
             builder = _BUILDERS[key] = Builder(layout)
         if not builder.running():
+            state = _state(layout)
+            if builder.failing(state):
+                return builder
             try:
-                _start(builder)
+                _start(builder, state)
             except OSError as exc:
                 builder.proc, builder.reader = None, None
                 builder.outcome = f"the builder could not start: {describe_os_error(exc)}"

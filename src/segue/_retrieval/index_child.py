@@ -11,7 +11,11 @@ the lock, and getting it back waited for the calling thread's switch interval).
 
 On stdout, one line per committed step, ``step POS SIZE`` (transcript bytes indexed so far,
 of the transcript's size when the step began), and a last line ``end OUTCOME`` ("built", or
-why it could not go on). Its stdin is a pipe only its parent holds: at end of file (the
+why it could not go on), or ``fail OUTCOME`` when it could not go on for a reason that lasts
+until the transcript files change (a Xum stream in progress, a receipt that does not vouch,
+a file that cannot be written, anything unexpected): its parent starts no builder again
+until then. Another process stepping (the side file's lock) is not such a reason.
+Its stdin is a pipe only its parent holds: at end of file (the
 parent stopped it, exited or was killed) it lets the step in progress commit for at most
 :data:`EXIT_SECONDS`, then exits; a step cut short there is rolled back by the next one, as
 after ``kill -9``. So it never outlives its parent by more than that.
@@ -61,16 +65,48 @@ def _watch_parent(stopping: threading.Event, idle: threading.Event) -> None:
     os._exit(0)
 
 
+#: the outcome of a child that found another process stepping (index_build's claim)
+BUSY = "another process is building the index"
+
+
+def _lasting(outcome: str) -> bool:
+    """A failure that the next child would meet too while the files are as they are."""
+    return outcome not in ("built", "stopped", BUSY) and "locked" not in outcome
+
+
+def _split_wanted() -> bool:
+    """Whether steps fork a worker for three in four batches of rows: as a rebuild does
+    (``SEGUE_INDEX_WORKER``; two CPUs, about one of them idle by the load average), though
+    this process runs a thread (the watcher): it holds no lock while it waits in
+    ``os.read``, and a worker touches nothing of it."""
+    setting = os.environ.get("SEGUE_INDEX_WORKER", "").strip().lower()
+    if setting == "off" or not hasattr(os, "fork"):
+        return False
+    if setting == "on":
+        return True
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return cpus >= 2 and load <= cpus - 1
+
+
 def build(home: str, workspace: str, step_bytes: int) -> str:
     """Run the steps; the outcome ("built" or why not)."""
     from segue._fsutil import describe_os_error
     from segue._retrieval.index_build import NotBuilt
+    from segue._retrieval.index_build_worker import WorkerLost
     from segue._retrieval.index_file import build_path
     from segue._retrieval.index_steps import build_step
     from segue._retrieval.snapshot import take
     from segue._workspace import Layout
 
     layout = Layout(Path(home), workspace)
+    split = _split_wanted()
     stopping = threading.Event()
     idle = threading.Event()  # set while no step runs: the watcher may exit at once
     idle.set()
@@ -79,8 +115,13 @@ def build(home: str, workspace: str, step_bytes: int) -> str:
         while not stopping.is_set():
             snap = take(layout)
             idle.clear()
-            done = build_step(layout, step_bytes)
-            idle.set()
+            try:
+                done = build_step(layout, step_bytes, split=split)
+            except WorkerLost:  # the step was rolled back: the next ones without a worker
+                split, done = False, None
+                continue
+            finally:
+                idle.set()
             if done is not None:
                 return "built"
             pos = _steps_pos(build_path(layout))
@@ -99,7 +140,7 @@ def build(home: str, workspace: str, step_bytes: int) -> str:
 def main(argv: list[str]) -> int:
     home, workspace, step_bytes = argv
     outcome = build(home, workspace, int(step_bytes))
-    _report(f"end {' '.join(outcome.split())}")
+    _report(f"{'fail' if _lasting(outcome) else 'end'} {' '.join(outcome.split())}")
     return 0
 
 

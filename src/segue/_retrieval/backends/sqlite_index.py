@@ -22,6 +22,7 @@ catch-up, damaged, rebuilt) goes on with the scan: only what expires any cursor 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -76,12 +77,18 @@ class IndexBackend(ScanBackend):
         self._rebuild = False
         self._started = 0.0
         self._page_seconds = 0.0  # the last call's page (what a wait must leave time for)
+        #: (device, inode) of the index file this call opened (None: not known)
+        self._opened: tuple[int, int] | None = None
+        if background and build_index:
+            _build_if_lost(layout)
 
     @contextlib.contextmanager
     def view(self) -> Iterator[FileView]:
         self._started = time.monotonic()
-        if self.background:
-            self._wait_for_builder()  # before the store lock: writers never wait for it
+        if self.background and self._page_seconds > 0:
+            # before the store lock: writers never wait for it; not before a first page,
+            # whose time is not known yet (after_call waits then, knowing it)
+            self._wait_for_builder()
         began = time.monotonic()
         try:
             with super().view() as view:
@@ -117,7 +124,7 @@ class IndexBackend(ScanBackend):
                 self.index_problem = str(exc)
                 self._rebuild = self.build_index and not isinstance(exc, IndexBehind)
                 if self._rebuild and isinstance(exc, IndexMismatch):
-                    _distrust(self.layout)  # not used again while it is rebuilt
+                    _distrust(self.layout, self._opened)  # not used again while rebuilt
                 ctx.used = envelope.base_size(ctx.req.action, pages.entries_key(ctx.req.action))
         if state is not None and indexed:
             state = scan_state(state)
@@ -166,12 +173,11 @@ class IndexBackend(ScanBackend):
         recorded one-line rewrite changed (index_rewrites.py) when that is what untrusted
         it; :class:`IndexUnusable` otherwise."""
         from segue._retrieval.index_file import IndexBehind, IndexUnusable
-        from segue._retrieval.index_pages import open_for_call
 
         # a call that waited for the builder still catches up what was appended meanwhile
         catch_up_until = max(self._started + CATCH_UP_SECONDS, time.monotonic() + 0.1)
         try:
-            return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
+            return self._open_file(ctx, write=write, deadline=catch_up_until)
         except IndexBehind:
             raise
         except IndexUnusable:
@@ -184,7 +190,18 @@ class IndexBackend(ScanBackend):
                 raise IndexBehind("the index is busy re-deriving a rewritten row") from None
             if outcome != "rederived":
                 raise
-        return open_for_call(self.layout, ctx.snap, write=write, deadline=catch_up_until)
+        return self._open_file(ctx, write=write, deadline=catch_up_until)
+
+    def _open_file(self, ctx: pages.Ctx, *, write: bool, deadline: float) -> Ix:
+        """``open_for_call``, noting which file it opened: the same one was at the index's
+        path before and after (a builder may rename a new one in at any time)."""
+        from segue._retrieval.index_pages import open_for_call
+
+        before = _file_id(self.layout)
+        self._opened = None
+        ix = open_for_call(self.layout, ctx.snap, write=write, deadline=deadline)
+        self._opened = before if before is not None and before == _file_id(self.layout) else None
+        return ix
 
     def after_call(self) -> None:
         # Outside the store lock, one bounded step per call (index_steps.py): the answer
@@ -196,6 +213,10 @@ class IndexBackend(ScanBackend):
 
         if self.background and index_builder.enabled():
             builder = index_builder.ensure(self.layout)
+            if builder.failed_on is not None and not builder.running():
+                # it failed for a reason that lasts, and the files are as they were then
+                self.index_problem = f"{self.index_problem}; not rebuilt: {builder.outcome}"
+                return
             if builder.proc is not None:  # started now or before
                 self._wait_for_builder()  # the next call's index, perhaps
                 self.index_problem = (
@@ -220,10 +241,62 @@ class IndexBackend(ScanBackend):
         return search_people(self.layout, query, context=context)
 
 
-def _distrust(layout: Layout) -> None:
-    """Remove an index that disagrees with the transcript (a process that has it open keeps
-    its copy, and re-reads every row it returns)."""
+#: a transcript at least this long whose index file is missing has its builder started as
+#: the tool is made (a shorter one is read whole by a call's scan: nothing to win)
+EARLY_BYTES = 2 << 20
+
+
+def _build_if_lost(layout: Layout) -> None:
+    """A lost index (its file missing) of a transcript of :data:`EARLY_BYTES` or more: start
+    its builder now, as the tool is made (a session opening, ``segue mcp serve``), so the
+    model's steps before its first look-back are indexing time. Any other untrusted index
+    waits for the first call (a failed send's is re-derived there, at one row's cost). A
+    few ``stat`` calls when nothing is lost."""
+    from segue._retrieval import index_builder
+    from segue._retrieval.index_file import index_path, stream_in_progress
+
+    if not index_builder.enabled() or index_path(layout).exists():
+        return
+    size = 0
+    for path in (layout.archive, layout.chat):
+        with contextlib.suppress(OSError):
+            size += path.stat().st_size
+    if size >= EARLY_BYTES and not stream_in_progress(layout):
+        index_builder.ensure(layout)
+
+
+def _file_id(layout: Layout) -> tuple[int, int] | None:
+    """(device, inode) of the file at the index's path now (None: none)."""
     from segue._retrieval.index_file import index_path
 
-    with contextlib.suppress(OSError):
-        index_path(layout).unlink()
+    try:
+        st = index_path(layout).stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _distrust(layout: Layout, opened: tuple[int, int] | None) -> None:
+    """Remove the index file ``opened`` (device, inode), which disagrees with the
+    transcript (a process that has it open keeps its copy, and re-reads every row it
+    returns); never another one a builder has put in its place since. The file is moved
+    aside first (atomic), then removed if it is that file; a new one moved aside by the way
+    goes back, unless a newer one is in place by then."""
+    from segue._retrieval.index_file import index_path
+
+    if opened is None:
+        return  # which file this call read is not known: the next call finds out again
+    path = index_path(layout)
+    aside = path.with_name(f"{path.name}.distrusted-{os.getpid()}")
+    try:
+        os.rename(path, aside)
+    except OSError:
+        return
+    try:
+        st = aside.stat()
+        if (st.st_dev, st.st_ino) != opened:
+            with contextlib.suppress(FileExistsError):
+                os.link(aside, path)  # never over a newer index
+    finally:
+        with contextlib.suppress(OSError):
+            aside.unlink()
