@@ -26,7 +26,7 @@ Order and privacy, the invariants of this module:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,12 +283,23 @@ def ranked(ctx: Ctx, page: Page, texts: dict[str, tuple[str, bool]]) -> Page:
 
 def search(ctx: Ctx, state: CursorState | None) -> Page:
     texts: dict[str, tuple[str, bool]] = {}
-    return ranked(ctx, _search(ctx, state, texts), texts)
+    page = ranked(ctx, _search(ctx, state, texts), texts)
+    if state is not None and state.shown and page.state is not None:
+        page.state = keep_shown(page.state, state.shown)
+    return page
+
+
+def keep_shown(state: CursorState, shown: Iterable[int]) -> CursorState:
+    """``state`` with the positions of ``shown`` (items a relevance search returned out of
+    position order) that its next pages may still meet: those below where it reads on."""
+    top = max(state.pos, state.after or 0, state.skip or 0)
+    return msgspec.structs.replace(state, shown=tuple(sorted(p for p in set(shown) if p < top)))
 
 
 def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, bool]]) -> Page:
     find = search_finder(ctx)
     prefilter = search_prefilter(ctx)
+    shown = frozenset(state.shown) if state is not None else frozenset()
     start = (
         BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
     )
@@ -318,7 +329,7 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, boo
         if seen.kind is Kind.ITEM and seen.item is not None:
             if resolving:
                 continue
-            span = find(seen.item.text)
+            span = None if line.start in shown else find(seen.item.text)
             if span is not None and _wanted_row(ctx, seen):
                 hit = _Hit(line, seen.item, span[0], span[1])
                 if known is not None and line.start > known_at:
