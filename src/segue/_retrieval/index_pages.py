@@ -531,17 +531,23 @@ def read_item(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     row = None
     if newest is not None:
         row = ix.conn.execute(
-            "SELECT pos, len, digest, wid FROM rows WHERE pos = ?", (newest,)
+            "SELECT pos, len, digest, wid, win FROM rows WHERE pos = ?", (newest,)
         ).fetchone()
     if row is None:
         raise pages.PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
-    pos, length, want, wid = row
+    pos, length, want, wid, win = row
     try:
         seen = _item(ctx, pos, length, want)
     except _OutOfBudget:  # only when a line is larger than a call's whole budget
         raise IndexUnusable("the item is larger than one call may read") from None
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    return pages_read.page_text(ctx, pos, pos + length, seen, window=id_str(wid), offset=offset)
+    page = pages_read.page_text(ctx, pos, pos + length, seen, window=id_str(wid), offset=offset)
+    begin = 0
+    if win != ROOT_POS:  # the window's rows start after its boundary line
+        got = ix.conn.execute("SELECT len FROM rows WHERE pos = ?", (win,)).fetchone()
+        begin = win + int(got[0])
+    page.near = pages_read.near(ctx, pos, pos + length, begin)
+    return page
 
 
 ACTIONS = {

@@ -72,6 +72,10 @@ class Page:
     entries: list[dict[str, Any]]
     state: CursorState | None  # None: nothing visible remains
     note: str | None = None
+    #: read_item over the JSONL files: list_items cursors of the item's window that read
+    #: newest first from just before the located row, and oldest first from just after it
+    #: (its neighbours, neighbours.py); None where the backend names no such place
+    near: tuple[CursorState, CursorState] | None = None
 
 
 @dataclass

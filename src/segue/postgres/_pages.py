@@ -549,9 +549,11 @@ def read_item(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page
             "invalid_argument", f"item {wanted!r} is larger than one call may read"
         ) from None
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    return pages_read.page_text(
+    page = pages_read.page_text(
         ctx, newest, newest, seen, window=window_id(win, wid, end), offset=offset
     )
+    page.near = (_state(ctx, newest, win), _state(ctx, newest, win))  # its neighbours' place
+    return page
 
 
 ACTIONS = {
