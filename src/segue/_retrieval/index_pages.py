@@ -190,6 +190,9 @@ def _words_candidates(ix: Ix, match: str, lo: int, hi: int, *, newest: bool) -> 
 
 
 def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    empty = pages.no_terms(ctx)
+    if empty is not None:
+        return empty
     if ctx.req.words and ctx.req.relevance:
         return _search_ranked(ctx, ix, state)
     query = ctx.req.key

@@ -50,6 +50,7 @@ from segue._retrieval.reader import (
 )
 from segue._retrieval.schema import Request
 from segue._retrieval.snapshot import Snapshot
+from segue._retrieval.words import query_terms
 from segue._workspace import Layout
 
 SNIPPET_CHARS = (120, 48)
@@ -58,6 +59,10 @@ NOTE_MORE = (
     "call again with the same arguments and cursor=nextCursor."
 )
 NOTE_FLOOR = "A newer reset now hides the rest of this query's results."
+NOTE_NO_TERMS = (
+    "The query has no words to search for (only stop words, punctuation or symbols), so no "
+    'item can match; to find the text itself, search with match: "literal".'
+)
 
 
 class PageFailure(Exception):
@@ -285,7 +290,18 @@ def ranked(ctx: Ctx, page: Page, texts: dict[str, tuple[str, bool]]) -> Page:
     return page
 
 
+def no_terms(ctx: Ctx) -> Page | None:
+    """The whole answer of a words search whose query has no terms left (R39): nothing can
+    match it, on any backend, so nothing is read; None for any other search."""
+    if not ctx.req.words or query_terms(ctx.req.key):
+        return None
+    return Page([], None, NOTE_NO_TERMS)
+
+
 def search(ctx: Ctx, state: CursorState | None) -> Page:
+    empty = no_terms(ctx)
+    if empty is not None:
+        return empty
     texts: dict[str, tuple[str, bool]] = {}
     page = ranked(ctx, _search(ctx, state, texts), texts)
     if state is not None and state.shown and page.state is not None:

@@ -298,6 +298,8 @@ def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, 
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
     """A literal search (the literal tokens' candidates), a words search in relevance order
     (:func:`_ranked`), or one newest or oldest first (the words index's candidates)."""
+    if (empty := pages.no_terms(ctx)) is not None:  # a words query without terms
+        return empty
     if ctx.req.words and ctx.req.relevance:
         return _ranked(ctx, sql, state)
     find = pages.search_finder(ctx)
