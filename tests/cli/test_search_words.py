@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from segue import HistoryStore, Layout, make_row
@@ -47,3 +49,34 @@ def test_a_query_without_words_is_a_clear_error(tmp_path: Path) -> None:
     got = segue(_home(tmp_path), "history", "search", "--words", "!!!")
     assert got.exit_code == 2
     assert got.output.strip().startswith("segue: error:") and "Traceback" not in got.output
+
+
+def test_memory_stays_bounded_and_the_order_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every hit of a 1 MB history is long: the search holds a few numbers a hit and reads
+    the hits again in batches (here of 100 kB of text), never every hit's text and terms
+    at once; the listing is the same, best first, whatever the batches."""
+    from segue._retrieval import people_words
+
+    vocab = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda",
+             "sigma", "omega", "parser"]
+    rows = [
+        make_row("user", f"needle {i} " + " ".join(
+            f"{vocab[(i + j) % len(vocab)]}{j % 97}" for j in range(5000)
+        ) + " parser" * (i % 7), id=f"n{i}")
+        for i in range(25)
+    ]
+    HistoryStore(Layout(tmp_path, WS), durable=False).append(rows)
+    whole = segue(tmp_path, "history", "search", "--words", "needle parser")
+    assert whole.exit_code == 0, whole.output
+    assert len(whole.output.splitlines()) == 25
+    monkeypatch.setattr(people_words, "BATCH_CHARS", 100_000, raising=False)
+    tracemalloc.start()
+    try:
+        batched = segue(tmp_path, "history", "search", "--words", "needle parser")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert batched.output == whole.output
+    assert peak < 3_000_000, peak  # the hits' text alone is 1 MB; with their terms, far more

@@ -170,6 +170,9 @@ READS = [
     ("history", "read", "3", "--json"),
     ("history", "search", "file"),
     ("history", "search", "SESSION_HISTORY", "--json"),
+    ("history", "search", "--words", "file sessions"),  # through each store's backend
+    ("history", "search", "--words", "--json", "searching the history"),
+    ("history", "search", "--words", "zebracorn"),
     ("history", "export", "--format", "json"),
     ("history", "export", "--format", "md"),
     ("history", "verify", "--json"),

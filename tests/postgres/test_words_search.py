@@ -186,3 +186,33 @@ def test_the_floor_and_filters_on_a_known_history() -> None:
     assert _check(KNOWN, {"role": "user"}) == 1
     assert _check(KNOWN, {"tool_name": "bash", "limit": 1}) == 1
     assert _check(KNOWN, {"role": "system"}) == 0
+
+
+def test_a_query_without_terms_answers_at_once_on_every_backend(tmp_path: Path) -> None:
+    """Only punctuation or symbols: no item can match; every backend says so in one call,
+    reading nothing, and points to the literal search (which finds the text)."""
+    rows = [make_row("user", f"row {i}: done !!! -- ok", id=f"r{i}") for i in range(1500)]
+    pg, layout = _store(tmp_path, rows)
+    try:
+        tools = {
+            "scan": SessionHistoryTool(layout, use_index=False),
+            "index": SessionHistoryTool(layout),
+            "pg": PgSessionHistoryTool(pg),
+        }
+        for name, tool in tools.items():
+            for args in ({"query": "!!!"}, {"query": "-- ::", "order": "oldest"},
+                         {"query": "!!!", "order": "newest", "role": "user"}):
+                got = tool.call({"action": "search", **args})
+                assert got["ok"], (name, got)
+                assert (got["items"], got["nextCursor"]) == ([], None), (name, args)
+                assert 'match: "literal"' in got["note"], (name, got)
+                assert got["scanned"]["rows"] == 0, (name, got["scanned"])
+            literal = {"action": "search", "query": "!!!", "match": "literal"}
+            page = tool.call(literal)
+            for _ in range(10):  # the scan pages until it learns the hits' window
+                if page["items"] or page["nextCursor"] is None:
+                    break
+                page = tool.call({**literal, "cursor": page["nextCursor"]})
+            assert page["items"], name
+    finally:
+        pg.close()

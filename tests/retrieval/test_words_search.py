@@ -227,3 +227,16 @@ def test_nothing_below_the_floor_ranks(tmp_path: Path, store: str) -> None:
     assert _texts(tool, {"action": "search", "query": "needle", "role": "assistant",
                          "tool_name": "bash"}) == ["[tool bash] ls needle\nok"]
     assert _texts(tool, {"action": "search", "query": "secret plans"}) == []
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_a_query_without_terms_answers_at_once(tmp_path: Path, store: str) -> None:
+    """Only punctuation: no item can match (R39); one call, nothing read, and a note that
+    the literal search finds the text (the scan used to page the whole history)."""
+    rows = [text_row(f"row {i}: done !!! ok", i) for i in range(1200)]
+    tool = _tool(Layout(tmp_path, "ws"), [encode_row(r) for r in rows], store)
+    for order in ("relevance", "newest", "oldest"):
+        got = call(tool, {"action": "search", "query": "!!! ?", "order": order})
+        assert (got["items"], got["nextCursor"]) == ([], None), (order, got)
+        assert got["scanned"] == {"bytes": 0, "rows": 0}
+        assert 'match: "literal"' in got["note"]

@@ -220,10 +220,11 @@ def _print_hits(ctx: click.Context, query: str, as_json: bool, *, words: bool = 
         raise UsageError("the search query must not be empty")
     _ctx(ctx).require_workspace()
     if words:
-        from segue._retrieval.people_words import words_search
+        from segue._retrieval.backends import pick_backend
 
-        # the user's own view: every line, however long
-        hits: Iterable[Hit] = list(words_search(_every_row(_store(ctx)), query))
+        # the user's own view: every line, however long, read in bounded memory
+        backend = pick_backend(_ctx(ctx).layout, _store(ctx), build_index=False)
+        hits: Iterable[Hit] = backend.people_words(query)
     else:
         hits = _search(ctx, query)
     return print_search(_ctx(ctx).workspace_id, query, hits, as_json=as_json)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from segue._errors import UsageError
-from segue._workspace import Layout, validate_workspace_id
+from segue._workspace import validate_workspace_id
 
 if TYPE_CHECKING:
     from segue._cli.context import CliContext
@@ -49,6 +49,8 @@ def serve_cmd(ctx: click.Context, workspace_id: str | None) -> None:
     require_sdk()  # first: without the extra, say how to install it
     # A misspelt id (in an MCP client's config) says so, as `history tool` does, instead of
     # serving an empty workspace for ever.
-    replace(root, workspace_id=wid).require_workspace()
-
-    serve(Layout(root.home, wid))
+    chosen = replace(root, workspace_id=wid)
+    chosen.require_workspace()
+    # The workspace's configured store (--store / store.url): PostgreSQL when one is set,
+    # never the JSONL files a migrate left behind (R11: they know nothing of its floors).
+    serve(chosen.layout, chosen.store() if chosen.store_url is not None else None)

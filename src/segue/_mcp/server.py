@@ -21,11 +21,14 @@ command runs.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from segue._errors import UsageError
 from segue._extras import install_hint
 from segue._workspace import Layout
+
+if TYPE_CHECKING:
+    from segue._history.protocol import TranscriptStore
 
 SERVER_NAME = "segue"
 INSTALL_HINT = f"the MCP support is optional: {install_hint('mcp')}"
@@ -48,16 +51,19 @@ def _version() -> str:
         return "0"
 
 
-def build_server(layout: Layout) -> Any:
-    """The low-level MCP server for ``layout``'s workspace (returned untyped: the SDK is
-    optional, and its types stay at this edge)."""
+def build_server(layout: Layout, store: TranscriptStore | None = None) -> Any:
+    """The low-level MCP server for ``layout``'s workspace held in ``store`` (None: the JSONL
+    files), returned untyped: the SDK is optional, and its types stay at this edge.
+
+    The store is the workspace's configured one (``--store`` / ``store.url``): JSONL files
+    a ``history migrate`` left behind are never served in its place (R11)."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
     from segue._retrieval.backends import lookback_tool
 
-    tool = lookback_tool(layout)
+    tool = lookback_tool(layout, store)
     listed = types.Tool(
         name=tool.name,
         description=tool.description,
@@ -102,8 +108,9 @@ def build_server(layout: Layout) -> Any:
     )
 
 
-def serve(layout: Layout) -> None:
-    """Serve on this process's stdin/stdout until the client closes the connection."""
+def serve(layout: Layout, store: TranscriptStore | None = None) -> None:
+    """Serve ``layout``'s workspace held in ``store`` (None: the JSONL files) on this
+    process's stdin/stdout until the client closes the connection."""
     require_sdk()
     import io
     import sys
@@ -115,7 +122,7 @@ def serve(layout: Layout) -> None:
 
     from segue._mcp.screen import FORWARD, Reply, screen
 
-    server = build_server(layout)
+    server = build_server(layout, store)
     replies_in, replies_out = anyio.create_memory_object_stream[Reply](64)
 
     def validates(line: str) -> bool:

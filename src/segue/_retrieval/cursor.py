@@ -104,6 +104,9 @@ class CursorState(msgspec.Struct, frozen=True, kw_only=True):
     # next of them to return (then the other hits newest first below ``pos``)
     ranked: tuple[int, ...] = ()
     rk: int = 0
+    # relevance search: positions of items already returned out of position order (ranked
+    # by the index) that lie below ``pos``; the scan and a re-ranking index skip them
+    shown: tuple[int, ...] = ()
     # scan search newest first: the window (id, its boundary's start) the rows above ``kb``
     # belong to, learned by an earlier page, so hits there need not wait for the boundary
     kw: str | None = None

@@ -190,6 +190,9 @@ def _words_candidates(ix: Ix, match: str, lo: int, hi: int, *, newest: bool) -> 
 
 
 def search(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
+    empty = pages.no_terms(ctx)
+    if empty is not None:
+        return empty
     if ctx.req.words and ctx.req.relevance:
         return _search_ranked(ctx, ix, state)
     query = ctx.req.key
@@ -278,31 +281,37 @@ def _search_ranked(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.P
     down): the best ``RANKED`` items above the floor as of the first page, then every other
     hit newest first. The ranked positions live in the cursor's state, so appends (which
     move no position) neither repeat nor lose an item; what was appended after the first
-    page is not part of the query."""
+    page is not part of the query. Each cursor also holds its place as a scan cursor
+    (:func:`_ranked_state`), so a next call that cannot use the index goes on with the scan."""
     find = pages.search_finder(ctx)
     match = index_query(ctx.req.key)
     if match is None:
         return pages.Page([], None)
     if state is None or (state.rk == 0 and not state.ranked):
         # the first page, or a look-back that began on the scan and returns to the index:
-        # rank what is below where it stands (everything above was returned)
+        # rank what is below where it stands (everything above was returned, and so were
+        # the items it names in ``shown``)
         below = ctx.end if state is None else state.pos
+        shown = frozenset(state.shown) if state is not None else frozenset()
         narrow, nargs = _filters(ctx)
         ranked = tuple(
-            int(r[0])
-            for r in ix.conn.execute(
-                "SELECT w.rowid FROM words w JOIN rows r ON r.pos = w.rowid "  # noqa: S608
-                f"WHERE words MATCH ? AND w.rowid > ? AND w.rowid < ? AND r.kind = {KIND_ITEM}"
-                f"{narrow} ORDER BY bm25(words) * (CASE r.mach WHEN 1 THEN ? ELSE 1.0 END), "
-                "w.rowid DESC LIMIT ?",
-                [match, ix.floor, below, *nargs, MACHINE_WEIGHT, RANKED],
-            )
-        )
-        state = ctx.state(phase="ix", pos=below, ranked=ranked, rk=0)
+            p for p in (
+                int(r[0])
+                for r in ix.conn.execute(
+                    "SELECT w.rowid FROM words w JOIN rows r ON r.pos = w.rowid "  # noqa: S608
+                    f"WHERE words MATCH ? AND w.rowid > ? AND w.rowid < ? "
+                    f"AND r.kind = {KIND_ITEM}{narrow} "
+                    "ORDER BY bm25(words) * (CASE r.mach WHEN 1 THEN ? ELSE 1.0 END), "
+                    "w.rowid DESC LIMIT ?",
+                    [match, ix.floor, below, *nargs, MACHINE_WEIGHT, RANKED + len(shown)],
+                )
+            ) if p not in shown
+        )[:RANKED]
+        state = ctx.state(phase="ix", pos=below, ranked=ranked, rk=0, shown=tuple(shown))
     entries: list[dict[str, Any]] = []
     ranked, rk = state.ranked, state.rk
     # first the ranked items, then the others newest first below the first page's end
-    chosen = frozenset(ranked)
+    chosen = frozenset(ranked) | frozenset(state.shown)
     tail = (
         p for p in _words_candidates(ix, match, ix.floor, state.pos, newest=True)
         if p not in chosen
@@ -312,17 +321,38 @@ def _search_ranked(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.P
         at_tail = index >= len(ranked)
         got = _hit(ctx, ix, pos, find)
         if got is _OUT or (isinstance(got, tuple) and got[0] is None):
-            resume = ctx.state(phase="ix", pos=pos + 1 if at_tail else state.pos,
-                               ranked=ranked, rk=index)
+            # the next page starts with this item
+            if at_tail:
+                resume = _ranked_state(ctx, state, pos + 1, index, pos + _length_wid(ix, pos)[0])
+            else:
+                resume = _ranked_state(ctx, state, state.pos, index, state.pos)
             return pages.Page(entries, resume, _note(entries) if got is _OUT else None)
         if got is None:
             continue
         entries.append(got[0])
-        if len(entries) >= ctx.req.limit:
-            resume = ctx.state(phase="ix", pos=pos if at_tail else state.pos,
-                               ranked=ranked, rk=index + 1)
+        if len(entries) >= ctx.req.limit:  # the next page starts after this item
+            if at_tail:
+                resume = _ranked_state(ctx, state, pos, index + 1, pos)
+            else:
+                resume = _ranked_state(ctx, state, state.pos, index + 1, state.pos)
             return pages.Page(entries, resume)
     return pages.Page(entries, None)
+
+
+def _ranked_state(
+    ctx: pages.Ctx, state: CursorState, pos: int, rk: int, top: int
+) -> CursorState:
+    """A relevance cursor going on from the bound ``pos`` (the tail's, or the first page's
+    end while ranked items remain) at the ``rk``-th ranked item (past them all: in the
+    tail), and the same place as a scan cursor, for a next call that cannot use the index:
+    newest first from the line boundary ``top``, skipping the items already returned below
+    it (the ranked ones before ``rk``, and those the cursor already named). The scan then
+    returns every other hit once, ranked within its pages (R39), and checks for new floors
+    as for any scan cursor (R26)."""
+    returned = state.ranked[:rk]
+    scan = pages.keep_shown(_back(ctx, top), (*returned, *state.shown))
+    return ctx.state(phase="ix", pos=pos, ranked=state.ranked, rk=rk, shown=state.shown,
+                     scan=scan)
 
 
 def _search_at(ctx: pages.Ctx, pos: int, length: int, wid: bytes) -> CursorState:
@@ -504,17 +534,23 @@ def read_item(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     row = None
     if newest is not None:
         row = ix.conn.execute(
-            "SELECT pos, len, digest, wid FROM rows WHERE pos = ?", (newest,)
+            "SELECT pos, len, digest, wid, win FROM rows WHERE pos = ?", (newest,)
         ).fetchone()
     if row is None:
         raise pages.PageFailure("item_not_found", f"no item {wanted!r} above the privacy floor")
-    pos, length, want, wid = row
+    pos, length, want, wid, win = row
     try:
         seen = _item(ctx, pos, length, want)
     except _OutOfBudget:  # only when a line is larger than a call's whole budget
         raise IndexUnusable("the item is larger than one call may read") from None
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    return pages_read.page_text(ctx, pos, pos + length, seen, window=id_str(wid), offset=offset)
+    page = pages_read.page_text(ctx, pos, pos + length, seen, window=id_str(wid), offset=offset)
+    begin = 0
+    if win != ROOT_POS:  # the window's rows start after its boundary line
+        got = ix.conn.execute("SELECT len FROM rows WHERE pos = ?", (win,)).fetchone()
+        begin = win + int(got[0])
+    page.near = pages_read.near(ctx, pos, pos + length, begin)
+    return page
 
 
 ACTIONS = {

@@ -26,7 +26,7 @@ Order and privacy, the invariants of this module:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ from segue._retrieval.reader import (
 )
 from segue._retrieval.schema import Request
 from segue._retrieval.snapshot import Snapshot
+from segue._retrieval.words import query_terms
 from segue._workspace import Layout
 
 SNIPPET_CHARS = (120, 48)
@@ -58,6 +59,10 @@ NOTE_MORE = (
     "call again with the same arguments and cursor=nextCursor."
 )
 NOTE_FLOOR = "A newer reset now hides the rest of this query's results."
+NOTE_NO_TERMS = (
+    "The query has no words to search for (only stop words, punctuation or symbols), so no "
+    'item can match; to find the text itself, search with match: "literal".'
+)
 
 
 class PageFailure(Exception):
@@ -72,6 +77,10 @@ class Page:
     entries: list[dict[str, Any]]
     state: CursorState | None  # None: nothing visible remains
     note: str | None = None
+    #: read_item over the JSONL files: list_items cursors of the item's window that read
+    #: newest first from just before the located row, and oldest first from just after it
+    #: (its neighbours, neighbours.py); None where the backend names no such place
+    near: tuple[CursorState, CursorState] | None = None
 
 
 @dataclass
@@ -281,14 +290,36 @@ def ranked(ctx: Ctx, page: Page, texts: dict[str, tuple[str, bool]]) -> Page:
     return page
 
 
+def no_terms(ctx: Ctx) -> Page | None:
+    """The whole answer of a words search whose query has no terms left (R39): nothing can
+    match it, on any backend, so nothing is read; None for any other search."""
+    if not ctx.req.words or query_terms(ctx.req.key):
+        return None
+    return Page([], None, NOTE_NO_TERMS)
+
+
 def search(ctx: Ctx, state: CursorState | None) -> Page:
+    empty = no_terms(ctx)
+    if empty is not None:
+        return empty
     texts: dict[str, tuple[str, bool]] = {}
-    return ranked(ctx, _search(ctx, state, texts), texts)
+    page = ranked(ctx, _search(ctx, state, texts), texts)
+    if state is not None and state.shown and page.state is not None:
+        page.state = keep_shown(page.state, state.shown)
+    return page
+
+
+def keep_shown(state: CursorState, shown: Iterable[int]) -> CursorState:
+    """``state`` with the positions of ``shown`` (items a relevance search returned out of
+    position order) that its next pages may still meet: those below where it reads on."""
+    top = max(state.pos, state.after or 0, state.skip or 0)
+    return msgspec.structs.replace(state, shown=tuple(sorted(p for p in set(shown) if p < top)))
 
 
 def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, bool]]) -> Page:
     find = search_finder(ctx)
     prefilter = search_prefilter(ctx)
+    shown = frozenset(state.shown) if state is not None else frozenset()
     start = (
         BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
     )
@@ -318,7 +349,7 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, boo
         if seen.kind is Kind.ITEM and seen.item is not None:
             if resolving:
                 continue
-            span = find(seen.item.text)
+            span = None if line.start in shown else find(seen.item.text)
             if span is not None and _wanted_row(ctx, seen):
                 hit = _Hit(line, seen.item, span[0], span[1])
                 if known is not None and line.start > known_at:

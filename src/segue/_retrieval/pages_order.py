@@ -27,6 +27,7 @@ from segue._retrieval.pages import (
     item_entry,
     locate,
     more,
+    no_terms,
     preview,
     search_finder,
     search_prefilter,
@@ -66,6 +67,9 @@ def _passes(ctx: Ctx, seen: Seen) -> bool:
 
 
 def search_oldest(ctx: Ctx, state: CursorState | None) -> Page:
+    empty = no_terms(ctx)
+    if empty is not None:
+        return empty
     if state is None or state.phase == "oloc":
         got = _floor_start(ctx, state)
         if isinstance(got, Page):

@@ -32,7 +32,7 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
             raise PageFailure("invalid_argument", "offset_chars differs from the cursor's")
         return _read_located(ctx, state.pos, state.end, window=state.window, offset=state.offset)
     if state is not None and state.phase == "iwin":
-        window, at = _window_of(ctx, BackState(state.pos, state.skip, state.skip_marker))
+        window, at, begin = _window_of(ctx, BackState(state.pos, state.skip, state.skip_marker))
         if window is None:
             wait = ctx.state(
                 phase="iwin",
@@ -44,7 +44,9 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
             return more(
                 [], msgspec.structs.replace(wait, item_at=state.item_at, offset=state.offset)
             )
-        return _read_located(ctx, state.item_at, state.end, window=window, offset=state.offset)
+        page = _read_located(ctx, state.item_at, state.end, window=window, offset=state.offset)
+        page.near = near(ctx, state.item_at, state.end, begin)  # the item's first page
+        return page
 
     def is_wanted(seen: Seen) -> bool:
         return seen.kind is Kind.ITEM and seen.item is not None and item_matches(seen.item, wanted)
@@ -54,7 +56,7 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
         if at_start:
             raise missing
         return more([], back_state(ctx, at))
-    window, at = _window_of(ctx, BackState(found.line.start))
+    window, at, begin = _window_of(ctx, BackState(found.line.start))
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
     if window is None:  # its window's boundary lies beyond this call's budget
         wait = ctx.state(
@@ -66,20 +68,31 @@ def read_item(ctx: Ctx, state: CursorState | None) -> Page:
             offset=offset,
         )
         return more([], msgspec.structs.replace(wait, item_at=found.line.start))
-    return page_text(
+    page = page_text(
         ctx, found.line.start, found.line.end, found.seen, window=window, offset=offset
     )
+    page.near = near(ctx, found.line.start, found.line.end, begin)
+    return page
 
 
-def _window_of(ctx: Ctx, start: BackState) -> tuple[str | None, BackState]:
-    """The window of the row ending at ``start``: the next boundary below it, within what is
-    left of this call's budget (None, and where to go on, when that is not enough)."""
+def near(ctx: Ctx, start: int, end: int, begin: int) -> tuple[CursorState, CursorState]:
+    """The list_items cursors (pages_order's ``iback``, pages.py's ``fwd``) of the window whose
+    rows start at ``begin``, around the row ``[start, end)``: newest first from just before
+    it, oldest first from just after it. Every JSONL backend goes on from them (the index
+    where they map, index_resume.py)."""
+    return ctx.state(phase="iback", pos=start, end=begin), ctx.state(phase="fwd", pos=end)
+
+
+def _window_of(ctx: Ctx, start: BackState) -> tuple[str | None, BackState, int]:
+    """The window of the row ending at ``start``, and where its rows begin: the next boundary
+    below it, within what is left of this call's budget (None, and where to go on, when that
+    is not enough)."""
     reader = BackwardReader(ctx.segments(), start, ctx.budget)
     for older in reader:
         seen = classify(older)
         if seen.kind in (Kind.BOUNDARY, Kind.FLOOR):
-            return seen.window_id, start
-    return (None, reader.state) if reader.exhausted else (ROOT_WINDOW_ID, start)
+            return seen.window_id, start, older.end
+    return (None, reader.state, 0) if reader.exhausted else (ROOT_WINDOW_ID, start, 0)
 
 
 def _read_located(ctx: Ctx, start: int, end: int, *, window: str | None, offset: int) -> Page:

@@ -167,10 +167,12 @@ class SessionHistoryTool:
                 page = view.page(ctx, checked)
         else:
             page = view.page(ctx, None)
-            if req.action == "read_item" and req.context and page.entries:
-                from segue._retrieval.neighbours import with_context
+        # the item's first page (a later call's, where the scan located it then)
+        first = state is None or page.near is not None
+        if req.action == "read_item" and req.context and page.entries and first:
+            from segue._retrieval.neighbours import with_context
 
-                page = with_context(view, ctx, page)
+            page = with_context(view, ctx, page)
         view.confirm()
         result = envelope.success(
             req.action,

@@ -128,3 +128,9 @@ class PostgresBackend:
 
         with self.store.read_locked():
             return list(pg_search.search(self.store, query, context=context))
+
+    def people_words(self, query: str, *, context: int = 60) -> Iterator[Hit]:
+        from segue._history.protocol import every_row
+        from segue._retrieval.people_words import words_search
+
+        return words_search(lambda: every_row(self.store), query, context=context)

@@ -298,6 +298,8 @@ def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, 
 def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
     """A literal search (the literal tokens' candidates), a words search in relevance order
     (:func:`_ranked`), or one newest or oldest first (the words index's candidates)."""
+    if (empty := pages.no_terms(ctx)) is not None:  # a words query without terms
+        return empty
     if ctx.req.words and ctx.req.relevance:
         return _ranked(ctx, sql, state)
     find = pages.search_finder(ctx)
@@ -549,9 +551,11 @@ def read_item(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page
             "invalid_argument", f"item {wanted!r} is larger than one call may read"
         ) from None
     offset = ctx.req.offset_chars if ctx.req.offset_chars is not None else 0
-    return pages_read.page_text(
+    page = pages_read.page_text(
         ctx, newest, newest, seen, window=window_id(win, wid, end), offset=offset
     )
+    page.near = (_state(ctx, newest, win), _state(ctx, newest, win))  # its neighbours' place
+    return page
 
 
 ACTIONS = {

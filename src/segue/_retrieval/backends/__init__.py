@@ -13,6 +13,10 @@ Every look-back goes through here — the model's ``session_history`` tool
 * :mod:`segue.postgres._backend` — the PostgreSQL store (SPEC.md §8), in SQL: the store
   offers it (``lookback_backend()``), so this package never imports the SQL code.
 
+A person's ``history search --words`` (every window, no floor) is answered by each backend
+with the same bounded passes over its rows (:mod:`segue._retrieval.people_words`): neither
+the index's words table nor PostgreSQL's words column holds a person's view of every row.
+
 What is the same for all of them — arguments, cursors, the envelope and its 16 KiB bound,
 the stale-cursor and new-floor checks of a continuation (R26) — is written once, in
 :class:`segue._retrieval.tool.SessionHistoryTool`. A backend only says how one call sees the
@@ -22,7 +26,7 @@ appended since its last page hold a new floor, and the page itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -76,6 +80,11 @@ class Backend(Protocol):
     def people_search(self, query: str, *, context: int = 60) -> Iterable[Hit] | None:
         """A person's ``history search`` over the whole transcript (no floor, no bounds)
         answered from an index, or None: no index can answer it now (read the rows)."""
+
+    def people_words(self, query: str, *, context: int = 60) -> Iterator[Hit]:
+        """A person's ``history search --words`` over the whole transcript (no floor, no
+        bounds), best first, in bounded memory (:mod:`segue._retrieval.people_words`);
+        UsageError at once for a query without words."""
 
 
 def pick_backend(

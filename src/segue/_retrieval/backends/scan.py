@@ -114,6 +114,12 @@ class ScanBackend:
     def people_search(self, query: str, *, context: int = 60) -> Iterable[Hit] | None:
         return None
 
+    def people_words(self, query: str, *, context: int = 60) -> Iterator[Hit]:
+        from segue._history.protocol import every_row
+        from segue._retrieval.people_words import words_search
+
+        return words_search(lambda: every_row(self.store), query, context=context)
+
 
 def scan_state(state: CursorState) -> CursorState:
     """An index cursor's place as the bounded scan's cursor (the index is behind, locked,

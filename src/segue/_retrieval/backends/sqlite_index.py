@@ -27,6 +27,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from segue._fsutil import describe_os_error
 from segue._retrieval import envelope, pages
 from segue._retrieval.backends.scan import (
@@ -112,7 +114,7 @@ class IndexBackend(ScanBackend):
         self._rebuild = False
         if state is not None and state.phase != "ix":
             # a look-back that began on the scan: back on the index as soon as it is trusted
-            resumed = self._back_on_index(ctx, state)
+            resumed = _shown(self._back_on_index(ctx, state), state.shown)
             if isinstance(resumed, pages.Page):
                 return resumed
             state = resumed
@@ -239,6 +241,26 @@ class IndexBackend(ScanBackend):
         from segue._retrieval.index_people import search_people
 
         return search_people(self.layout, query, context=context)
+
+
+def _shown(
+    resumed: CursorState | pages.Page, shown: tuple[int, ...]
+) -> CursorState | pages.Page:
+    """A relevance look-back back on the index still skips the items an earlier index page
+    ranked and returned below where the scan stood (``shown``): in the cursor it goes on
+    with, and in the scan place that cursor holds."""
+    if not shown:
+        return resumed
+    state = resumed.state if isinstance(resumed, pages.Page) else resumed
+    if state is None:
+        return resumed
+    if state.scan is not None:
+        state = msgspec.structs.replace(state, scan=pages.keep_shown(state.scan, shown))
+    state = pages.keep_shown(state, shown)
+    if isinstance(resumed, pages.Page):
+        resumed.state = state
+        return resumed
+    return state
 
 
 #: a transcript at least this long whose index file is missing has its builder started as
