@@ -108,19 +108,6 @@ def floor_pos(conn: psycopg.Connection[Any], workspace: str, since: int = 0) -> 
     return int(got[0]) if got is not None and got[0] is not None else ROOT_POS
 
 
-def call_floor(conn: psycopg.Connection[Any], workspace: str) -> int:
-    """The floor of a call (:func:`floor_pos`), in the statement that also turns sequential
-    scans off for the rest of the call's read-only transaction: every query a page issues
-    is an indexed lookup, and the words ranking's per-lexeme scans must stay bitmap scans of
-    the GIN index whatever the statistics say (:func:`segue.postgres._words.ranked`)."""
-    got = conn.execute(
-        "SELECT max(pos), set_config('enable_seqscan', 'off', true) FROM segue_rows"
-        " WHERE workspace = %s AND kind = %s",
-        (workspace, KIND_FLOOR),
-    ).fetchone()
-    return int(got[0]) if got is not None and got[0] is not None else ROOT_POS
-
-
 def window_id(win: int, wid: bytes | None, end: int | None) -> str:
     """The id of the window starting at ``win`` from its boundary's columns."""
     if win == ROOT_POS:

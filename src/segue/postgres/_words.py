@@ -70,7 +70,7 @@ def ranked(
 
     The items holding a lexeme come from a subquery planned on its own (``OFFSET 0``), run
     once per lexeme; with sequential scans off in the caller's transaction
-    (``pages.call_floor``), the plan is a bitmap scan of the GIN index per lexeme whatever
+    (``_backend._HEAD``), the plan is a bitmap scan of the GIN index per lexeme whatever
     the statistics say (a sequential scan, or the join taken the other way round, would
     read every row's vector)."""
     terms = found[:MAX_TERMS]
