@@ -7,9 +7,10 @@ machines append meanwhile. The transaction opens with one round trip (:func:`_ca
 offset and the floor (R11: the newest floor candidate, as of the call and in the snapshot
 the rows are read in) and turns sequential scans off for the rest of the transaction; a
 literal search then takes two more (the vocabulary, the candidates with their rows), a
-words search in relevance order two (the ranking, the ranked rows), and the end of the
-transaction one. No session state is left behind: no prepared statement, no ``SET``
-outside the transaction, so PgBouncer in transaction mode serves it as any other.
+words search in relevance order one (the ranking with its first rows), and the end of the
+transaction one (tests/postgres/test_lookback_round_trips.py counts them). No session state
+is left behind: no prepared statement, no ``SET`` outside the transaction, so PgBouncer in
+transaction mode serves it as any other.
 
 A cursor stays valid while the workspace's epoch does: a verified append keeps it, every
 rewrite (rotation, quarantine, hard clear, a migrated-in copy) sets a new one, and the
@@ -99,9 +100,14 @@ def _call(store: PostgresStore) -> Iterator[CallSnapshot]:
         chat_off = int(row[8]) if row[8] is not None else state.next_off
         floor = int(row[9]) if row[9] is not None else ROOT_POS
         yield CallSnapshot(PgSnapshot(store, conn, state, chat_off), floor)
-    finally:
+        # as a COMMIT would: a connection lost by the end of the page fails the call
+        with translated("cannot read the transcript", store.url):
+            conn.execute("ROLLBACK")
+    except BaseException:
         with contextlib.suppress(Exception):  # a broken connection is not reused
             conn.execute("ROLLBACK")
+        raise
+    finally:
         store._release(conn)
 
 
