@@ -109,7 +109,7 @@ def ranked(
         " g AS (SELECT f.*, (count(*) OVER (PARTITION BY t))::float8 AS df,"
         " greatest(avg(wlen) OVER (), 1)::float8 AS dl FROM f),"
         " n AS (SELECT greatest(%(n)s, count(DISTINCT pos))::float8 AS n FROM f),"
-        " top AS (SELECT ARRAY(SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
+        " top AS MATERIALIZED (SELECT ARRAY(SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
         f" HAVING true{having}"
         " ORDER BY sum(ln(1 + (n.n - g.df + 0.5) / (g.df + 0.5)) * g.tf"
         f" * {k1 + 1.0!r} / (g.tf + {k1!r} * (1 - {b!r} + {b!r} * g.wlen / g.dl)))"
