@@ -117,3 +117,43 @@ def test_the_workspace_lock_holds_through_pgbouncer(
     assert [r.id for r in holder.rows()] == ["first-0", "second-0", "other-0"]
     other.close()
     holder.close()
+
+
+def test_session_history_through_pgbouncer(bouncer: Bouncer, pg_url: str) -> None:
+    """A look-back call's transaction (its pipelined BEGIN, ROLLBACK) through PgBouncer in
+    transaction mode, from many threads on one small pool while another client appends:
+    every answer is whole and right."""
+    from segue.postgres._history_tool import PgSessionHistoryTool
+
+    url = behind(bouncer, pg_url)
+    pool = shared_pool(url, max_size=3)
+    writer = PostgresStore(url, "looked-back", pool=pool)
+    writer.append([*batch("before", 30), make_row("user", "the zebracorn-4471 key", id="fact")])
+    errors: list[BaseException] = []
+    calls = (
+        {"action": "search", "match": "literal", "query": "zebracorn-4471"},
+        {"action": "search", "query": "zebracorn"},
+        {"action": "search", "match": "literal", "query": "row"},
+    )
+
+    def reader() -> None:
+        try:
+            tool = PgSessionHistoryTool(PostgresStore(url, "looked-back", pool=pool))
+            for _ in range(10):
+                for call in calls:
+                    got = tool.call(call)
+                    assert got["ok"], got
+                    assert got["items"], got
+                    if "zebracorn" in str(call["query"]):
+                        assert got["items"][0]["text"] == "the zebracorn-4471 key"
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for b in range(10):
+        writer.append(batch(f"during-{b}", 2))
+    for t in threads:
+        t.join(timeout=PATIENCE * 4)
+    assert not errors, errors

@@ -1,11 +1,20 @@
 """The PostgreSQL store (SPEC.md §8) as a look-back backend, answered in SQL.
 
-Each call is one bounded page read in **one** REPEATABLE READ, read-only transaction
-(``PostgresStore.snapshot``), so the floor, the rows and the workspace's epoch are those of
-one instant whatever other machines append meanwhile. A cursor stays valid while the
-workspace's epoch does: a verified append keeps it, every rewrite (rotation, quarantine,
-hard clear, a migrated-in copy) sets a new one, and the cursor then expires
-(``stale_cursor``) as it does on disk (R26, R29). The pages come from
+Each call is one bounded page read in **one** REPEATABLE READ, read-only transaction, so
+the floor, the rows and the workspace's epoch are those of one instant whatever other
+machines append meanwhile. The transaction opens with one round trip (:func:`_call`): its
+``BEGIN`` pipelined with one statement that reads the workspace row, the chat's first
+offset and the floor (R11: the newest floor candidate, as of the call and in the snapshot
+the rows are read in) and turns sequential scans off for the rest of the transaction; a
+literal search then takes two more (the vocabulary, the candidates with their rows), a
+words search in relevance order one (the ranking with its first rows), and the end of the
+transaction one (tests/postgres/test_lookback_round_trips.py counts them). No session state
+is left behind: no prepared statement, no ``SET`` outside the transaction, so PgBouncer in
+transaction mode serves it as any other.
+
+A cursor stays valid while the workspace's epoch does: a verified append keeps it, every
+rewrite (rotation, quarantine, hard clear, a migrated-in copy) sets a new one, and the
+cursor then expires (``stale_cursor``) as it does on disk (R26, R29). The pages come from
 :mod:`segue.postgres._pages`, shaped and bounded by the scan's own code.
 
 A lost connection or a server restart during the page answers ``history_changed`` (call
@@ -16,8 +25,10 @@ agent columns were derived by another version of segue are derived again first
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,8 +41,10 @@ from segue._retrieval.cursor import snapshot_of as cursor_snapshot
 from segue._retrieval.snapshot import Snapshot, continuation_ok
 from segue._workspace import Layout
 from segue.postgres import _pages as sql_pages
+from segue.postgres._append import state_of
 from segue.postgres._derive import fingerprint
-from segue.postgres._schema import redact
+from segue.postgres._rows import KIND_FLOOR, ROOT_POS
+from segue.postgres._schema import redact, translated
 from segue.postgres._store import PgSnapshot, PostgresStore, WorkspaceState
 
 if TYPE_CHECKING:
@@ -45,16 +58,69 @@ def snapshot_of(state: WorkspaceState) -> Snapshot:
     return Snapshot(bool(state.epoch), state.epoch, None, None, 0, state.next_pos)
 
 
+#: the call's first statement (after its pipelined BEGIN): the workspace row (the state the
+#: JSONL store's receipt gives), the offset of the chat's first row, the floor's position,
+#: and sequential scans off for the rest of the read-only transaction (every query a page
+#: issues is an indexed lookup, and the words ranking's per-lexeme scans must stay bitmap
+#: scans of the GIN index whatever the statistics say: ``_words.ranked``)
+_HEAD = (
+    "SELECT w.epoch, w.next_sequence, w.next_pos, w.next_off, w.chat_pos, w.window_id,"
+    " w.agent_win, w.derived, (SELECT c.off FROM segue_rows c WHERE c.workspace = %(ws)s"
+    " AND c.pos = w.chat_pos), (SELECT max(f.pos) FROM segue_rows f WHERE f.workspace ="
+    " %(ws)s AND f.kind = %(floor)s) FROM (SELECT set_config('enable_seqscan', 'off', true))"
+    " s LEFT JOIN segue_workspaces w ON w.workspace = %(ws)s"
+)
+_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+
+@dataclass(frozen=True)
+class CallSnapshot:
+    """What a call's first round trip read: the snapshot (its connection, the workspace's
+    state) and the floor's position in it."""
+
+    snap: PgSnapshot
+    floor: int
+
+
+@contextmanager
+def _call(store: PostgresStore) -> Iterator[CallSnapshot]:
+    """One call's REPEATABLE READ, read-only transaction on a reader connection of
+    ``store``, opened in one round trip (``BEGIN`` and :data:`_HEAD` in one pipeline) and
+    ended (``ROLLBACK``: it wrote nothing) in one."""
+    with translated("cannot read the transcript", store.url):
+        conn = store._reader()  # the store's read connections, lent per call
+    try:
+        with translated("cannot read the transcript", store.url):
+            with conn.pipeline():
+                conn.execute(_BEGIN)
+                cur = conn.execute(_HEAD, {"ws": store.workspace_id, "floor": KIND_FLOOR})
+            row = cur.fetchone()
+        assert row is not None  # one row, always (the LEFT JOIN's)
+        state = state_of(row[:8] if row[0] is not None else None)
+        chat_off = int(row[8]) if row[8] is not None else state.next_off
+        floor = int(row[9]) if row[9] is not None else ROOT_POS
+        yield CallSnapshot(PgSnapshot(store, conn, state, chat_off), floor)
+        # as a COMMIT would: a connection lost by the end of the page fails the call
+        with translated("cannot read the transcript", store.url):
+            conn.execute("ROLLBACK")
+    except BaseException:
+        with contextlib.suppress(Exception):  # a broken connection is not reused
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        store._release(conn)
+
+
 class SqlView:
     """One call's transaction."""
 
-    def __init__(self, snap: PgSnapshot, workspace: str) -> None:
-        self.snap = snapshot_of(snap.state)
+    def __init__(self, call: CallSnapshot, workspace: str) -> None:
+        self.snap = snapshot_of(call.snap.state)
         # the page code's context names a layout; nothing of it is read here
         self.layout = Layout(Path(), workspace)
-        self._conn = snap.conn
+        self._conn = call.snap.conn
         self._workspace = workspace
-        self._sql = sql_pages.Sql(snap.conn, workspace, sql_pages.call_floor(snap.conn, workspace))
+        self._sql = sql_pages.Sql(call.snap.conn, workspace, call.floor)
 
     def continues(self, state: CursorState) -> bool:
         return state.phase in sql_pages.PHASES and continuation_ok(
@@ -100,12 +166,13 @@ class PostgresBackend:
             ) from None
 
     @contextmanager
-    def _derived(self) -> Iterator[PgSnapshot]:
-        """A snapshot whose rows' agent columns this code derived (see derive)."""
+    def _derived(self) -> Iterator[CallSnapshot]:
+        """A call's snapshot whose rows' agent columns this code derived (see derive)."""
         for attempt in range(2):
-            with self.store.snapshot() as snap:
-                if snap.state.derived == fingerprint() or snap.state.next_pos == 0:
-                    yield snap
+            with _call(self.store) as call:
+                state = call.snap.state
+                if state.derived == fingerprint() or state.next_pos == 0:
+                    yield call
                     return
             if attempt:  # appended meanwhile by another version of segue
                 raise pages.PageFailure(

@@ -61,7 +61,10 @@ if TYPE_CHECKING:
 _TOP = 1 << 62  # above every position
 _BOTTOM = ROOT_POS - 1  # below every position, the root window's included
 _RAW_ID = re.compile("w:raw:(0|[1-9][0-9]*)")
-#: candidates fetched per query beyond what the page can still show
+#: candidates fetched per query beyond what the page can still show, after the first query
+#: (which fetches only as many as the page can show: a candidate is nearly always a hit, and
+#: a common string's candidates are found walking ``pos`` newest first, where every row
+#: walked past has its literal tokens read and tested: :func:`_candidates`)
 _SLACK = 8
 #: the window of a row: its boundary's id, or that boundary's end when it has none
 _JOIN = (
@@ -104,19 +107,6 @@ def floor_pos(conn: psycopg.Connection[Any], workspace: str, since: int = 0) -> 
     got = conn.execute(
         "SELECT max(pos) FROM segue_rows WHERE workspace = %s AND kind = %s AND pos >= %s",
         (workspace, KIND_FLOOR, since),
-    ).fetchone()
-    return int(got[0]) if got is not None and got[0] is not None else ROOT_POS
-
-
-def call_floor(conn: psycopg.Connection[Any], workspace: str) -> int:
-    """The floor of a call (:func:`floor_pos`), in the statement that also turns sequential
-    scans off for the rest of the call's read-only transaction: every query a page issues
-    is an indexed lookup, and the words ranking's per-lexeme scans must stay bitmap scans of
-    the GIN index whatever the statistics say (:func:`segue.postgres._words.ranked`)."""
-    got = conn.execute(
-        "SELECT max(pos), set_config('enable_seqscan', 'off', true) FROM segue_rows"
-        " WHERE workspace = %s AND kind = %s",
-        (workspace, KIND_FLOOR),
     ).fetchone()
     return int(got[0]) if got is not None and got[0] is not None else ROOT_POS
 
@@ -172,12 +162,37 @@ def _fetch(
         f" FROM ({inner}) s WINDOW w AS (ORDER BY {order}) ORDER BY {order}",
         [room, count, *args],
     )
+    return _taken(sql, got)
+
+
+def _taken(sql: Sql, got: Iterable[tuple[Any, ...]]) -> list[tuple[int, int, str]]:
+    """(pos, length, window id) of rows fetched as :func:`_fetch` fetches them (pos, length,
+    win, wid, wend, off, raw: the bytes of those read ahead, kept in ``sql.ahead``)."""
     out = []
     for pos, length, win, wid, end, off, raw in got:
         if raw is not None:
             sql.ahead[int(pos)] = (int(off), bytes(raw))
         out.append((int(pos), int(length), window_id(int(win), wid, end)))
     return out
+
+
+def _ahead(ctx: pages.Ctx) -> tuple[str, dict[str, Any]]:
+    """The lateral join (and its named parameters) that fetches, in the ranking's own
+    statement, the first ``limit + _SLACK`` ranked rows (``top.best``) as :func:`_fetch`
+    does: :func:`_located` takes them instead of asking again."""
+    budget = ctx.budget
+    sql = (
+        " LEFT JOIN LATERAL (SELECT s.pos, s.length, s.win, s.wid, s.wend, s.off,"  # noqa: S608
+        " CASE WHEN sum(s.length) OVER w <= %(room)s AND row_number() OVER w <= %(count)s"
+        f" THEN s.raw END AS raw, s.n FROM (SELECT {_FETCHED}, u.n FROM"
+        " unnest(top.best[1:%(chunk)s]) WITH ORDINALITY AS u(p, n) JOIN segue_rows r"
+        f" ON r.workspace = %(ws)s AND r.pos = u.p{_JOIN}) s WINDOW w AS (ORDER BY s.n)) a"
+        " ON true ORDER BY a.n"
+    )
+    return sql, {
+        "room": budget.bytes_left, "count": min(budget.rows_left, ctx.req.limit),
+        "chunk": ctx.req.limit + _SLACK,
+    }
 
 
 #: what :func:`_fetch` selects of a row ``r`` and its window's boundary ``b``
@@ -225,10 +240,11 @@ def _note(entries: list[dict[str, Any]]) -> str | None:
 
 
 def _candidates(
-    ctx: pages.Ctx, sql: Sql, bound: int
+    ctx: pages.Ctx, sql: Sql, bound: int, *, slack: int = 0
 ) -> Iterator[tuple[int, int, str]]:
-    """(pos, length, window id) of the rows that may hold the query, in the page's order,
-    fetched a few more than the page can show at a time."""
+    """(pos, length, window id) of the rows that may hold the query, in the page's order:
+    first as many as the page can show plus ``slack``, then a few more than it can show at
+    a time."""
     _, direction = _order(ctx)
     narrow, nargs = _filters(ctx)
     if ctx.req.words:  # the items holding a term of the query, and the risky ones
@@ -245,6 +261,7 @@ def _candidates(
             return
         cond, largs = lexicon.condition(sql.literal)
         like = " AND " + cond
+    size = ctx.req.limit + slack
     while True:
         lo, hi = (sql.floor, bound) if ctx.req.newest_first else (bound, _TOP)
         # PostgreSQL plans it: the GIN index for a selective query, a walk along ``pos``
@@ -254,13 +271,14 @@ def _candidates(
             f"SELECT {_FETCHED} FROM segue_rows r{_JOIN}"  # noqa: S608
             " WHERE r.workspace = %s AND r.kind = 0 AND r.pos > %s AND r.pos < %s"
             f"{like}{narrow} ORDER BY r.pos {direction} LIMIT %s",
-            [sql.workspace, lo, hi, *largs, *nargs, ctx.req.limit + _SLACK],
+            [sql.workspace, lo, hi, *largs, *nargs, size],
             f"s.pos {direction}",
         )
         yield from batch
-        if len(batch) < ctx.req.limit + _SLACK:
+        if len(batch) < size:
             return
         bound = batch[-1][0]
+        size = ctx.req.limit + _SLACK
 
 
 def _examined(ctx: pages.Ctx, sql: Sql, bound: int) -> Iterator[tuple[int, int, str]]:
@@ -335,22 +353,25 @@ def _ranked(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
     found = sql_words.tokens(ctx.req.key)
     if not found:
         return pages.Page([], None)
+    first: list[tuple[int, int, str]] | None = None
     if state is None or (state.rk == 0 and not state.ranked):
         below = _TOP if state is None else state.pos
         tool = ctx.req.tool_name
-        ranked, every = sql_words.ranked(
+        ranked, every, rows = sql_words.ranked(
             sql.query, sql.workspace, found, floor=sql.floor, below=below,
             rows_above=ctx.snap.chat_size - sql.floor - 1, role=ctx.req.role,
             tools=None if tool is None else storable(TOOL_SEP + tool + TOOL_SEP),
-            limit=RANKED,
+            limit=RANKED, then=_ahead(ctx),
         )
+        first = _taken(sql, (row[:7] for row in rows))  # without the rank (n)
         # every candidate ranked: nothing is left for the tail (its bound is the floor)
         state = ctx.state(phase="pg", pos=sql.floor if every else below, ranked=ranked, rk=0)
     ranked, rk, bound = state.ranked, state.rk, state.pos
     chosen = frozenset(ranked)
-    queue = _located(ctx, sql, [(i, p) for i, p in enumerate(ranked) if i >= rk])
+    queue = _located(ctx, sql, [(i, p) for i, p in enumerate(ranked) if i >= rk], first)
     tail = (
-        (len(ranked), *c) for c in (_candidates(ctx, sql, bound) if bound > sql.floor else ())
+        (len(ranked), *c)
+        for c in (_candidates(ctx, sql, bound, slack=_SLACK) if bound > sql.floor else ())
         if c[0] not in chosen
     )
     entries: list[dict[str, Any]] = []
@@ -377,22 +398,25 @@ def _ranked(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
 
 
 def _located(
-    ctx: pages.Ctx, sql: Sql, order: Iterable[tuple[int, int]]
+    ctx: pages.Ctx,
+    sql: Sql,
+    order: Iterable[tuple[int, int]],
+    first: list[tuple[int, int, str]] | None = None,
 ) -> Iterator[tuple[int, int, int, str]]:  # the ranked rows, which a query named by pos
     """(index, pos, length, window id) of each (index, pos) of ``order``, looked up a page
-    at a time, the rows read ahead."""
+    at a time, the rows read ahead; ``first``: the first page's rows, already fetched with
+    the ranking (:func:`_ahead`)."""
     it = iter(order)
     while chunk := list(itertools.islice(it, ctx.req.limit + _SLACK)):
-        got = {
-            pos: (length, wid)
-            for pos, length, wid in _fetch(
-                ctx, sql,
-                f"SELECT {_FETCHED}, u.n FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(p, n)"  # noqa: S608
-                f" JOIN segue_rows r ON r.workspace = %s AND r.pos = u.p{_JOIN}",
-                [[p for _, p in chunk], sql.workspace],
-                "s.n",
-            )
-        }
+        fetched = first if first is not None else _fetch(
+            ctx, sql,
+            f"SELECT {_FETCHED}, u.n FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(p, n)"  # noqa: S608
+            f" JOIN segue_rows r ON r.workspace = %s AND r.pos = u.p{_JOIN}",
+            [[p for _, p in chunk], sql.workspace],
+            "s.n",
+        )
+        first = None
+        got = {pos: (length, wid) for pos, length, wid in fetched}
         for index, pos in chunk:
             if pos in got:
                 yield index, pos, *got[pos]

@@ -62,15 +62,18 @@ def ranked(
     role: str | None,
     tools: str | None,
     limit: int,
-) -> tuple[tuple[int, ...], bool]:
+    then: tuple[str, dict[str, Any]] = ("", {}),
+) -> tuple[tuple[int, ...], bool, list[tuple[Any, ...]]]:
     """Positions of the best ``limit`` items above ``floor`` and below ``below`` for the
     query's tokens ``found``, best first, of the given ``role`` and holding the tool name
     ``tools`` (its column's spelling) when they are not None; and whether they are every
-    candidate there is (fewer than ``limit``, every token ranked, no ``risky`` row).
+    candidate there is (fewer than ``limit``, every token ranked, no ``risky`` row); and the
+    rows of ``then``, a join (its SQL and named parameters) on ``top``, whose column ``best``
+    holds the ranked positions, in the same statement (the first ranked rows, say).
 
     The items holding a lexeme come from a subquery planned on its own (``OFFSET 0``), run
     once per lexeme; with sequential scans off in the caller's transaction
-    (``pages.call_floor``), the plan is a bitmap scan of the GIN index per lexeme whatever
+    (``_backend._HEAD``), the plan is a bitmap scan of the GIN index per lexeme whatever
     the statistics say (a sequential scan, or the join taken the other way round, would
     read every row's vector)."""
     terms = found[:MAX_TERMS]
@@ -105,16 +108,19 @@ def ranked(
         " bool_or(mach) AS mach, max(role) AS role, max(tools) AS tools FROM h GROUP BY pos, t),"
         " g AS (SELECT f.*, (count(*) OVER (PARTITION BY t))::float8 AS df,"
         " greatest(avg(wlen) OVER (), 1)::float8 AS dl FROM f),"
-        " n AS (SELECT greatest(%(n)s, count(DISTINCT pos))::float8 AS n FROM f)"
-        " SELECT ARRAY(SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
+        " n AS (SELECT greatest(%(n)s, count(DISTINCT pos))::float8 AS n FROM f),"
+        " top AS MATERIALIZED (SELECT ARRAY(SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
         f" HAVING true{having}"
         " ORDER BY sum(ln(1 + (n.n - g.df + 0.5) / (g.df + 0.5)) * g.tf"
         f" * {k1 + 1.0!r} / (g.tf + {k1!r} * (1 - {b!r} + {b!r} * g.wlen / g.dl)))"
         " * (CASE WHEN bool_or(g.mach) THEN %(mach)s ELSE 1.0 END) DESC,"
-        " g.pos DESC LIMIT %(limit)s), EXISTS (SELECT 1 FROM segue_rows r"
+        " g.pos DESC LIMIT %(limit)s) AS best, EXISTS (SELECT 1 FROM segue_rows r"
         " WHERE r.workspace = %(ws)s AND r.risky AND r.kind = 0 AND r.pos > %(lo)s"
-        " AND r.pos < %(hi)s)"
+        " AND r.pos < %(hi)s) AS risky)"
+        f" SELECT top.best, top.risky{', a.*' if then[0] else ''} FROM top{then[0]}"
     )
-    got = query(sql, params)[0]  # one row, always
-    best = tuple(int(p) for p in got[0])
-    return best, len(best) < limit and len(found) <= MAX_TERMS and not got[1]
+    got = query(sql, {**params, **then[1]})  # one row at least, always
+    best = tuple(int(p) for p in got[0][0])
+    rows = [row[2:] for row in got if len(row) > 2 and row[2] is not None]
+    every = len(best) < limit and len(found) <= MAX_TERMS and not got[0][1]
+    return best, every, rows
