@@ -421,9 +421,9 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
 
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: a build allocates millions of short-lived rows,
-    texts and tuples, none in a cycle, and its passes over them (and over the analysis
-    caches) cost a few per cent of the build."""
+    """The cyclic garbage collector paused: a build or a catch-up allocates millions of
+    short-lived rows, texts and tuples, none in a cycle, and its passes over them (and over
+    the analysis caches) cost a few per cent of the build."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -486,6 +486,7 @@ def _build_into(
         conn.close()
 
 
+@_no_gc()
 def catch_up(
     conn: sqlite3.Connection,
     layout: Layout,
