@@ -1,31 +1,39 @@
-"""A rebuild's lines as batches of records, made in this process or, where it pays, three
-in four of them by a forked worker (:mod:`segue._retrieval.index_build_worker`). I/O.
+"""A rebuild's lines as batches of records, made in this process or, where it pays, two
+in three of them by a forked worker (:mod:`segue._retrieval.index_build_worker`). I/O.
 
-Both processes read every line and follow the window state (:meth:`Walker.step`: which
-window each row is in depends on every boundary before it); each makes the batches that are
-its own, and this process inserts all of them, in order, so the index is the same file,
-row for row and token for token, whichever made a batch (tests/index/test_rebuild_worker.py).
-Analysing a row (classification, projection, the words and literal analyses) is about two
-thirds of a rebuild's work and inserting it into SQLite about a third: this process, which
-inserts everything, makes one batch in :data:`_SHARE`.
+The worker reads every line and follows the window state (:meth:`Walker.step`: which
+window each row is in depends on every boundary before it) through the batches it leaves to
+this process; for each of them it sends, in its place, where the batch starts and the window
+state there (:class:`_Turn`), and at its end the state after the last line (:class:`_End`).
+This process reads only its own batches, from there, and inserts every batch, in order, so
+the index is the same file, row for row and token for token, whichever made a batch
+(tests/index/test_rebuild_worker.py). Analysing a row (classification, projection, the words
+and literal analyses) is about two thirds of a rebuild's work and inserting it into SQLite
+about a third: this process, which inserts everything, makes one batch in :data:`_SHARE`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from segue._retrieval import index_build_worker
 from segue._retrieval.index_build import (
     _BATCH,
-    _KNOWN_CHARS,
     _UNBOUNDED,
     Batch,
     Record,
     Walker,
     _Known,
 )
-from segue._retrieval.reader import Budget, ForwardReader, FwdState, RawLine, Segment
+from segue._retrieval.reader import (
+    Budget,
+    ForwardReader,
+    FwdState,
+    HistoryMoved,
+    RawLine,
+    Segment,
+)
 
 __all__ = ["Scan", "analyse", "batches"]
 
@@ -44,14 +52,12 @@ def batches(
     ``seen`` learns them. ``lock_fd``: the side file's lock, which a worker closes."""
     chat_start = segs[1].start
     if not index_build_worker.wanted(segs[-1].end):
-        yield from (b for b in analyse(reader, walker, chat_start, scan, seen) if b is not None)
+        yield from analyse(reader, walker, chat_start, scan, seen)
         return
     with index_build_worker.Worker(
         lambda: _worker_batches(segs, chat_start), close=lock_fd
     ) as worker:
-        own = analyse(reader, walker, chat_start, scan, seen, size=index_build_worker.BATCH,
-                      mine=lambda n: not _theirs(n))  # fmt: skip
-        yield from _merged(own, worker.batches(), seen)
+        yield from _merged(worker.batches(), segs, walker, scan, seen)
 
 
 @dataclass
@@ -70,52 +76,96 @@ def analyse(
     seen: _Known,
     *,
     size: int = _BATCH,
-    mine: Callable[[int], bool] | None = None,
-) -> Iterator[Batch | None]:
+) -> Iterator[Batch]:
     """The lines as batches of ``size`` lines, oldest first; ``seen`` learns their lines
-    (while it has room) and ``scan`` where they ended. With ``mine``, only the batches whose
-    number it accepts are made; for the others the lines are only followed (the window
-    state, :meth:`Walker.step`) and None stands in for the batch."""
+    (while it has room) and ``scan`` where they ended."""
     records: list[Record] = []
-    count = number = 0
-    full = mine is None or mine(0)
+    number = 0
     for line in lines:
         if not line.complete and line.start >= chat_start:
             scan.torn = line.start
             break
-        if full:
-            records.append(walker.record(line))
-        else:
-            walker.follow(line)
-        count += 1
-        if count >= size:
-            yield _learn(Batch.of(records, line.end, number), seen) if full else None
-            records, count, number = [], 0, number + 1
-            full = mine is None or mine(number)
-    if count:
-        yield _learn(Batch.of(records, records[-1].end, number), seen) if full else None
+        records.append(walker.record(line))
+        if len(records) >= size:
+            yield _learn(Batch.of(records, line.end, number), seen)
+            records, number = [], number + 1
+    if records:
+        yield _learn(Batch.of(records, records[-1].end, number), seen)
 
 
-def _merged(own: Iterable[Batch | None], theirs: Iterator[Batch], seen: _Known) -> Iterator[Batch]:
-    """This process's batches with the worker's in their places, in order."""
-    for number, mine in enumerate(own):
-        batch = mine if mine is not None else next(theirs, None)
-        if batch is None or batch.number != number:
-            raise index_build_worker.WorkerLost("the rebuild's worker fell out of step")
-        if mine is None:
-            _learn(batch, seen)
-        yield batch
-    if next(theirs, None) is not None:  # also reads its end, or the error it met
-        raise index_build_worker.WorkerLost("the rebuild's worker fell out of step")
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """In the worker's stream, in the place of batch ``number``, which is this process's:
+    where its first line starts and the window state before it (:class:`Walker`)."""
+
+    number: int
+    pos: int
+    win: int
+    wid: str
+    hwin: str
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """The worker's last word: the window state after the last line, and the start of a
+    chat line left out for lacking its newline (:class:`Scan`)."""
+
+    win: int
+    wid: str
+    hwin: str
+    torn: int | None
+
+
+def _merged(
+    stream: Iterator[Batch | _Turn | _End],
+    segs: list[Segment],
+    walker: Walker,
+    scan: Scan,
+    seen: _Known,
+) -> Iterator[Batch]:
+    """The worker's batches with this process's in their places, in order; ``walker`` and
+    ``scan`` end as the worker's did."""
+    lost = index_build_worker.WorkerLost("the rebuild's worker fell out of step")
+    for number, item in enumerate(stream):
+        if isinstance(item, _End):
+            walker.win, walker.wid, walker.hwin = item.win, item.wid, item.hwin
+            scan.torn = item.torn
+            if next(stream, None) is not None:  # also reads its end, or the error it met
+                raise lost
+            return
+        batch = _own(segs, item) if isinstance(item, _Turn) else item
+        if batch.number != number:
+            raise lost
+        yield _learn(batch, seen)
+    raise lost
+
+
+def _own(segs: list[Segment], turn: _Turn) -> Batch:
+    """This process's batch the worker's :class:`_Turn` stands for: the
+    :data:`~segue._retrieval.index_build_worker.BATCH` lines from its start (fewer at the end
+    or at a torn chat tail)."""
+    walker = Walker(turn.win, turn.wid, turn.hwin)
+    reader = ForwardReader(segs, FwdState(turn.pos), Budget(_UNBOUNDED, _UNBOUNDED))
+    records: list[Record] = []
+    for line in reader:
+        if not line.complete and line.start >= segs[1].start:
+            break
+        records.append(walker.record(line))
+        if len(records) >= index_build_worker.BATCH:
+            break
+    if not records or records[0].pos != turn.pos:
+        raise HistoryMoved("the transcript changed under the rebuild")
+    return Batch.of(records, records[-1].end, turn.number)
 
 
 def _theirs(number: int) -> bool:
-    """The batches a worker makes: three in each :data:`_SHARE` (this process also inserts
-    every batch into SQLite, about a third of the work)."""
+    """The batches a worker makes: all but one in each :data:`_SHARE` (this process also
+    inserts every batch into SQLite, about a third of the work; with two in three, sampled
+    on 8 MB rebuilds, both processes were busy for about as long)."""
     return number % _SHARE != 0
 
 
-_SHARE = 4
+_SHARE = 3
 
 
 def _learn(batch: Batch, seen: _Known) -> Batch:
@@ -124,11 +174,30 @@ def _learn(batch: Batch, seen: _Known) -> Batch:
     return batch
 
 
-def _worker_batches(segs: list[Segment], chat_start: int) -> Iterator[Batch]:
-    """What the worker sends: its share of the batches (:func:`_theirs`)."""
+def _worker_batches(segs: list[Segment], chat_start: int) -> Iterator[Batch | _Turn | _End]:
+    """What the worker sends: its share of the batches (:func:`_theirs`), a :class:`_Turn` in
+    the place of each of the others, then an :class:`_End`."""
     reader = ForwardReader(segs, FwdState(0), Budget(_UNBOUNDED, _UNBOUNDED))
-    full = _Known("", 0, set(), _KNOWN_CHARS + 1)  # it learns nothing: this process does
-    for batch in analyse(reader, Walker(), chat_start, Scan(), full,
-                         size=index_build_worker.BATCH, mine=_theirs):  # fmt: skip
-        if batch is not None:
-            yield batch
+    walker, scan, size = Walker(), Scan(), index_build_worker.BATCH
+    records: list[Record] = []
+    count = number = 0
+    theirs = _theirs(0)
+    for line in reader:
+        if not line.complete and line.start >= chat_start:
+            scan.torn = line.start
+            break
+        if theirs:
+            records.append(walker.record(line))
+        else:
+            if count == 0:
+                yield _Turn(number, line.start, walker.win, walker.wid, walker.hwin)
+            walker.follow(line)
+        count += 1
+        if count >= size:
+            if theirs:
+                yield Batch.of(records, line.end, number)
+            records, count, number = [], 0, number + 1
+            theirs = _theirs(number)
+    if records:
+        yield Batch.of(records, records[-1].end, number)
+    yield _End(walker.win, walker.wid, walker.hwin, scan.torn)

@@ -24,7 +24,9 @@ token:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from segue._retrieval.index_literal import tokens
 from segue._retrieval.words import raw_tokens, token_terms
@@ -163,17 +165,19 @@ def line_tokens(found: Iterable[str]) -> frozenset[str]:
 
 
 def holds_long_token(found: list[str], limit: int) -> bool:
-    """Whether a literal token of the lines is longer than ``limit`` characters. A line, and
-    a chunk, is at least as long as each of its tokens, so only long ones are looked into."""
+    """Whether a literal token of the lines is longer than ``limit`` characters. A line is at
+    least as long as each of its tokens, so only long ones are looked into: by a regular
+    expression for a run of more than ``limit`` token characters (ASCII letters and digits,
+    non-ASCII characters), with no copy of the line."""
     if max(map(len, found), default=0) <= limit:
         return False
-    for line in (x for x in found if len(x) > limit):
-        cut = _chunks(line)
-        if max(map(len, cut), default=0) > limit:
-            for chunk in (c for c in cut if len(c) > limit):
-                if any(len(t) > limit for t in _CHUNK_TOKENS[chunk]):
-                    return True
-    return False
+    run = _long_run(limit).search
+    return any(run(line) is not None for line in found if len(line) > limit)
+
+
+@lru_cache(maxsize=4)
+def _long_run(limit: int) -> re.Pattern[str]:
+    return re.compile("[0-9A-Za-z\u0080-\U0010ffff]{" + str(limit + 1) + "}")
 
 
 def long_token_windows(found: list[str], limit: int) -> list[str]:

@@ -160,8 +160,9 @@ def _analysis(raw: str, humps: bool, opt: Options) -> _Analysis:
     humps = humps and opt.identifiers
     runs = _RUN.findall(raw)
     pieces = [p for run in runs for p in _pieces(run, humps)] if opt.identifiers else runs
-    raw_parts = tuple(_fold(p) for p in pieces)
-    parts = tuple(_part(p, opt.stemming) for p in pieces)
+    raw_parts = tuple(map(_fold, pieces))
+    # _part of each piece, without folding it again
+    parts = tuple(stem(f) if f.isascii() else f for f in raw_parts) if opt.stemming else raw_parts
     wholes: list[str] = []
     if opt.identifiers and (len(pieces) > 1 or (pieces and pieces[0] != raw)):
         folded = _fold(raw)
