@@ -53,7 +53,7 @@ FAST_TOAST = (
 )
 
 
-def row_values(workspace: str, p: Prepared) -> tuple[Any, ...]:
+def row_values(workspace: str | None, p: Prepared) -> tuple[Any, ...]:
     """A prepared line's values in the order of :data:`COPY_COLUMNS`."""
     return (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body,
             *values(p.agent))
