@@ -15,6 +15,10 @@ parses no text for them: ``tsvector`` values (:func:`tsvector`) and a batch of
   record type's oid, the number of elements, each with its length. The record type is the
   table's own (:func:`row_type` reads its oid and its columns' order once).
 
+* A ``COPY … (FORMAT binary)`` stream (:func:`copy_tuples`): :data:`COPY_HEAD`, then each
+  row as its number of columns (16 bits) and each value's length (-1: NULL) and bytes, then
+  :data:`COPY_TAIL`.
+
 A value goes out as :class:`Binary`: binary, with no type of its own (the statement casts
 it to the type it is).
 """
@@ -31,7 +35,10 @@ from psycopg.adapt import Dumper
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Binary", "RowType", "records", "register", "row_type", "tsvector"]
+__all__ = [
+    "COPY_HEAD", "COPY_TAIL", "Binary", "RowType", "copy_tuples", "dumps", "records", "register",
+    "row_type", "tsvector",
+]
 
 _I = struct.Struct("!i")
 _H = struct.Struct("!h")
@@ -144,3 +151,31 @@ def records(kind: RowType, rows: Iterable[Sequence[Any]]) -> Binary:
         return Binary(struct.pack("!iii", 0, 0, kind.oid))
     head = struct.pack("!iiiii", 1, 0, kind.oid, len(out) // 2, 1)
     return Binary(head + b"".join(out))
+
+
+#: the start of a binary COPY stream (its signature, no flags, no extension) and its end
+COPY_HEAD = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+COPY_TAIL = b"\xff\xff"
+_NULL = _I.pack(-1)
+
+
+def dumps(columns: Sequence[str], types: dict[str, str]) -> list[Callable[[Any], bytes]]:
+    """How each of ``columns`` (of type ``types[column]``) is written, in their order."""
+    return [_TYPES[types[c]][1] for c in columns]
+
+
+def copy_tuples(how: Sequence[Callable[[Any], bytes]], rows: Iterable[Sequence[Any]]) -> bytes:
+    """Rows of values (each column written by ``how``) in binary COPY form."""
+    out: list[bytes] = []
+    n = _H.pack(len(how))
+    length = _I.pack
+    for row in rows:
+        out.append(n)
+        for dump, v in zip(how, row, strict=True):
+            if v is None:
+                out.append(_NULL)
+            else:
+                data = dump(v)
+                out.append(length(len(data)))
+                out.append(data)
+    return b"".join(out)
