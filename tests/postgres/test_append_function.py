@@ -16,10 +16,13 @@ import psycopg
 import pytest
 
 from segue._errors import LockTimeout
-from segue._messages import Row, make_row
+from segue._messages import Row, encode_row, make_row
 from segue.postgres import _store as postgres
-from segue.postgres._bulk import COLUMN_TYPES, COPY_COLUMNS
-from segue.postgres._schema import connect, ensure_schema
+from segue.postgres._append_call import row_type
+from segue.postgres._binary import records
+from segue.postgres._bulk import COLUMN_TYPES, COPY_COLUMNS, row_values
+from segue.postgres._rows import prepare
+from segue.postgres._schema import SCHEMA_VERSION, connect, ensure_schema
 from segue.postgres._store import PostgresStore
 
 WS = "fn-ws"
@@ -151,3 +154,64 @@ def test_the_lock_and_its_timeout_hold_on_this_path(pg_url: str) -> None:
     finally:
         holder.close()
         other.close()
+
+
+def _corpus() -> list[bytes]:
+    from tests.index.test_schema_version import ARCHIVE, CHAT
+
+    wide = make_row("user", "straße ﬁle Ⅻ 𝔘nicode KELVIN x" * 3 + "y" * 3000, id="wide")
+    return [*ARCHIVE, *CHAT, encode_row(wide)]
+
+
+def test_binary_rows_store_what_their_text_spells(pg_url: str) -> None:
+    """The rows go to the server as binary records with binary ``tsvector`` values: every
+    stored column equals the value its text spelling gives (the one a COPY in text sends),
+    for every kind of line of the index's corpus, wide and non-ASCII tokens included."""
+    raws = _corpus()
+    conn = connect(pg_url)
+    ensure_schema(conn)
+    conn.execute("INSERT INTO segue_workspaces (workspace, epoch) VALUES ('bin', 'e')")
+    prepared, _, _ = prepare(raws, pos=0, off=0, window_id="w:0")
+    kind = row_type(conn)
+    conn.execute("INSERT INTO segue_rows SELECT * FROM unnest(%b::segue_rows[])",
+                 (records(kind, [row_values("bin", p) for p in prepared]),))
+    for p in prepared:
+        want = row_values("bin", p)
+        same = " AND ".join(f"{c} IS NOT DISTINCT FROM %s::{COLUMN_TYPES[c]}"
+                            for c in COPY_COLUMNS)
+        got = conn.execute(
+            f"SELECT {same} FROM segue_rows WHERE workspace = 'bin' AND pos = %s",
+            (*want, p.pos),
+        ).fetchone()
+        assert got == (True,), p.raw[:80]
+    words = conn.execute(
+        "SELECT count(*) FROM segue_rows WHERE workspace = 'bin' AND words IS NOT NULL"
+        " AND length(words) > 0 AND length(lit) > 0").fetchone()
+    assert words is not None and words[0] > 5  # the corpus does have words and tokens
+    conn.close()
+
+
+def test_a_schema_5_store_gets_the_binary_append(pg_url: str) -> None:
+    """A store as schema version 5 left it (``segue_append`` taking the rows as JSON) is
+    upgraded on first open: the function is made again, and appends go on where they
+    were."""
+    with PostgresStore(pg_url, WS) as store:
+        store.append(batch("old"))
+        conn = store._writer()
+        conn.execute("DROP FUNCTION segue_append")
+        conn.execute("CREATE FUNCTION segue_append(ws text, batch json) RETURNS void"
+                     " LANGUAGE sql AS ''")
+        conn.execute("DELETE FROM segue_schema WHERE version >= 6")
+    with PostgresStore(pg_url, WS) as again:
+        again.append(batch("new"))
+        again.append(batch("newer"))
+        got = again._writer().execute("SELECT max(version) FROM segue_schema").fetchone()
+        assert got == (SCHEMA_VERSION,) and SCHEMA_VERSION >= 6
+        args = again._writer().execute(
+            "SELECT pg_get_function_arguments('segue_append'::regproc)").fetchone()
+        assert args is not None and "segue_rows[]" in args[0]
+        rows = list(again.rows())
+        assert [r.id for r in rows] == [f"{t}-{k}" for t in ("old", "new", "newer")
+                                        for k in range(3)]
+        assert [r.sequence for r in rows] == list(range(9))
+        assert again.verify().ok

@@ -194,7 +194,7 @@ def test_schema_4_is_upgraded_to_literal_tokens(pg_url: str, tmp_path: Path) -> 
         writer = again._writer()
         assert writer.execute("SELECT max(version) FROM segue_schema").fetchone() == (
             SCHEMA_VERSION,)
-        assert SCHEMA_VERSION == 5
+        assert SCHEMA_VERSION >= 5
         trgm = writer.execute(
             "SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%gin_trgm_ops%'").fetchone()
         assert trgm == (0,)

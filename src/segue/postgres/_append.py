@@ -13,9 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from segue._context.boundaries import is_boundary
 from segue._history.receipt import new_epoch
-from segue._history.scan import MAX_LINE, parse_line
 from segue.postgres._derive import fingerprint
 from segue.postgres._rows import ROOT_POS, Prepared, prepare
 
@@ -68,8 +66,7 @@ def plan(
     )
     chat_pos = state.chat_pos
     for p in prepared:
-        row = parse_line(p.raw) if len(p.raw) <= MAX_LINE else None
-        if row is not None and is_boundary(row):
+        if p.boundary:
             chat_pos = p.pos
     # a rotation is another mutation (R29): a new epoch
     epoch = new_epoch() if chat_pos != state.chat_pos else state.epoch

@@ -6,7 +6,8 @@ The function, in this order and in the statement's own transaction: takes the wo
 advisory lock (unless the caller's :meth:`PostgresStore.locked` holder has it) with the
 store's lock timeout (a setting of this transaction only); updates the workspace row from
 the state the batch was planned from to the state after it, guarded by that whole state;
-and only when the guard held inserts the rows (one JSON array), adds their literal tokens
+and only when the guard held inserts the rows (one binary array of ``segue_rows``
+records), adds their literal tokens
 to the vocabulary (``segue_lex``, :mod:`segue.postgres._lexicon`) and sends the workspace's
 ``NOTIFY``. When the guard fails (another client moved the workspace on, or it
 has no row yet: then it creates it) nothing is written and it returns the workspace's
@@ -25,6 +26,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from segue.postgres._append import STATE_COLUMNS, WorkspaceState, state_of, state_values
+from segue.postgres._binary import RowType, records
+from segue.postgres._binary import row_type as _row_type
 from segue.postgres._bulk import COLUMN_TYPES, COPY_COLUMNS, row_values
 from segue.postgres._rows import Prepared
 
@@ -35,19 +38,18 @@ _STATE_TYPES = {
     "epoch": "text", "next_sequence": "bigint", "next_pos": "bigint", "next_off": "bigint",
     "chat_pos": "bigint", "window_id": "text", "agent_win": "bigint", "derived": "text",
 }
-_ROW_COLUMNS = COPY_COLUMNS[1:]  # the workspace is the function's first argument
 _HEAD = (("ws", "text"), ("lock_key", "bigint"), ("lock_timeout", "text"),
          ("channel", "text"), ("fresh_epoch", "text"), ("fresh_derived", "text"))
+#: the rows travel as one array of ``segue_rows`` records in binary (``tsvector`` values
+#: in the type's own binary form, :mod:`segue.postgres._binary`): the server parses
+#: neither JSON nor a ``tsvector``'s text, and the client quotes and escapes nothing
 _ARGS: tuple[tuple[str, str], ...] = (
     *_HEAD,
     *((f"o_{c}", _STATE_TYPES[c]) for c in STATE_COLUMNS),
     *((f"n_{c}", _STATE_TYPES[c]) for c in STATE_COLUMNS),
-    ("batch", "json"),
+    ("batch", "segue_rows[]"),
     ("lex", "text[]"),
 )
-#: the rows travel as one JSON array of objects (one parameter: a fraction of the client's
-#: work of adapting an array per column), bytea values as hex
-_BYTEA = frozenset(c for c in _ROW_COLUMNS if COLUMN_TYPES[c] == "bytea")
 
 
 def function_ddl(*, lz4: bool = False) -> str:
@@ -58,8 +60,8 @@ def function_ddl(*, lz4: bool = False) -> str:
     sets = ", ".join(f"{c} = n_{c}" for c in STATE_COLUMNS)
     guard = " AND ".join(f"{c} = o_{c}" for c in STATE_COLUMNS)
     cols = ", ".join(COPY_COLUMNS)
-    picked = ", ".join(f"decode(r.{c}, 'hex')" if c in _BYTEA else f"r.{c}" for c in _ROW_COLUMNS)
-    record = ", ".join(f"{c} {'text' if c in _BYTEA else COLUMN_TYPES[c]}" for c in _ROW_COLUMNS)
+    # the rows' workspace is the function's argument (the records' own is left NULL)
+    picked = ", ".join(f"r.{c}" for c in COPY_COLUMNS[1:])
     return (
         f"CREATE OR REPLACE FUNCTION segue_append({args}) RETURNS segue_workspaces"  # noqa: S608
         " LANGUAGE plpgsql AS $fn$\n"
@@ -72,10 +74,11 @@ def function_ddl(*, lz4: bool = False) -> str:
         "  END IF;\n"
         f"  UPDATE segue_workspaces SET {sets} WHERE workspace = ws AND {guard};\n"
         "  IF FOUND THEN\n"
-        f"    INSERT INTO segue_rows ({cols}) SELECT ws, {picked}"
-        f" FROM json_to_recordset(batch) AS r({record});\n"
-        "    INSERT INTO segue_lex (workspace, term) SELECT ws, unnest(lex)"
+        f"    INSERT INTO segue_rows ({cols}) SELECT ws, {picked} FROM unnest(batch) AS r;\n"
+        "    IF cardinality(lex) > 0 THEN\n"
+        "      INSERT INTO segue_lex (workspace, term) SELECT ws, unnest(lex)"
         " ON CONFLICT DO NOTHING;\n"
+        "    END IF;\n"
         "    PERFORM pg_notify(channel, '');\n"
         "    RETURN NULL;\n"
         "  END IF;\n"
@@ -95,16 +98,18 @@ def create_function(conn: psycopg.Connection[Any]) -> None:
     conn.execute(function_ddl(lz4=bool(got and got[0])))
 
 
-#: the call; every argument cast to its type (a list of Python ints is no bigint[] else)
+#: the call; every argument cast to its type (a list of Python ints is no bigint[] else),
+#: the batch sent in binary (``%b``)
 CALL = (
     "SELECT " + ", ".join(STATE_COLUMNS) + " FROM segue_append("  # noqa: S608
-    + ", ".join(f"%s::{typ}" for _, typ in _ARGS)
+    + ", ".join(f"%{'b' if name == 'batch' else 's'}::{typ}" for name, typ in _ARGS)
     + ")"
 )
 
 
 def call_params(
     workspace: str,
+    kind: RowType,
     *,
     lock_key: int | None,
     lock_timeout_ms: int,
@@ -119,18 +124,16 @@ def call_params(
     """The arguments of :data:`CALL` for a batch planned from ``known`` to ``after``;
     ``lex``: the literal tokens to add to the vocabulary (those of ``lines`` the caller has
     not seen committed)."""
-    import msgspec
-
-    batch = [
-        {c: v.hex() if c in _BYTEA and v is not None else v
-         for c, v in zip(_ROW_COLUMNS, row_values(workspace, p)[1:], strict=True)}
-        for p in lines
-    ]
     return (
         workspace, lock_key, f"{lock_timeout_ms}ms", channel, fresh_epoch, fresh_derived,
-        *state_values(known), *state_values(after), msgspec.json.encode(batch).decode(),
-        list(lex),
+        *state_values(known), *state_values(after),
+        records(kind, [row_values(None, p) for p in lines]), list(lex),
     )
+
+
+def row_type(conn: psycopg.Connection[Any]) -> RowType:
+    """``segue_rows``' record type, for :func:`call_params` (read once per store)."""
+    return _row_type(conn, "segue_rows", COPY_COLUMNS, COLUMN_TYPES)
 
 
 def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> WorkspaceState | None:
@@ -140,4 +143,6 @@ def call_append(conn: psycopg.Connection[Any], params: Sequence[Any]) -> Workspa
     return None if got is None or got[0] is None else state_of(got)
 
 
-__all__ = ["CALL", "call_append", "call_params", "create_function", "function_ddl"]
+__all__ = [
+    "CALL", "call_append", "call_params", "create_function", "function_ddl", "row_type",
+]

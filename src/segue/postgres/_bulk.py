@@ -2,7 +2,9 @@
 batches): one binary ``COPY`` each way, streamed.
 
 In: :func:`copy_in` writes prepared lines (``rows.Prepared``) through one ``COPY … FROM STDIN
-(FORMAT binary)``; the caller derives the next chunk while the server stores the last one.
+(FORMAT binary)``, built here (:mod:`segue.postgres._binary`: the server parses no text,
+not even a ``tsvector``'s); the caller derives the next chunk while the server stores the
+last one.
 :func:`chunks` is the pure part of a load: it cuts a stream of ``(source, raw)`` lines into
 prepared chunks at their final positions and offsets, and finds where ``chat`` starts.
 
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from segue._history.scan import Source
 from segue.postgres import _lexicon as lexicon
+from segue.postgres._binary import COPY_HEAD, COPY_TAIL, copy_tuples, dumps
 from segue.postgres._derive import COLUMNS, values
 from segue.postgres._rows import ROOT_POS, Prepared, prepare
 
@@ -53,7 +56,7 @@ FAST_TOAST = (
 )
 
 
-def row_values(workspace: str, p: Prepared) -> tuple[Any, ...]:
+def row_values(workspace: str | None, p: Prepared) -> tuple[Any, ...]:
     """A prepared line's values in the order of :data:`COPY_COLUMNS`."""
     return (workspace, p.pos, p.off, p.raw, p.seq, p.item, p.marker, p.window_id, p.body,
             *values(p.agent))
@@ -66,20 +69,23 @@ def fast_toast(conn: psycopg.Connection[Any]) -> None:
 def copy_in(
     conn: psycopg.Connection[Any], workspace: str, chunks: Iterable[Iterable[Prepared]]
 ) -> int:
-    """Store every prepared line of ``chunks`` in one COPY, and their literal tokens in the
-    vocabulary (each once); the number stored. Text format: the words and literal columns
-    are ``tsvector``, for which psycopg has no binary dumper (and the server's own input
-    function is the one that checks and sorts its lexemes)."""
+    """Store every prepared line of ``chunks`` in one binary COPY (each chunk written as one
+    block, ``tsvector`` values in their binary form: :mod:`segue.postgres._binary`), and
+    their literal tokens in the vocabulary (each once); the number stored."""
     n = 0
     terms: set[str] = set()
+    how = dumps(COPY_COLUMNS, COLUMN_TYPES)
     with conn.cursor() as cur, cur.copy(
-        "COPY segue_rows (" + ", ".join(COPY_COLUMNS) + ") FROM STDIN"
+        "COPY segue_rows (" + ", ".join(COPY_COLUMNS) + ") FROM STDIN (FORMAT binary)"
     ) as copy:
+        copy.write(COPY_HEAD)
         for chunk in chunks:
-            for p in chunk:
-                copy.write_row(row_values(workspace, p))
+            lines = list(chunk)
+            copy.write(copy_tuples(how, [row_values(workspace, p) for p in lines]))
+            for p in lines:
                 terms.update(p.agent.lex)
-                n += 1
+            n += len(lines)
+        copy.write(COPY_TAIL)
     lexicon.add(conn, workspace, terms)
     return n
 

@@ -44,6 +44,9 @@ def shared_pool(url: str, *, max_size: int = 10, timeout: float = 30.0) -> Conne
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
+    from segue.postgres._binary import register
+
+    register(conn)
     ensure_schema(conn)
 
 

@@ -107,6 +107,7 @@ class Prepared:
     window_id: str
     body: str | None
     agent: Agent
+    boundary: bool = False  # the line is a durable boundary (a rotation starts at it)
 
 
 @functools.lru_cache(maxsize=4)  # people's text is mostly the agent's: folded once
@@ -259,8 +260,9 @@ def prepare(
         people: str | None = None
         item: str | None = None
         seq: int | None = None
+        boundary = row is not None and is_boundary(row)
         if row is not None:
-            if is_boundary(row):
+            if boundary:
                 window_id = window_id_of_boundary(row)
             people = people_text(row)
             item = item_id(row)
@@ -269,7 +271,8 @@ def prepare(
         agent = agent_of(raw, pos=pos, off=off, win=win, people=people)
         win = agent.win
         out.append(
-            Prepared(pos, off, raw, seq, item, mentions_reset_key(raw), window_id, body, agent)
+            Prepared(pos, off, raw, seq, item, mentions_reset_key(raw), window_id, body, agent,
+                     boundary)
         )
         pos += 1
         off += len(raw) + 1

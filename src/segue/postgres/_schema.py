@@ -32,6 +32,9 @@ Schema (version :data:`SCHEMA_VERSION`):
   ``segue_append`` again over the new columns, and its last step derives every stored row's
   agent columns (versions 2, 3 and 5) and fills the vocabulary (``derive.backfill``). The
   extension is no longer needed; a database that has it keeps it.
+* version 6 creates ``segue_append`` again taking the rows as one binary array per column
+  (``tsvector`` values in their binary form, :mod:`segue.postgres._tsv`) instead of one
+  JSON array: the server parses neither JSON nor a ``tsvector``'s text. No table changes.
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -48,7 +51,7 @@ from segue._errors import StoreError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: advisory lock key (a constant outside the per-workspace key space's usual range) held
 #: while migrating
 _MIGRATE_KEY = 0x5E6E_0000
@@ -164,9 +167,14 @@ _V5: tuple[Step, ...] = (
     _backfill,  # once every column exists
 )
 
+_V6: tuple[Step, ...] = (
+    "DROP FUNCTION IF EXISTS segue_append",  # its arguments change: not replaced in place
+    _append_function,
+)
+
 #: version -> steps (statements, or functions of the connection) taking the schema from
 #: version-1 to version
-MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
+MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6}
 
 
 def _psycopg() -> Any:
@@ -199,6 +207,9 @@ def connect(url: str, *, timeout: float = 10.0) -> psycopg.Connection[Any]:
             f"cannot connect to the PostgreSQL store {redact(url)}: {first_line(exc)}",
             code="store_unavailable",
         ) from None
+    from segue.postgres._binary import register
+
+    register(conn)
     return conn
 
 

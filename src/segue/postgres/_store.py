@@ -59,7 +59,7 @@ from segue.postgres._append import (
     state_values,
 )
 from segue.postgres._append import copy_rows as _copy
-from segue.postgres._append_call import call_append, call_params
+from segue.postgres._append_call import call_append, call_params, row_type
 from segue.postgres._bulk import raw_lines as _raw_lines
 from segue.postgres._derive import fingerprint, rederive, rederive_row
 from segue.postgres._keys import lock_key, notify_channel
@@ -77,6 +77,7 @@ if TYPE_CHECKING:
 
     from segue._history.watch import Watch
     from segue._retrieval.backends import Backend
+    from segue.postgres._binary import RowType
 
 _FETCH = 256
 _STATE = (
@@ -117,6 +118,7 @@ class PostgresStore:
         #: the workspace's state as this store's last append left it (None: not known)
         self._known: WorkspaceState | None = None
         self._lexed = Committed()  # literal tokens in the vocabulary, not sent again
+        self._row_type: RowType | None = None  # segue_rows' record type (append_call)
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -338,8 +340,11 @@ class PostgresStore:
             prepared, after = plan(known, raws, next_sequence=known.next_sequence + len(rows))
         if lock:
             self._check_holder()
+        if self._row_type is None:
+            self._row_type = row_type(conn)
         params = call_params(
             self.workspace_id,
+            self._row_type,
             lock_key=self._key if lock and not self._held else None,
             lock_timeout_ms=max(1, int(self.lock_timeout * 1000)),
             channel=self._channel,
