@@ -74,39 +74,16 @@ def _lasting(outcome: str) -> bool:
     return outcome not in ("built", "stopped", BUSY) and "locked" not in outcome
 
 
-def _split_wanted() -> bool:
-    """Whether steps fork a worker for three in four batches of rows: as a rebuild does
-    (``SEGUE_INDEX_WORKER``; two CPUs, about one of them idle by the load average), though
-    this process runs a thread (the watcher): it holds no lock while it waits in
-    ``os.read``, and a worker touches nothing of it."""
-    setting = os.environ.get("SEGUE_INDEX_WORKER", "").strip().lower()
-    if setting == "off" or not hasattr(os, "fork"):
-        return False
-    if setting == "on":
-        return True
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = 0.0
-    return cpus >= 2 and load <= cpus - 1
-
-
 def build(home: str, workspace: str, step_bytes: int) -> str:
     """Run the steps; the outcome ("built" or why not)."""
     from segue._fsutil import describe_os_error
     from segue._retrieval.index_build import NotBuilt
-    from segue._retrieval.index_build_worker import WorkerLost
     from segue._retrieval.index_file import build_path
     from segue._retrieval.index_steps import build_step
     from segue._retrieval.snapshot import take
     from segue._workspace import Layout
 
     layout = Layout(Path(home), workspace)
-    split = _split_wanted()
     stopping = threading.Event()
     idle = threading.Event()  # set while no step runs: the watcher may exit at once
     idle.set()
@@ -115,13 +92,8 @@ def build(home: str, workspace: str, step_bytes: int) -> str:
         while not stopping.is_set():
             snap = take(layout)
             idle.clear()
-            try:
-                done = build_step(layout, step_bytes, split=split)
-            except WorkerLost:  # the step was rolled back: the next ones without a worker
-                split, done = False, None
-                continue
-            finally:
-                idle.set()
+            done = build_step(layout, step_bytes)
+            idle.set()
             if done is not None:
                 return "built"
             pos = _steps_pos(build_path(layout))

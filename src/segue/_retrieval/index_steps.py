@@ -37,26 +37,21 @@ import dataclasses
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from urllib.parse import quote
 
 from segue._context.boundaries import ROOT_WINDOW_ID
 from segue._fsutil import fsync_dir
 from segue._retrieval.index_build import (
     _BATCH,
-    _KNOWN_CHARS,
-    Batch,
     NotBuilt,
     Record,
     StepLines,
     Walker,
     _insert,
-    _Known,
     _same_files,
     claim_side_file,
-    insert_batch,
 )
-from segue._retrieval.index_ddl import LEX_MAX
 from segue._retrieval.index_file import (
     DDL,
     ROOT_POS,
@@ -72,7 +67,6 @@ from segue._retrieval.index_file import (
     trusted_meta,
     write_meta,
 )
-from segue._retrieval.index_words import line_tokens
 from segue._retrieval.reader import HistoryMoved, Segment
 from segue._retrieval.snapshot import Snapshot, take
 from segue._workspace import Layout
@@ -99,13 +93,10 @@ def build_step(
     *,
     deadline: float | None = None,
     until: Callable[[], bool] | None = None,
-    split: bool = False,
 ) -> Meta | None:
     """Run one step of about ``max_bytes`` (:data:`STEP_BYTES`), stopped early at
     ``deadline`` (a :func:`time.monotonic` value; None: bytes alone bound it) or, looked at
-    as often as the clock, once ``until()`` is true (index_builder.py's stop); ``split``
-    (a step bound by bytes alone, in a process that forks safely: the builder's): three in
-    four batches of rows are made by a forked worker (:func:`_index_split`); returns the
+    as often as the clock, once ``until()`` is true (index_builder.py's stop); returns the
     index's metadata when this step completed it and put it in place, None when more steps
     are needed. Raises :class:`~segue._retrieval.index_build.NotBuilt` when no step can run
     now."""
@@ -117,7 +108,7 @@ def build_step(
         try:
             meta = _committed(layout, snap, fd)
             if meta is None:
-                meta = _run(layout, snap, fd, max_bytes, _Stop(deadline, until), split=split)
+                meta = _run(layout, snap, fd, max_bytes, _Stop(deadline, until))
         except sqlite3.Error as exc:
             if "locked" not in str(exc):  # held by a foreign opener: try again next call
                 _discard(layout)
@@ -189,12 +180,10 @@ class _Stop:
         return self.until is not None and self.until()
 
 
-def _run(
-    layout: Layout, snap: Snapshot, fd: int, max_bytes: int, deadline: _Stop, *, split: bool
-) -> Meta | None:
+def _run(layout: Layout, snap: Snapshot, fd: int, max_bytes: int, deadline: _Stop) -> Meta | None:
     side = _open(layout, snap, fd)
     try:
-        return _step(side, layout, snap, max_bytes, deadline, split_fd=fd if split else None)
+        return _step(side, layout, snap, max_bytes, deadline)
     finally:
         side.conn.close()
 
@@ -249,13 +238,7 @@ def _open(layout: Layout, snap: Snapshot, fd: int) -> _Side:
 
 
 def _step(
-    side: _Side,
-    layout: Layout,
-    snap: Snapshot,
-    max_bytes: int,
-    deadline: _Stop,
-    *,
-    split_fd: int | None = None,
+    side: _Side, layout: Layout, snap: Snapshot, max_bytes: int, deadline: _Stop
 ) -> Meta | None:
     a = snap.archive_size
     segs = [Segment(layout.archive, 0, a), Segment(layout.chat, a, a + snap.chat_size)]
@@ -265,10 +248,7 @@ def _step(
     try:
         try:
             lines = StepLines(segs, side.pos, max_bytes)
-            if split_fd is not None and not deadline.timed():
-                done, finished = _index_split(conn, lines, a, walker, split_fd)
-            else:
-                done, finished = _index(conn, lines, a, walker, deadline)
+            done, finished = _index(conn, lines, a, walker, deadline)
         except (HistoryMoved, OSError):
             done, finished = -1, False  # read without the lock: the files moved under us
         if done < 0 or not _same_files(snap, take(layout)):
@@ -335,46 +315,3 @@ def _index(
 def _flush(conn: sqlite3.Connection, batch: list[Record]) -> None:
     if batch:
         _insert(conn, batch)
-
-
-def _index_split(
-    conn: sqlite3.Connection, lines: StepLines, chat_start: int, walker: Walker, lock_fd: int
-) -> tuple[int, bool]:
-    """:func:`_index` with a forked worker making three in four batches of records (as a
-    rebuild's, :mod:`~segue._retrieval.index_build_split`): forked at the step's start, it
-    has this process's place and window state, reads the same lines and sends its batches;
-    this process makes the others and inserts all of them in order, so the side file is the
-    same row for row. The worker never opens or locks anything (it closes ``lock_fd``) and
-    ends with the step."""
-    from segue._retrieval import index_build_worker
-    from segue._retrieval.index_build_split import Scan, _merged, _theirs, analyse
-
-    done, scan = lines.pos, Scan()
-    seen = _Known("", 0, set(), _KNOWN_CHARS + 1)  # full: learns nothing
-
-    def produce() -> Iterator[Batch]:
-        # in the worker: its own copy of ``walker`` and ``lines``, as they were at the fork
-        mine = analyse(lines, walker, chat_start, Scan(), seen,
-                       size=index_build_worker.BATCH, mine=_theirs)  # fmt: skip
-        return (b for b in mine if b is not None)
-
-    with index_build_worker.Worker(produce, close=lock_fd) as worker:
-        own = analyse(lines, walker, chat_start, scan, seen, size=index_build_worker.BATCH,
-                      mine=lambda n: not _theirs(n))  # fmt: skip
-        for batch in _merged(own, worker.batches(), seen):
-            _insert_batch(conn, batch)
-            done = batch.end
-    if scan.torn is not None:
-        return done, True
-    return done, not lines.more
-
-
-def _insert_batch(conn: sqlite3.Connection, batch: Batch) -> None:
-    """:func:`~segue._retrieval.index_build._insert` of a batch made elsewhere."""
-    insert_batch(conn, batch)
-    terms = [(t,) for t in line_tokens(batch.distinct()) if len(t) <= LEX_MAX]
-    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
-    conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
-    conn.execute(
-        "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
-    )
