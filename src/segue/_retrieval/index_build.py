@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gc
 import os
 import re
 import sqlite3
@@ -66,6 +65,7 @@ from segue._retrieval.index_words import (
     long_token_windows,
     words_and_lines,
 )
+from segue._retrieval.no_gc import no_gc
 from segue._retrieval.project import Kind, Seen, classify
 from segue._retrieval.reader import (
     Budget,
@@ -392,7 +392,7 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + "-journal")
         try:
-            with _no_gc():
+            with no_gc():
                 meta, seen = _build_into(layout, snap, str(path), progress, fd)
         except (HistoryMoved, OSError):
             # read without the lock: a rotation or rewrite moved the files under us
@@ -417,20 +417,6 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
         return meta
     finally:
         os.close(fd)
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: a build or a catch-up allocates millions of
-    short-lived rows, texts and tuples, none in a cycle, and its passes over them (and over
-    the analysis caches) cost a few per cent of the build."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build_into(
@@ -486,7 +472,7 @@ def _build_into(
         conn.close()
 
 
-@_no_gc()
+@no_gc()
 def catch_up(
     conn: sqlite3.Connection,
     layout: Layout,
