@@ -421,9 +421,8 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
 
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: a build or a catch-up allocates millions of
-    short-lived rows, texts and tuples, none in a cycle, and its passes over them (and over
-    the analysis caches) cost a few per cent of the build."""
+    """The cyclic garbage collector paused: a build makes millions of short-lived objects, in
+    no cycle, and its passes over them cost a few per cent."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -545,16 +544,9 @@ def catch_up(
                 batch = []
         if batch:
             added |= _insert(conn, batch, known=lines)
-        new = Meta(
-            **{
-                **meta.__dict__,
-                "chat_read": done - a,
-                "win": walker.win,
-                "wid": walker.wid,
-                "hwin": walker.hwin,
-                "chat_file": [snap.chat.dev, snap.chat.ino] if snap.chat is not None else None,
-            }
-        )
+        chat_file = [snap.chat.dev, snap.chat.ino] if snap.chat is not None else None
+        new = Meta(**{**meta.__dict__, "chat_read": done - a, "win": walker.win,
+                      "wid": walker.wid, "hwin": walker.hwin, "chat_file": chat_file})  # fmt: skip
         write_meta(conn, new)
         conn.execute("COMMIT")
         if name is not None:
