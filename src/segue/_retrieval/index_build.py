@@ -531,16 +531,9 @@ def catch_up(
                 batch = []
         if batch:
             added |= _insert(conn, batch, known=lines)
-        new = Meta(
-            **{
-                **meta.__dict__,
-                "chat_read": done - a,
-                "win": walker.win,
-                "wid": walker.wid,
-                "hwin": walker.hwin,
-                "chat_file": [snap.chat.dev, snap.chat.ino] if snap.chat is not None else None,
-            }
-        )
+        chat_file = [snap.chat.dev, snap.chat.ino] if snap.chat is not None else None
+        new = Meta(**{**meta.__dict__, "chat_read": done - a, "win": walker.win,
+                      "wid": walker.wid, "hwin": walker.hwin, "chat_file": chat_file})  # fmt: skip
         write_meta(conn, new)
         conn.execute("COMMIT")
         if name is not None:
