@@ -26,6 +26,8 @@ PINNED = {
     4: "7e73ce5e370b3e96a194050b3113b1b9",
     # 5: a token longer than LEX_MAX is kept as its windows (no such token in this corpus)
     5: "7e73ce5e370b3e96a194050b3113b1b9",
+    # 6: a partial index of the rows every literal query reads (risky 1 and 2)
+    6: "a2e1281ba39f1b29450e0502cb55383d",
 }
 
 _META = b'"metadata":{"timestamp":1700000000000,"historySequence":%d}'
