@@ -525,3 +525,49 @@ def test_only_a_lost_index_is_rebuilt_from_the_tools_making(
     assert tool.call(ARGS)["ok"]
     assert "rebuilding between calls" in (tool.index_problem or ""), tool.index_problem
     assert _finished(layout).outcome == "built"
+
+
+def test_a_lasting_failure_is_tried_again_after_a_while(
+    segue_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some lasting causes pass with no file changing (a full disk freed): once
+    ``RETRY_SECONDS`` have passed, the next untrusted call starts a builder again."""
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 3)
+    _stream_in_progress(layout)
+    tool = SessionHistoryTool(layout, background=True)
+    assert tool.call(ARGS)["ok"]
+    failed = _finished(layout).pid()
+    assert tool.call(ARGS)["ok"]
+    assert _finished(layout).pid() == failed  # within the while: not again
+    monkeypatch.setattr(index_builder, "RETRY_SECONDS", 0.0)
+    assert tool.call(ARGS)["ok"]
+    builder = _finished(layout)
+    assert builder.pid() != failed, "no builder was started again after the while"
+    assert "a Xum stream is in progress" in (builder.outcome or ""), builder.outcome
+
+
+@pytest.mark.parametrize("link", ["chat", "archive"])
+def test_a_transcript_behind_a_symbolic_link_never_stops_the_tools_making(
+    segue_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, link: str
+) -> None:
+    """A lost index over a transcript that is a symbolic link: the tool (a session's,
+    ``segue mcp serve``'s) is still made, and its calls say what is wrong in one line."""
+    from segue._retrieval.backends import sqlite_index
+
+    monkeypatch.setattr(sqlite_index, "EARLY_BYTES", 0)
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 2)
+    path = layout.chat if link == "chat" else layout.archive
+    if link == "archive":
+        path.write_bytes(layout.chat.read_bytes())
+    real = tmp_path / "real.jsonl"
+    real.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(real)
+    tool = session_history_tool(layout, None)  # raised FileError before
+    assert index_builder.builder_for(layout) is None
+    page = tool.call(ARGS)
+    assert not page["ok"], page
+    assert "symbolic link" in str(page), page
+    assert not index_path(layout).exists()

@@ -10,12 +10,12 @@ index (its file missing) of a transcript of 2 MiB or more has it started as the 
 (``backends.sqlite_index``), so the model's steps before its first look-back index. A child
 that ended on a failure that lasts (a Xum stream in progress, a receipt that does not vouch,
 a file it cannot write) is not started again, and no call waits for one, until the receipt
-epoch, the stamps or the stream change (``Builder.failing``). The child runs bounded
-steps back to back (three in four batches of rows made by a worker it forks at each step
-where a rebuild would fork one: ``index_steps`` ``split``), each its own transaction under
-the side file's ``flock`` (index_steps.py), so ``kill -9`` of either process loses at most
-the step in progress and two processes never step at once: a step that finds the side file locked by
-another process ends the child, and the next untrusted call starts one again.
+epoch, the stamps or the stream change, or :data:`RETRY_SECONDS` pass (a full disk freed,
+say: ``Builder.failing``). The child runs bounded steps back to back in one process, each
+its own transaction under the side file's ``flock`` (index_steps.py), so ``kill -9`` of
+either process loses at most the step in progress and two processes never step at once: a
+step that finds the side file locked by another process ends the child, and the next
+untrusted call starts one again.
 
 Why a process and not a thread: measured on 5 MB of realistic rows with calls back to back,
 a thread got 0.18 s of CPU in 4 s (each SQLite call of a step releases the interpreter lock,
@@ -47,6 +47,7 @@ import threading
 import time
 from pathlib import Path
 
+from segue._errors import FileError
 from segue._fsutil import describe_os_error
 from segue._workspace import Layout
 
@@ -59,6 +60,9 @@ EXIT_SECONDS = 1.0
 #: how long after it began a call may wait for a running builder (SPEC.md §6: no call over
 #: 1 s; the rest is the call's own page)
 WAIT_SECONDS = 0.6
+#: how long a failure that lasts keeps a builder from starting again while the files stay
+#: as they were (one child a minute at most: its start costs about 0.1 s of CPU)
+RETRY_SECONDS = 60.0
 #: the setting that turns the builder off (``off``, ``0``, ``no``, ``false``)
 ENV = "SEGUE_INDEX_BUILDER"
 
@@ -91,9 +95,17 @@ class Builder:
     started_on: object = None
     failed_on: object = None
 
+    failed_at: float = 0.0  # time.monotonic() when it did
+
     def failing(self, now: object) -> bool:
-        """The last child failed in a way that lasts, and nothing changed since it started."""
-        return self.failed_on is not None and self.failed_on == now
+        """The last child failed in a way that lasts, nothing changed since it started, and
+        that was less than :data:`RETRY_SECONDS` ago (some causes pass without a file
+        changing: a full disk freed, an I/O error)."""
+        return (
+            self.failed_on is not None
+            and self.failed_on == now
+            and time.monotonic() - self.failed_at < RETRY_SECONDS
+        )
 
     def running(self) -> bool:
         """A child started and not reaped yet."""
@@ -121,7 +133,7 @@ class Builder:
                     self.said = outcome = rest
                     self.steps += rest == "built"
                     if kind == "fail":
-                        self.failed_on = self.started_on
+                        self.failed_on, self.failed_at = self.started_on, time.monotonic()
                 self.changed.notify_all()
         proc.stdout.close()
         code = proc.wait()
@@ -171,6 +183,8 @@ def _state(layout: Layout) -> object:
         snap: object = take(layout)
     except OSError as exc:
         snap = describe_os_error(exc)
+    except FileError as exc:  # a symbolic link, a FIFO, ... where the transcript belongs
+        snap = str(exc)
     return (snap, stream_in_progress(layout))
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -282,7 +283,10 @@ def _build_if_lost(layout: Layout) -> None:
     size = 0
     for path in (layout.archive, layout.chat):
         with contextlib.suppress(OSError):
-            size += path.stat().st_size
+            st = path.lstat()
+            if not stat.S_ISREG(st.st_mode):  # a link or a FIFO: the first call says why
+                return
+            size += st.st_size
     if size >= EARLY_BYTES and not stream_in_progress(layout):
         index_builder.ensure(layout)
 
