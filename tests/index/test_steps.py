@@ -382,3 +382,33 @@ def test_a_mismatching_index_is_removed_but_not_a_new_one_put_in_its_place_meanw
     assert "differs from the index" in (tool.index_problem or ""), tool.index_problem
     assert not index_path(layout).exists()
     assert not list(layout.session_dir.glob("*distrusted*"))
+
+
+def test_an_index_a_killed_call_left_moved_aside_is_removed_by_the_next_removal(
+    segue_home: Path, small_steps: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call killed between moving a mismatching index aside and removing it leaves a file
+    as large as the index; the next call that removes one sweeps it (its process is gone),
+    never one of a live process."""
+    from segue._retrieval.backends import sqlite_index
+
+    layout = Layout(segue_home, "ws")
+    _fill(layout, "a", 4)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left = index_path(layout).with_name(f"{index_path(layout).name}.distrusted-{gone.pid}")
+    left.write_bytes(b"x" * 4096)
+    alive = index_path(layout).with_name(f"{index_path(layout).name}.distrusted-1")
+    alive.write_bytes(b"y" * 4096)  # pid 1 is always there
+    monkeypatch.setattr(sqlite_index, "_ASIDE_SECONDS", 0.0)
+    rebuild(layout)
+    conn = sqlite3.connect(index_path(layout))
+    with conn:
+        conn.execute("UPDATE rows SET digest = zeroblob(16) WHERE kind = 0")
+    conn.close()
+    tool = SessionHistoryTool(layout)
+    assert tool.call(QUERIES[0])["ok"]
+    assert "differs from the index" in (tool.index_problem or ""), tool.index_problem
+    assert not left.exists(), "the left-over file was not removed"
+    assert alive.exists()
+    assert not index_path(layout).exists()

@@ -54,6 +54,8 @@ WAIT_BOUND = 0.8
 CATCH_UP_SECONDS = 0.35
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from segue._retrieval.index_pages import Ix
     from segue._views.windows import Hit
 
@@ -302,6 +304,28 @@ def _file_id(layout: Layout) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+_ASIDE = ".distrusted-"  # an index moved aside by _distrust, and its process id
+_ASIDE_SECONDS = 60.0  # a file moved aside this long ago by a process gone is left over
+
+
+def _sweep_aside(path: Path) -> None:
+    """Remove what a process killed inside :func:`_distrust` left moved aside (it can be
+    as large as the index): files of a process that is gone, moved over a minute ago (a
+    process of another pid namespace sharing the home is never that slow)."""
+    now = time.time()
+    for left in path.parent.glob(f"{path.name}{_ASIDE}*"):
+        pid = left.name.rpartition("-")[2]
+        try:
+            if not pid.isdigit() or now - left.lstat().st_ctime < _ASIDE_SECONDS:
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                left.unlink()
+        except OSError:
+            continue
+
+
 def _distrust(layout: Layout, opened: tuple[int, int] | None) -> None:
     """Remove the index file ``opened`` (device, inode), which disagrees with the
     transcript (a process that has it open keeps its copy, and re-reads every row it
@@ -313,13 +337,17 @@ def _distrust(layout: Layout, opened: tuple[int, int] | None) -> None:
     if opened is None:
         return  # which file this call read is not known: the next call finds out again
     path = index_path(layout)
-    aside = path.with_name(f"{path.name}.distrusted-{os.getpid()}")
+    _sweep_aside(path)
+    aside = path.with_name(f"{path.name}{_ASIDE}{os.getpid()}")
     try:
         os.rename(path, aside)
     except OSError:
         return
     try:
-        st = aside.stat()
+        try:
+            st = aside.stat()
+        except OSError:
+            return
         if (st.st_dev, st.st_ino) != opened:
             with contextlib.suppress(FileExistsError):
                 os.link(aside, path)  # never over a newer index
