@@ -67,7 +67,8 @@ _HEAD = (
     "SELECT w.epoch, w.next_sequence, w.next_pos, w.next_off, w.chat_pos, w.window_id,"
     " w.agent_win, w.derived, (SELECT c.off FROM segue_rows c WHERE c.workspace = %(ws)s"
     " AND c.pos = w.chat_pos), (SELECT max(f.pos) FROM segue_rows f WHERE f.workspace ="
-    " %(ws)s AND f.kind = %(floor)s) FROM (SELECT set_config('enable_seqscan', 'off', true))"
+    " %(ws)s AND f.kind = %(floor)s) FROM (SELECT set_config('enable_seqscan', 'off', true),"
+    " set_config('work_mem', '32MB', true))"
     " s LEFT JOIN segue_workspaces w ON w.workspace = %(ws)s"
 )
 _BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
