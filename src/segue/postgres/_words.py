@@ -91,10 +91,15 @@ def ranked(
             weight.append(0 if k == 0 else 1 << (k - 1))
     params.update(lex=lexemes, term=term, weight=weight)
     having = ""
+    # the filters' columns (only those asked for: each is one more aggregate per hit)
+    wanted = [c for c, v in (("role", role), ("tools", tools)) if v is not None]
     if role is not None:
         having += " AND p.role = %(role)s"
     if tools is not None:
         having += " AND strpos(p.tools, %(tools)s) > 0"
+    picked = "".join(f", CASE WHEN x.w = 0 THEN r.{c} END AS {c}" for c in wanted)
+    taken = "".join(f", r.{c}" for c in wanted)
+    kept = "".join(f", max({c}) AS {c}" for c in wanted)
     k1, b = BM25_K1, BM25_B
     held = range(len(terms))
     # per item, for each query term i: its count (f<i>, NULL when the item lacks it)
@@ -111,16 +116,15 @@ def ranked(
     sql = (
         # one bitmap scan of the GIN index per lexeme: the items holding it (the item's
         # columns from the term's own lexeme, the count's bits give only their weight)
-        "WITH h AS (SELECT x.t, x.w, r.pos, r.wlen, r.mach, r.role, r.tools"  # noqa: S608
+        f"WITH h AS (SELECT x.t, x.w, r.pos, r.wlen, r.mach{taken}"  # noqa: S608
         " FROM unnest(%(lex)s::text[], %(term)s::int[], %(weight)s::int[]) AS x(lex, t, w)"
         " CROSS JOIN LATERAL (SELECT r.pos, CASE WHEN x.w = 0 THEN r.wlen END AS wlen,"
-        " CASE WHEN x.w = 0 THEN r.mach END AS mach, CASE WHEN x.w = 0 THEN r.role END AS role,"
-        " CASE WHEN x.w = 0 THEN r.tools END AS tools FROM segue_rows r"
+        f" CASE WHEN x.w = 0 THEN r.mach END AS mach{picked} FROM segue_rows r"
         " WHERE r.workspace = %(ws)s AND r.kind = 0 AND r.pos > %(lo)s AND r.pos < %(hi)s"
         " AND r.words @@ x.lex::tsquery OFFSET 0) r),"  # planned on its own: per lexeme
         # per item: its columns and each term's count, in one pass
-        " p AS MATERIALIZED (SELECT pos, max(wlen) AS wlen, bool_or(mach) AS mach,"
-        f" max(role) AS role, max(tools) AS tools{counts} FROM h GROUP BY pos),"
+        " p AS MATERIALIZED (SELECT pos, max(wlen) AS wlen, bool_or(mach) AS mach"
+        f"{kept}{counts} FROM h GROUP BY pos),"
         # N (at least the items matched), each term's frequency, and the average length
         # of the items matched, each once per query term it holds (the mean of integers)
         f" s AS (SELECT greatest(%(n)s, count(*))::float8 AS n{freqs},"
