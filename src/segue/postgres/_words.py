@@ -107,11 +107,12 @@ def ranked(
     # per query term: its document frequency (d<i>)
     freqs = "".join(f", count(f{i})::float8 AS d{i}" for i in held)
     nulls = ", ".join(f"f{i}" for i in held)
-    # each term's BM25 weight in the item, added in term order (an absent one adds 0)
+    # each term's BM25 weight in the item, added in term order (an absent one adds 0): the
+    # same operations as one row per item and term would take, its idf and length norm
+    # computed once (i<i>, p.norm)
+    idf = "".join(f", ln(1 + (n - d{i} + 0.5) / (d{i} + 0.5)) AS i{i}" for i in held)
     score = " + ".join(
-        f"coalesce(ln(1 + (s.n - s.d{i} + 0.5) / (s.d{i} + 0.5)) * p.f{i}"
-        f" * {k1 + 1.0!r} / (p.f{i} + {k1!r} * (1 - {b!r} + {b!r} * p.wlen::float8 / s.dl)), 0)"
-        for i in held
+        f"coalesce(s.i{i} * p.f{i} * {k1 + 1.0!r} / (p.f{i} + p.norm), 0)" for i in held
     )
     sql = (
         # one bitmap scan of the GIN index per lexeme: the items holding it (the item's
@@ -127,10 +128,13 @@ def ranked(
         f"{kept}{counts} FROM h GROUP BY pos),"
         # N (at least the items matched), each term's frequency, and the average length
         # of the items matched, each once per query term it holds (the mean of integers)
-        f" s AS (SELECT greatest(%(n)s, count(*))::float8 AS n{freqs},"
+        f" c AS (SELECT greatest(%(n)s, count(*))::float8 AS n{freqs},"
         f" greatest(sum(wlen::int8 * num_nonnulls({nulls})) / nullif(sum(num_nonnulls("
         f"{nulls})) FILTER (WHERE wlen IS NOT NULL), 0), 1)::float8 AS dl FROM p),"
-        " top AS MATERIALIZED (SELECT ARRAY(SELECT p.pos FROM p CROSS JOIN s"
+        f" s AS (SELECT c.*{idf} FROM c),"
+        " top AS MATERIALIZED (SELECT ARRAY(SELECT p.pos FROM (SELECT p.*,"
+        f" {k1!r} * (1 - {b!r} + {b!r} * p.wlen::float8 / s.dl) AS norm FROM p CROSS JOIN s)"
+        " p CROSS JOIN s"
         f" WHERE true{having}"
         f" ORDER BY ({score}) * (CASE WHEN p.mach THEN %(mach)s ELSE 1.0 END) DESC,"
         " p.pos DESC LIMIT %(limit)s) AS best, EXISTS (SELECT 1 FROM segue_rows r"
