@@ -21,6 +21,10 @@ its count beyond one; the column has a GIN index.
   query term it holds). Machine-authored
   notes are weighed down by :data:`segue._retrieval.ranking.MACHINE_WEIGHT`, ties go to the
   newer item, and the filters (R36) apply after the statistics, as they do to FTS5's.
+  The statement aggregates once per item (each term's count a filtered aggregate), then
+  once over the items (N, each term's frequency, the average length); its float
+  operations are those of one row per item and term, in term order, so the scores (and
+  their ties) do not depend on the shape of the plan.
 
 SQL text is put together only from fixed fragments; every value is a bound parameter.
 """
