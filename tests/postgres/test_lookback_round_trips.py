@@ -80,7 +80,7 @@ def test_a_literal_search_page_is_five_statements(
     assert got["ok"] and got["items"]
     assert statements[0].startswith("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     assert statements[-1] == "ROLLBACK"
-    # BEGIN + the workspace row and floor (one round trip), the vocabulary, the candidates
+    # BEGIN + the workspace row and floor + the vocabulary (one round trip), the candidates
     # with their rows, ROLLBACK
     assert len(statements) == 5, statements
 
@@ -94,3 +94,28 @@ def test_a_words_search_page_is_four_statements(
     # BEGIN + the workspace row and floor (one round trip), the ranking with the first
     # ranked rows, ROLLBACK
     assert len(statements) == 4, statements
+
+
+def test_a_literal_search_looks_its_pieces_up_in_the_first_round_trip(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vocabulary lookup needs nothing the head statement reads: it is sent in the same
+    pipeline as ``BEGIN`` and the head, so a literal search's first page waits for the
+    server three times (that pipeline, the candidates, ``ROLLBACK``), not four."""
+    tool = PgSessionHistoryTool(store)
+    args = {"action": "search", "match": "literal", "query": "zebracorn-4471"}
+    assert tool.call(args)["ok"]
+    sent: list[tuple[str, bool]] = []
+    execute = psycopg.Connection.execute
+
+    def recording(self: psycopg.Connection[Any], query: Any, *a: Any, **kw: Any) -> Any:
+        sent.append((str(query), self._pipeline is not None))
+        return execute(self, query, *a, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", recording)
+    got = tool.call(args)
+    assert got["ok"] and got["items"][0]["text"] == FACT
+    pipelined = [sql for sql, inside in sent if inside]
+    assert len(pipelined) == 3, sent
+    assert pipelined[0].startswith("BEGIN") and "segue_lex" in pipelined[2]
+    assert not any(inside for sql, inside in sent[3:]), sent

@@ -125,7 +125,7 @@ class SessionHistoryTool:
         except (ArgumentError, CursorError) as exc:
             return envelope.error(exc.code, exc.message)
         try:
-            with backend.view() as view:
+            with backend.view(req) as view:
                 return self._page(backend, view, req, state)
         except pages.PageFailure as exc:
             return envelope.error(exc.code, exc.message)

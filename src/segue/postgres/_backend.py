@@ -5,10 +5,12 @@ the floor, the rows and the workspace's epoch are those of one instant whatever 
 machines append meanwhile. The transaction opens with one round trip (:func:`_call`): its
 ``BEGIN`` pipelined with one statement that reads the workspace row, the chat's first
 offset and the floor (R11: the newest floor candidate, as of the call and in the snapshot
-the rows are read in) and turns sequential scans off for the rest of the transaction; a
-literal search then takes two more (the vocabulary, the candidates with their rows), a
-words search in relevance order one (the ranking with its first rows), and the end of the
-transaction one (tests/postgres/test_lookback_round_trips.py counts them). No session state
+the rows are read in) and turns sequential scans off (and gives the words ranking's
+aggregates the memory they need) for the rest of the transaction, and for a literal search
+the vocabulary lookup of its pieces, which needs nothing the head reads; a literal search
+then takes one more (the candidates with their rows), a words search in relevance order
+one (the ranking with its first rows), and the end of the transaction one
+(tests/postgres/test_lookback_round_trips.py counts the statements). No session state
 is left behind: no prepared statement, no ``SET`` outside the transaction, so PgBouncer in
 transaction mode serves it as any other.
 
@@ -40,6 +42,7 @@ from segue._retrieval.cursor import CursorState
 from segue._retrieval.cursor import snapshot_of as cursor_snapshot
 from segue._retrieval.snapshot import Snapshot, continuation_ok
 from segue._workspace import Layout
+from segue.postgres import _lexicon as lexicon
 from segue.postgres import _pages as sql_pages
 from segue.postgres._append import state_of
 from segue.postgres._derive import fingerprint
@@ -48,6 +51,7 @@ from segue.postgres._schema import redact, translated
 from segue.postgres._store import PgSnapshot, PostgresStore, WorkspaceState
 
 if TYPE_CHECKING:
+    from segue._retrieval.schema import Request
     from segue._views.windows import Hit
 
 
@@ -67,7 +71,8 @@ _HEAD = (
     "SELECT w.epoch, w.next_sequence, w.next_pos, w.next_off, w.chat_pos, w.window_id,"
     " w.agent_win, w.derived, (SELECT c.off FROM segue_rows c WHERE c.workspace = %(ws)s"
     " AND c.pos = w.chat_pos), (SELECT max(f.pos) FROM segue_rows f WHERE f.workspace ="
-    " %(ws)s AND f.kind = %(floor)s) FROM (SELECT set_config('enable_seqscan', 'off', true))"
+    " %(ws)s AND f.kind = %(floor)s) FROM (SELECT set_config('enable_seqscan', 'off', true),"
+    " set_config('work_mem', '32MB', true))"
     " s LEFT JOIN segue_workspaces w ON w.workspace = %(ws)s"
 )
 _BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
@@ -80,13 +85,16 @@ class CallSnapshot:
 
     snap: PgSnapshot
     floor: int
+    #: a literal search's candidates, looked up in the same round trip (None: not asked)
+    literal: lexicon.LitQuery | None = None
 
 
 @contextmanager
-def _call(store: PostgresStore) -> Iterator[CallSnapshot]:
+def _call(store: PostgresStore, lookup: lexicon.Lookup | None = None) -> Iterator[CallSnapshot]:
     """One call's REPEATABLE READ, read-only transaction on a reader connection of
-    ``store``, opened in one round trip (``BEGIN`` and :data:`_HEAD` in one pipeline) and
-    ended (``ROLLBACK``: it wrote nothing) in one."""
+    ``store``, opened in one round trip (``BEGIN`` and :data:`_HEAD` in one pipeline, and a
+    literal search's vocabulary ``lookup``, which needs nothing the head reads) and ended
+    (``ROLLBACK``: it wrote nothing) in one."""
     with translated("cannot read the transcript", store.url):
         conn = store._reader()  # the store's read connections, lent per call
     try:
@@ -94,12 +102,18 @@ def _call(store: PostgresStore) -> Iterator[CallSnapshot]:
             with conn.pipeline():
                 conn.execute(_BEGIN)
                 cur = conn.execute(_HEAD, {"ws": store.workspace_id, "floor": KIND_FLOOR})
+                vocabulary = None
+                if lookup is not None and lookup.sql is not None:
+                    vocabulary = conn.execute(lookup.sql, lookup.args)
             row = cur.fetchone()
+            literal = None if lookup is None else lookup.answer(
+                None if vocabulary is None else vocabulary.fetchone()
+            )
         assert row is not None  # one row, always (the LEFT JOIN's)
         state = state_of(row[:8] if row[0] is not None else None)
         chat_off = int(row[8]) if row[8] is not None else state.next_off
         floor = int(row[9]) if row[9] is not None else ROOT_POS
-        yield CallSnapshot(PgSnapshot(store, conn, state, chat_off), floor)
+        yield CallSnapshot(PgSnapshot(store, conn, state, chat_off), floor, literal)
         # as a COMMIT would: a connection lost by the end of the page fails the call
         with translated("cannot read the transcript", store.url):
             conn.execute("ROLLBACK")
@@ -120,7 +134,7 @@ class SqlView:
         self.layout = Layout(Path(), workspace)
         self._conn = call.snap.conn
         self._workspace = workspace
-        self._sql = sql_pages.Sql(call.snap.conn, workspace, call.floor)
+        self._sql = sql_pages.Sql(call.snap.conn, workspace, call.floor, literal=call.literal)
 
     def continues(self, state: CursorState) -> bool:
         return state.phase in sql_pages.PHASES and continuation_ok(
@@ -152,9 +166,13 @@ class PostgresBackend:
         self.index_problem: str | None = None
 
     @contextmanager
-    def view(self) -> Iterator[SqlView]:
+    def view(self, req: Request | None = None) -> Iterator[SqlView]:
+        # a literal search's vocabulary lookup goes in the call's first round trip
+        lookup = None
+        if req is not None and req.action == "search" and not req.words:
+            lookup = lexicon.lookup(self.workspace_id, req.key)
         try:
-            with self._derived() as snap:
+            with self._derived(lookup) as snap:
                 yield SqlView(snap, self.workspace_id)
         except LockTimeout as exc:
             raise pages.PageFailure("history_timeout", exc.message) from None
@@ -166,10 +184,10 @@ class PostgresBackend:
             ) from None
 
     @contextmanager
-    def _derived(self) -> Iterator[CallSnapshot]:
+    def _derived(self, lookup: lexicon.Lookup | None = None) -> Iterator[CallSnapshot]:
         """A call's snapshot whose rows' agent columns this code derived (see derive)."""
         for attempt in range(2):
-            with _call(self.store) as call:
+            with _call(self.store, lookup) as call:
                 state = call.snap.state
                 if state.derived == fingerprint() or state.next_pos == 0:
                     yield call

@@ -71,16 +71,42 @@ def _lookup(workspace: str, piece: Piece) -> tuple[str, list[Any]] | None:
             [MAX_GRAM_ROWS, pattern, workspace, grams(text), MAX_GRAM_ROWS + 1])
 
 
-def literal(conn: psycopg.Connection[Any], workspace: str, query: str) -> LitQuery:
-    """The candidates of the literal ``query`` in ``workspace`` (:class:`LitQuery`), looked
-    up in one statement: the lexemes of every piece at once."""
+@dataclass(frozen=True)
+class Lookup:
+    """The statement that looks a literal query's pieces up (``sql`` None: no piece has
+    anything to look up), its parameters, and whether the long-token rows are candidates."""
+
+    sql: str | None
+    args: list[Any]
+    long: bool
+
+    def answer(self, row: tuple[Any, ...] | None) -> LitQuery:
+        """The :class:`LitQuery` from the statement's row (None when there is none)."""
+        return _answer(row, self.long)
+
+
+def lookup(workspace: str, query: str) -> Lookup:
+    """How :func:`literal` looks ``query`` up in ``workspace``: one statement, the lexemes of
+    every piece at once (a caller may send it along with others, in one round trip)."""
     asked = list(dict.fromkeys(pieces(query)))
     long = long_piece(asked)
     parts = [got for got in (_lookup(workspace, p) for p in asked) if got is not None]
     if not parts:
-        return LitQuery(None, long)
+        return Lookup(None, [], long)
     sql = "SELECT " + ", ".join(expr for expr, _ in parts)
-    row = conn.execute(sql, [v for _, args in parts for v in args]).fetchone()
+    return Lookup(sql, [v for _, args in parts for v in args], long)
+
+
+def literal(conn: psycopg.Connection[Any], workspace: str, query: str) -> LitQuery:
+    """The candidates of the literal ``query`` in ``workspace`` (:class:`LitQuery`), looked
+    up in one statement: the lexemes of every piece at once."""
+    found = lookup(workspace, query)
+    if found.sql is None:
+        return found.answer(None)
+    return found.answer(conn.execute(found.sql, found.args).fetchone())
+
+
+def _answer(row: tuple[Any, ...] | None, long: bool) -> LitQuery:
     groups: list[list[str]] = []
     for terms in row or ():
         if terms is None or len(terms) > MAX_TERMS:
@@ -146,5 +172,6 @@ class Committed:
 
 
 __all__ = [
-    "ADD", "MAX_TERMS", "Committed", "LitQuery", "add", "condition", "literal", "people_where",
+    "ADD", "MAX_TERMS", "Committed", "LitQuery", "Lookup", "add", "condition", "literal",
+    "lookup", "people_where",
 ]

@@ -21,6 +21,10 @@ its count beyond one; the column has a GIN index.
   query term it holds). Machine-authored
   notes are weighed down by :data:`segue._retrieval.ranking.MACHINE_WEIGHT`, ties go to the
   newer item, and the filters (R36) apply after the statistics, as they do to FTS5's.
+  The statement aggregates once per item (each term's count a filtered aggregate), then
+  once over the items (N, each term's frequency, the average length); its float
+  operations are those of one row per item and term, in term order, so the scores (and
+  their ties) do not depend on the shape of the plan.
 
 SQL text is put together only from fixed fragments; every value is a bound parameter.
 """
@@ -91,30 +95,53 @@ def ranked(
             weight.append(0 if k == 0 else 1 << (k - 1))
     params.update(lex=lexemes, term=term, weight=weight)
     having = ""
+    # the filters' columns (only those asked for: each is one more aggregate per hit)
+    wanted = [c for c, v in (("role", role), ("tools", tools)) if v is not None]
     if role is not None:
-        having += " AND max(g.role) = %(role)s"
+        having += " AND p.role = %(role)s"
     if tools is not None:
-        having += " AND strpos(max(g.tools), %(tools)s) > 0"
+        having += " AND strpos(p.tools, %(tools)s) > 0"
+    picked = "".join(f", CASE WHEN x.w = 0 THEN r.{c} END AS {c}" for c in wanted)
+    taken = "".join(f", r.{c}" for c in wanted)
+    kept = "".join(f", max({c}) AS {c}" for c in wanted)
     k1, b = BM25_K1, BM25_B
+    held = range(len(terms))
+    # per item, for each query term i: its count (f<i>, NULL when the item lacks it)
+    counts = "".join(f", (1 + sum(w) FILTER (WHERE t = {i}))::float8 AS f{i}" for i in held)
+    # per query term: its document frequency (d<i>)
+    freqs = "".join(f", count(f{i})::float8 AS d{i}" for i in held)
+    nulls = ", ".join(f"f{i}" for i in held)
+    # each term's BM25 weight in the item, added in term order (an absent one adds 0): the
+    # same operations as one row per item and term would take, its idf and length norm
+    # computed once (i<i>, p.norm)
+    idf = "".join(f", ln(1 + (n - d{i} + 0.5) / (d{i} + 0.5)) AS i{i}" for i in held)
+    score = " + ".join(
+        f"coalesce(s.i{i} * p.f{i} * {k1 + 1.0!r} / (p.f{i} + p.norm), 0)" for i in held
+    )
     sql = (
-        # one bitmap scan of the GIN index per lexeme: the items holding it
-        "WITH h AS (SELECT x.t, x.w, r.pos, r.wlen, r.mach, r.role, r.tools"  # noqa: S608
+        # one bitmap scan of the GIN index per lexeme: the items holding it (the item's
+        # columns from the term's own lexeme, the count's bits give only their weight)
+        f"WITH h AS (SELECT x.t, x.w, r.pos, r.wlen, r.mach{taken}"  # noqa: S608
         " FROM unnest(%(lex)s::text[], %(term)s::int[], %(weight)s::int[]) AS x(lex, t, w)"
-        " CROSS JOIN LATERAL (SELECT r.pos, r.wlen, r.mach, r.role, r.tools FROM segue_rows r"
+        " CROSS JOIN LATERAL (SELECT r.pos, CASE WHEN x.w = 0 THEN r.wlen END AS wlen,"
+        f" CASE WHEN x.w = 0 THEN r.mach END AS mach{picked} FROM segue_rows r"
         " WHERE r.workspace = %(ws)s AND r.kind = 0 AND r.pos > %(lo)s AND r.pos < %(hi)s"
         " AND r.words @@ x.lex::tsquery OFFSET 0) r),"  # planned on its own: per lexeme
-        # per item and term: its count, and (from the term's own row) the item's columns
-        " f AS (SELECT pos, t, (1 + sum(w))::float8 AS tf, max(wlen) AS wlen,"
-        " bool_or(mach) AS mach, max(role) AS role, max(tools) AS tools FROM h GROUP BY pos, t),"
-        " g AS (SELECT f.*, (count(*) OVER (PARTITION BY t))::float8 AS df,"
-        " greatest(avg(wlen) OVER (), 1)::float8 AS dl FROM f),"
-        " n AS (SELECT greatest(%(n)s, count(DISTINCT pos))::float8 AS n FROM f),"
-        " top AS MATERIALIZED (SELECT ARRAY(SELECT g.pos FROM g CROSS JOIN n GROUP BY g.pos"
-        f" HAVING true{having}"
-        " ORDER BY sum(ln(1 + (n.n - g.df + 0.5) / (g.df + 0.5)) * g.tf"
-        f" * {k1 + 1.0!r} / (g.tf + {k1!r} * (1 - {b!r} + {b!r} * g.wlen / g.dl)))"
-        " * (CASE WHEN bool_or(g.mach) THEN %(mach)s ELSE 1.0 END) DESC,"
-        " g.pos DESC LIMIT %(limit)s) AS best, EXISTS (SELECT 1 FROM segue_rows r"
+        # per item: its columns and each term's count, in one pass
+        " p AS MATERIALIZED (SELECT pos, max(wlen) AS wlen, bool_or(mach) AS mach"
+        f"{kept}{counts} FROM h GROUP BY pos),"
+        # N (at least the items matched), each term's frequency, and the average length
+        # of the items matched, each once per query term it holds (the mean of integers)
+        f" c AS (SELECT greatest(%(n)s, count(*))::float8 AS n{freqs},"
+        f" greatest(sum(wlen::int8 * num_nonnulls({nulls})) / nullif(sum(num_nonnulls("
+        f"{nulls})) FILTER (WHERE wlen IS NOT NULL), 0), 1)::float8 AS dl FROM p),"
+        f" s AS (SELECT c.*{idf} FROM c),"
+        " top AS MATERIALIZED (SELECT ARRAY(SELECT p.pos FROM (SELECT p.*,"
+        f" {k1!r} * (1 - {b!r} + {b!r} * p.wlen::float8 / s.dl) AS norm FROM p CROSS JOIN s)"
+        " p CROSS JOIN s"
+        f" WHERE true{having}"
+        f" ORDER BY ({score}) * (CASE WHEN p.mach THEN %(mach)s ELSE 1.0 END) DESC,"
+        " p.pos DESC LIMIT %(limit)s) AS best, EXISTS (SELECT 1 FROM segue_rows r"
         " WHERE r.workspace = %(ws)s AND r.risky AND r.kind = 0 AND r.pos > %(lo)s"
         " AND r.pos < %(hi)s) AS risky)"
         f" SELECT top.best, top.risky{', a.*' if then[0] else ''} FROM top{then[0]}"

@@ -37,6 +37,7 @@ from segue._workspace import Layout
 if TYPE_CHECKING:
     from segue._history.protocol import TranscriptStore
     from segue._retrieval.pages import Ctx, Page
+    from segue._retrieval.schema import Request
     from segue._retrieval.tool import SessionHistoryTool
     from segue._views.windows import Hit
 
@@ -70,8 +71,9 @@ class Backend(Protocol):
     #: why the last call did not answer from an index (None: it did, or has none)
     index_problem: str | None
 
-    def view(self) -> AbstractContextManager[View]:
-        """One call's view. Failures of the store come out as
+    def view(self, req: Request | None = None) -> AbstractContextManager[View]:
+        """One call's view (``req``: the call's request, which a backend may start reading
+        for as it opens the view). Failures of the store come out as
         :class:`segue._retrieval.pages.PageFailure` with the tool's error code."""
 
     def after_call(self) -> None:

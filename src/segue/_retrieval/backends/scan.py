@@ -29,6 +29,7 @@ from segue._retrieval.snapshot import Snapshot, continuation_ok, take
 from segue._workspace import Layout
 
 if TYPE_CHECKING:
+    from segue._retrieval.schema import Request
     from segue._views.windows import Hit
 
 LOCK_TIMEOUT = 10.0
@@ -85,7 +86,7 @@ class ScanBackend:
         self.index_problem: str | None = None
 
     @contextmanager
-    def view(self) -> Iterator[FileView]:
+    def view(self, req: Request | None = None) -> Iterator[FileView]:
         self.index_problem = None
         try:
             with self.store.read_locked():  # shared: pages never change the files (R30)

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from segue._retrieval.index_pages import Ix
+    from segue._retrieval.schema import Request
     from segue._views.windows import Hit
 
 
@@ -88,7 +89,7 @@ class IndexBackend(ScanBackend):
             _build_if_lost(layout)
 
     @contextlib.contextmanager
-    def view(self) -> Iterator[FileView]:
+    def view(self, req: Request | None = None) -> Iterator[FileView]:
         self._started = time.monotonic()
         if self.background and self._page_seconds > 0:
             # before the store lock: writers never wait for it; not before a first page,
@@ -96,7 +97,7 @@ class IndexBackend(ScanBackend):
             self._wait_for_builder()
         began = time.monotonic()
         try:
-            with super().view() as view:
+            with super().view(req) as view:
                 yield view
         finally:
             self._page_seconds = time.monotonic() - began
