@@ -265,8 +265,13 @@ def _catch_up_results(root: Path) -> list[Result]:
         # move to the archive), which is a new epoch and a rebuild, not a catch-up (§7).
         mb = _fill(layout, 1, f"r{r}", windows=False) / (1 << 20)
         appends.append((time.perf_counter() - start) / mb)
+        # a call catches up at most ~0.35 s and 2 MiB (the next calls go on): on a loaded
+        # machine 1 MB can take two calls, all of whose time counts
         start = time.perf_counter()
-        tool.call({"action": "read_item", "item_id": "0"})
+        for _ in range(20):
+            tool.call({"action": "read_item", "item_id": "0"})
+            if tool.index_problem is None:
+                break
         catches.append((time.perf_counter() - start) / mb)
         assert tool.index_problem is None, tool.index_problem
         start = time.perf_counter()
