@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bench.bench_index import _fill
 from segue._retrieval import index_build
+from segue._retrieval.index_ddl import DDL
 from segue._workspace import Layout
 
 RUNS = 5
@@ -63,18 +64,18 @@ def main() -> None:
             batches.append(batch)
             insert(conn, batch)
 
-        index_build.insert_batch = keep  # type: ignore[assignment]
+        index_build.insert_batch = keep
         try:
             index_build.rebuild(layout)
         finally:
-            index_build.insert_batch = insert  # type: ignore[assignment]
+            index_build.insert_batch = insert
         rows = [r for b in batches for r in b.rows]
         lit = [r for b in batches for r in b.lit]
         words = [r for b in batches for r in b.words]
         terms = sum(len(str(w[1]).split()) for w in words)
         print(os.popen("uptime").read().strip())
         print(f"{mb:.1f} MB of transcript; words: {terms / mb:,.0f} terms per MB")
-        print("rows   ", _insert_ms(index_build.DDL, index_build._INSERT, rows, mb))
+        print("rows   ", _insert_ms(DDL, index_build._INSERT, rows, mb))
         print("lit    ", _insert_ms(
             "CREATE VIRTUAL TABLE t USING fts5(x, content='', tokenize='ascii', "
             "detail='none', columnsize=0);" + _HASH,
