@@ -94,8 +94,7 @@ class Builder:
     #: is started again (and no call waits for one) while the files still look like that
     started_on: object = None
     failed_on: object = None
-
-    failed_at: float = 0.0  # time.monotonic() when it did
+    failed_at: float = 0.0  # time.monotonic() when that child failed
 
     def failing(self, now: object) -> bool:
         """The last child failed in a way that lasts, nothing changed since it started, and

@@ -68,24 +68,17 @@ def _terms(conn: sqlite3.Connection, piece: Piece) -> list[str] | None:
     return found if len(found) <= MAX_TERMS else None
 
 
-def lit_match(conn: sqlite3.Connection, query: str) -> str | None:
-    """The ``lit`` query whose rows are the non-risky candidates of ``query``: "" when no
-    non-risky row can hold it, None when no piece narrows the search (every row is a
-    candidate)."""
-    groups = _groups(conn, query)
-    return groups if groups is None or isinstance(groups, str) else _and(groups)
-
-
-def _groups(conn: sqlite3.Connection, query: str) -> list[list[str]] | str | None:
-    """Per piece kept, the tokens one of which a candidate holds ("" as :func:`lit_match`:
-    no non-risky row; None: no piece narrows the search)."""
+def _groups(conn: sqlite3.Connection, query: str) -> list[list[str]] | None:
+    """Per piece kept, the ``lex`` tokens one of which a non-risky candidate holds: [] when
+    a piece picks out none (no non-risky row can hold the query), None when no piece
+    narrows the search (every row is a candidate)."""
     groups: list[list[str]] = []
     for piece in dict.fromkeys(pieces(query)):
         terms = _terms(conn, piece)
         if terms is None:
             continue
         if not terms:
-            return ""
+            return []
         groups.append(terms)
     return groups or None
 
@@ -121,7 +114,7 @@ def candidates(
     groups = _groups(conn, query)
     if groups is None:
         return None
-    match = groups if isinstance(groups, str) else _narrowest(conn, groups, lo, hi)
+    match = _narrowest(conn, groups, lo, hi) if groups else ""  # "": only risky rows
     # a row whose only risk is a long token is a candidate only for a piece longer than its
     # windows cover (index_words.long_token_windows)
     long_piece = any(
