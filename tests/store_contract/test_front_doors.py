@@ -95,10 +95,14 @@ def _pydantic_run(stores: Stores) -> dict[str, Any]:
         return ModelResponse(parts=[TextPart(found[0]["windowId"] if found else "not found")])
 
     steps: list[Any] = [
-        *[lambda _, n=n: ModelResponse(parts=[ToolCallPart("read_chunk", {"n": n})])
+        # Fixed call ids: pydantic-ai's own are random, and the ids are counted in the
+        # window's tokens, so a random id could move a rollover by one call between two runs.
+        *[lambda _, n=n: ModelResponse(parts=[ToolCallPart("read_chunk", {"n": n},
+                                                           tool_call_id=f"call_{n:02d}")])
           for n in range(12)],
         lambda _: ModelResponse(parts=[ToolCallPart(
-            "session_history", {"action": "search", "query": "vault CODE"})]),
+            "session_history", {"action": "search", "query": "vault CODE"},
+            tool_call_id="call_12")]),
         answer,
     ]
 
