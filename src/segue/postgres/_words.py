@@ -14,7 +14,10 @@ its count beyond one; the column has a GIN index.
   backends, so a hash collision of two tokens finds nothing more.
 * **Ranking**: BM25 computed in SQL from the GIN index alone (a vector is never read: one
   bitmap scan per query term and count bit, each returning positions), with the constants of
-  :mod:`segue._retrieval.words` (k1 1.2, b 0.75) and the index's "plus one" idf: a term's
+  :mod:`segue._retrieval.words` (k1 1.2, b 0.75) and the bounded scan's "plus one" idf
+  (the SQLite index ranks with FTS5's own ``bm25()``, whose idf has no "plus one" and whose
+  N and average length are over the whole table, so the two may order the same hits
+  differently; R39 asks the same order of literal searches only): a term's
   count in an item is 1 + the bits found (up to ``rows.MAX_COUNT``); its document frequency
   the number of items above the floor holding it; N the number of rows above the floor (at
   least the items matched); the average length that of the items matched (each once per
