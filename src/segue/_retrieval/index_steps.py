@@ -44,14 +44,16 @@ from segue._context.boundaries import ROOT_WINDOW_ID
 from segue._fsutil import fsync_dir
 from segue._retrieval.index_build import (
     _BATCH,
+    Batch,
     NotBuilt,
     Record,
     StepLines,
     Walker,
-    _insert,
     _same_files,
     claim_side_file,
+    insert_batch,
 )
+from segue._retrieval.index_ddl import LEX_MAX
 from segue._retrieval.index_file import (
     DDL,
     ROOT_POS,
@@ -82,6 +84,11 @@ _CHECK_LINES = 16
 MIN_STEP_BYTES = 256 << 10
 _STEPS = "steps"  # meta key: "1" while a side file is being built by steps
 _POS = "steps_pos"  # meta key: the global position indexed so far (a line start)
+#: meta key, once every line is in: the vocabulary phase, and the last ``lit`` term whose
+#: ``lex`` entry is in ("" before the first); gone when the vocabulary is whole
+_LEX = "steps_lex"
+#: ``lit`` terms one statement of the vocabulary phase puts in ``lex`` (a few ms each)
+LEX_CHUNK = 4096
 #: ``steps`` once the last step committed: a whole index, each step of it journaled and
 #: durable (a side file :func:`~segue._retrieval.index_build.rebuild` left is neither)
 _DONE = "done"
@@ -162,6 +169,8 @@ class _Side:
     conn: sqlite3.Connection
     meta: Meta
     pos: int
+    #: None while lines are indexed; then the last ``lit`` term in ``lex`` ("" none yet)
+    lex: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,7 +210,7 @@ def _open(layout: Layout, snap: Snapshot, fd: int) -> _Side:
                 pos = int(values[_POS])
                 check_meta(dataclasses.replace(meta, complete=True), layout, snap)
                 if meta.chat_read == max(0, pos - snap.archive_size):
-                    return _Side(conn, meta, pos)
+                    return _Side(conn, meta, pos, values.get(_LEX))
         except (sqlite3.Error, IndexUnusable, KeyError, ValueError):
             pass
         conn.close()
@@ -246,14 +255,21 @@ def _step(
     conn = side.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
+        lex = side.lex
         try:
-            lines = StepLines(segs, side.pos, max_bytes)
-            done, finished = _index(conn, lines, a, walker, deadline)
+            if lex is None:
+                lines = StepLines(segs, side.pos, max_bytes)
+                done, finished = _index(conn, lines, a, walker, deadline)
+            else:
+                done, finished = side.pos, True
         except (HistoryMoved, OSError):
             done, finished = -1, False  # read without the lock: the files moved under us
+        if finished:  # every line is in: the vocabulary, as far as the step's time allows
+            lex = _vocabulary(conn, "" if lex is None else lex, deadline, first=lex is not None)
         if done < 0 or not _same_files(snap, take(layout)):
             conn.execute("ROLLBACK")
             return _rewritten()
+        finished = finished and lex is None
         new = dataclasses.replace(
             side.meta,
             chat_read=max(0, done - a),
@@ -265,10 +281,12 @@ def _step(
         )
         write_meta(conn, new)
         if finished:
-            conn.execute("DELETE FROM meta WHERE k = ?", (_POS,))
+            conn.execute("DELETE FROM meta WHERE k IN (?, ?)", (_POS, _LEX))
             conn.execute("UPDATE meta SET v = ? WHERE k = ?", (_DONE, _STEPS))
         else:
             conn.execute("UPDATE meta SET v = ? WHERE k = ?", (str(done), _POS))
+            if lex is not None:
+                conn.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", (_LEX, lex))
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
@@ -314,4 +332,38 @@ def _index(
 
 def _flush(conn: sqlite3.Connection, batch: list[Record]) -> None:
     if batch:
-        _insert(conn, batch)
+        insert_batch(conn, Batch.of(batch))
+
+
+def _vocabulary(
+    conn: sqlite3.Connection, after: str, deadline: _Stop, *, first: bool
+) -> str | None:
+    """Put ``lit``'s terms after ``after`` (in the table's own order) into ``lex`` and
+    ``lexgrams``, :data:`LEX_CHUNK` at a time, until they are all in (None) or the step's
+    time is up (the last term put in). As a whole rebuild does (index_build._lexicon), once,
+    from SQLite's own vocabulary of ``lit``, instead of each batch's tokens from Python; a
+    side file a step before this one began with those batches' terms in ``lex`` only skips
+    them. ``first``: this step began here, so it does one chunk whatever the clock says."""
+    conn.execute("CREATE VIRTUAL TABLE temp.lit_terms USING fts5vocab(main, lit, row)")
+    try:
+        while first or not deadline.due():
+            first = False
+            terms = [t for (t,) in conn.execute(
+                "SELECT term FROM temp.lit_terms WHERE term > ? ORDER BY term LIMIT ?",
+                (after, LEX_CHUNK),
+            )]  # fmt: skip
+            (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
+            conn.executemany(
+                "INSERT OR IGNORE INTO lex (term) VALUES (?)",
+                [(t,) for t in terms if len(t) <= LEX_MAX],
+            )
+            conn.execute(
+                "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?",
+                (top,),
+            )
+            if len(terms) < LEX_CHUNK:
+                return None
+            after = terms[-1]
+        return after
+    finally:
+        conn.execute("DROP TABLE temp.lit_terms")
