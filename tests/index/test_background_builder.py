@@ -113,8 +113,10 @@ def _fill(layout: Layout, tag: str, batches: int, rows: int = 200) -> None:
 
 @pytest.fixture(autouse=True)
 def _small_steps(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Many steps per rebuild; and no builder outlives its test."""
+    """Many steps per rebuild (never a whole one: tests/index/test_whole_builder.py); and
+    no builder outlives its test."""
     monkeypatch.setattr(index_builder, "STEP_BYTES", STEP)
+    monkeypatch.setattr(index_builder, "WHOLE_BYTES", 0)
     yield
     assert index_builder.stop(timeout=JOIN)
 

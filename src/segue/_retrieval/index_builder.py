@@ -54,6 +54,12 @@ from segue._workspace import Layout
 #: transcript bytes one step of the child indexes (~0.3 s on realistic rows; ``kill -9``
 #: loses at most this much work, and a stop waits at most one step)
 STEP_BYTES = 4 << 20
+#: the largest transcript the child rebuilds whole, in one transaction into the side file
+#: with the rebuild's worker on the other core (about twice the steps' rate), unless steps
+#: committed in the side file already (they go on instead); ``kill -9`` of the child then
+#: loses the whole build, at most about 20 s of work at this size; a longer transcript is
+#: built by steps
+WHOLE_BYTES = 256 << 20
 #: at :func:`stop` (and interpreter exit), how long to wait for the step in progress to
 #: commit before the child is killed (safe: a killed step is rolled back by the next)
 EXIT_SECONDS = 1.0
@@ -161,6 +167,7 @@ def _command(layout: Layout, step_bytes: int) -> list[str]:
         str(layout.home),
         layout.workspace_id,
         str(step_bytes),
+        str(WHOLE_BYTES),
     ]
 
 

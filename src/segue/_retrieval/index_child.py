@@ -25,10 +25,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import sqlite3
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from segue._workspace import Layout
 
 #: after the parent is gone, how long the step in progress may take to commit
 EXIT_SECONDS = 1.0
@@ -74,16 +79,79 @@ def _lasting(outcome: str) -> bool:
     return outcome not in ("built", "stopped", BUSY) and "locked" not in outcome
 
 
-def build(home: str, workspace: str, step_bytes: int) -> str:
-    """Run the steps; the outcome ("built" or why not)."""
+class _Stopped(Exception):
+    """The parent is gone (or stopped this process): the whole rebuild ends here."""
+
+
+def _parent_gone() -> bool:
+    """Whether stdin, the pipe only the parent holds, is at its end (without waiting)."""
+    with contextlib.suppress(OSError, ValueError):
+        while select.select([0], [], [], 0)[0]:
+            if not os.read(0, 4096):
+                return True
+        return False
+    return True
+
+
+def _whole_wanted(layout: Layout, whole_bytes: int) -> bool:
+    """A whole rebuild (a transcript of at most ``whole_bytes``, and no steps committed in
+    the side file, which steps go on from instead)."""
+    from segue._retrieval.index_file import build_path
+    from segue._retrieval.snapshot import take
+
+    if whole_bytes <= 0:
+        return False
+    snap = take(layout)
+    return snap.archive_size + snap.chat_size <= whole_bytes and not _steps_pos(
+        build_path(layout)
+    )
+
+
+def _whole(layout: Layout) -> str:
+    """:func:`~segue._retrieval.index_build.rebuild`, with its worker on the other core where
+    it pays (this process runs no other thread, so it may fork one), reporting after each
+    batch, and ended there once the parent is gone."""
+    from segue._retrieval.index_build import rebuild
+
+    def progress(pos: int, total: int) -> None:
+        if _parent_gone():
+            raise _Stopped
+        _report(f"step {pos} {total}")
+
+    try:
+        rebuild(layout, progress=progress)
+    except _Stopped:
+        return "stopped"
+    return "built"
+
+
+def build(home: str, workspace: str, step_bytes: int, whole_bytes: int = 0) -> str:
+    """Rebuild whole (:func:`_whole_wanted`) or run the steps; the outcome ("built" or why
+    not)."""
     from segue._fsutil import describe_os_error
     from segue._retrieval.index_build import NotBuilt
-    from segue._retrieval.index_file import build_path
-    from segue._retrieval.index_steps import build_step
-    from segue._retrieval.snapshot import take
     from segue._workspace import Layout
 
     layout = Layout(Path(home), workspace)
+    try:
+        if _whole_wanted(layout, whole_bytes):
+            return _whole(layout)
+        return _steps(layout, step_bytes)
+    except NotBuilt as exc:
+        return str(exc)
+    except OSError as exc:
+        return describe_os_error(exc)
+    except Exception as exc:  # noqa: BLE001 - a cache: the outcome, never a traceback
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _steps(layout: Layout, step_bytes: int) -> str:
+    """Steps back to back until one puts the index in place, a watcher thread ending this
+    process once the parent is gone (and the step in progress had its time)."""
+    from segue._retrieval.index_file import build_path
+    from segue._retrieval.index_steps import build_step
+    from segue._retrieval.snapshot import take
+
     stopping = threading.Event()
     idle = threading.Event()  # set while no step runs: the watcher may exit at once
     idle.set()
@@ -99,19 +167,13 @@ def build(home: str, workspace: str, step_bytes: int) -> str:
             pos = _steps_pos(build_path(layout))
             _report(f"step {-1 if pos is None else pos} {snap.archive_size + snap.chat_size}")
         return "stopped"
-    except NotBuilt as exc:
-        return str(exc)
-    except OSError as exc:
-        return describe_os_error(exc)
-    except Exception as exc:  # noqa: BLE001 - a cache: the outcome, never a traceback
-        return f"{type(exc).__name__}: {exc}"
     finally:
         idle.set()
 
 
 def main(argv: list[str]) -> int:
-    home, workspace, step_bytes = argv
-    outcome = build(home, workspace, int(step_bytes))
+    home, workspace, step_bytes, *whole = argv
+    outcome = build(home, workspace, int(step_bytes), int(whole[0]) if whole else 0)
     _report(f"{'fail' if _lasting(outcome) else 'end'} {' '.join(outcome.split())}")
     return 0
 
