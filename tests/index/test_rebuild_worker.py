@@ -109,6 +109,22 @@ def _both(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, An
     return alone, _dump(layout)
 
 
+def test_the_load_rule_counts_the_asking_process_itself_where_it_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two CPUs and a load average of 1.6: a foreground rebuild forks no worker (about one
+    CPU is not idle), the background builder's child, itself most of that load
+    (``OWN_LOAD`` 1), does."""
+    monkeypatch.delenv("SEGUE_INDEX_WORKER", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    assert not index_build_worker.wanted(64 << 20)
+    monkeypatch.setattr(index_build_worker, "OWN_LOAD", 1.0)
+    assert index_build_worker.wanted(64 << 20)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 1.0, 1.0))  # busy beside it
+    assert not index_build_worker.wanted(64 << 20)
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

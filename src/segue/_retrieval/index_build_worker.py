@@ -17,7 +17,8 @@ pace of the slower one instead of the sum of both.
   writer reads the end of the pipe before the end mark and raises :class:`WorkerLost`
   (the rebuild fails; the next look-back builds by steps).
 * Used only where it is safe and pays: :func:`wanted` (``fork`` exists, this process runs
-  no other thread, two CPUs of which about one is idle by the load average, and a transcript
+  no other thread, two CPUs of which about one is idle by the load average (less this
+  process's own part, :data:`OWN_LOAD`), and a transcript
   of at least :data:`MIN_BYTES`; the setting ``SEGUE_INDEX_WORKER=off`` never, ``on``
   whatever the size, the CPUs and the load).
 """
@@ -41,6 +42,9 @@ __all__ = ["BATCH", "MIN_BYTES", "Worker", "WorkerLost", "wanted"]
 BATCH = 250
 #: the smallest transcript a rebuild forks a worker for (below it the fork is not worth it)
 MIN_BYTES = 2 << 20
+#: this process's own part of the load average when it asks (the background builder's child
+#: sets 1: it is itself the busy process the average counts, index_child.py)
+OWN_LOAD = 0.0
 _PIPE_BYTES = 1 << 20
 _ROWS, _DONE, _ERROR = 0, 1, 2
 
@@ -74,7 +78,7 @@ def wanted(total: int) -> bool:
         load = os.getloadavg()[0]
     except OSError:
         return True
-    return load <= cpus - 1
+    return load - OWN_LOAD <= cpus - 1
 
 
 class Worker(Generic[T]):

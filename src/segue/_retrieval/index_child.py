@@ -111,7 +111,10 @@ def _whole(layout: Layout) -> str:
     """:func:`~segue._retrieval.index_build.rebuild`, with its worker on the other core where
     it pays (this process runs no other thread, so it may fork one), reporting after each
     batch, and ended there once the parent is gone."""
+    from segue._retrieval import index_build_worker
     from segue._retrieval.index_build import rebuild
+
+    index_build_worker.OWN_LOAD = 1.0  # this busy process is in the load average itself
 
     def progress(pos: int, total: int) -> None:
         if _parent_gone():
