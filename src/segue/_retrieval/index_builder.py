@@ -11,10 +11,12 @@ index (its file missing) of a transcript of 2 MiB or more has it started as the 
 that ended on a failure that lasts (a Xum stream in progress, a receipt that does not vouch,
 a file it cannot write) is not started again, and no call waits for one, until the receipt
 epoch, the stamps or the stream change, or :data:`RETRY_SECONDS` pass (a full disk freed,
-say: ``Builder.failing``). The child runs bounded steps back to back in one process, each
-its own transaction under the side file's ``flock`` (index_steps.py), so ``kill -9`` of
-either process loses at most the step in progress and two processes never step at once: a
-step that finds the side file locked by another process ends the child, and the next
+say: ``Builder.failing``). The child rebuilds a transcript of at most :data:`WHOLE_BYTES`
+whole, with the rebuild's worker on the other core (``kill -9`` loses that build), and a
+longer one, or a side file where steps already committed, by bounded steps back to back in
+one process, each its own transaction under the side file's ``flock`` (index_steps.py), so
+``kill -9`` of either process loses at most the step in progress. Two processes never build
+at once: a child that finds the side file locked by another process ends, and the next
 untrusted call starts one again.
 
 Why a process and not a thread: measured on 5 MB of realistic rows with calls back to back,

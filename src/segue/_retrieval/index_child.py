@@ -1,7 +1,13 @@
 """The background index builder's own process (started by :mod:`index_builder`):
-``python -m segue._retrieval.index_child HOME WORKSPACE STEP_BYTES``. I/O.
+``python -m segue._retrieval.index_child HOME WORKSPACE STEP_BYTES [WHOLE_BYTES]``. I/O.
 
-It runs :func:`~segue._retrieval.index_steps.build_step` back to back, each step bounded by
+A transcript of at most ``WHOLE_BYTES``, with no steps committed in the side file, is
+rebuilt whole (:func:`~segue._retrieval.index_build.rebuild`: one transaction into the side
+file, the vocabulary and the ``rows`` indexes once at the end, and the rebuild's worker
+process on the other core where the load average leaves it idle, counting this process's
+own part of it): about twice the steps' rate. ``kill -9`` then loses the whole build, which
+the next builder starts again. Otherwise it runs
+:func:`~segue._retrieval.index_steps.build_step` back to back, each step bounded by
 ``STEP_BYTES`` of transcript (not by the clock: a step with a deadline inserts a few lines
 at a time to look at the clock, which doubles its cost), each its own transaction under the
 side file's ``flock``, until a step puts the index in place. Being a process of its own, it
@@ -9,16 +15,20 @@ has its own interpreter lock and runs on another core: a thread in the look-back
 got a tenth of a core while calls came back to back (each SQLite call of a step releases
 the lock, and getting it back waited for the calling thread's switch interval).
 
-On stdout, one line per committed step, ``step POS SIZE`` (transcript bytes indexed so far,
-of the transcript's size when the step began), and a last line ``end OUTCOME`` ("built", or
-why it could not go on), or ``fail OUTCOME`` when it could not go on for a reason that lasts
-until the transcript files change (a Xum stream in progress, a receipt that does not vouch,
-a file that cannot be written, anything unexpected): its parent starts no builder again
-until then. Another process stepping (the side file's lock) is not such a reason.
-Its stdin is a pipe only its parent holds: at end of file (the
-parent stopped it, exited or was killed) it lets the step in progress commit for at most
-:data:`EXIT_SECONDS`, then exits; a step cut short there is rolled back by the next one, as
-after ``kill -9``. So it never outlives its parent by more than that.
+On stdout, one line per committed step or inserted batch, ``step POS SIZE`` (transcript
+bytes indexed so far, of the transcript's size when it began), and a last line ``end
+OUTCOME`` ("built", or why it could not go on), or ``fail OUTCOME`` when it could not go on
+for a reason that lasts until the transcript files change (a Xum stream in progress, a
+receipt that does not vouch, a file that cannot be written, anything unexpected): its
+parent starts no builder again until then. Another process stepping (the side file's lock)
+is not such a reason.
+Its stdin is a pipe only its parent holds. A whole rebuild looks at it after each batch and
+ends there at its end of file (the parent stopped it, exited or was killed), leaving the
+side file for the next builder to start afresh; by steps, a watcher thread waits for that
+end, lets the step in progress commit for at most :data:`EXIT_SECONDS`, then exits (a step
+cut short there is rolled back by the next one, as after ``kill -9``). So it never outlives
+its parent by more than a batch or a second, or the last phase of a whole rebuild that had
+inserted every batch.
 """
 
 from __future__ import annotations

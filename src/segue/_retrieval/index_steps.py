@@ -18,6 +18,13 @@ back (the steps before it stay); two processes never step at once (the second sk
 works the same in a one-shot ``segue`` command, which a thread would not outlive, and in
 long sessions, without a thread competing with the session for the interpreter.
 
+The steps insert each line's ``rows``, ``lit`` and ``words``; once every line is in, they
+fill the literal search's token vocabulary (``lex`` and ``lexgrams``) from SQLite's own
+vocabulary of ``lit`` in term order, :data:`LEX_CHUNK` terms per statement and within the
+same deadline, as a whole rebuild does once at its end, instead of batch by batch from
+Python (which cost a step about a third of its time). The meta key ``steps_lex`` holds the
+last term put in, so a late or killed step goes on from there.
+
 A step trusts the side file only as the continuation of *this* transcript: the same schema
 version and workspace, the receipt epoch, archive stamp and ``chat.jsonl`` it started
 against (checked as :func:`~segue._retrieval.index_file.check_meta` checks the index), and the
