@@ -280,3 +280,58 @@ def test_windows_opened_by_escaped_keys_are_followed_in_the_other_process(
         windows = {row[4] for row in alone["rows"]}
         assert len(windows) == 3, windows  # the root, the compaction's, the reset's
         assert forked == alone
+
+
+def _megabytes(count: int | None, pidfile: Path) -> Iterator[bytes]:
+    """``count`` (or endless) items of 1 MiB each, each distinct; the worker's pid in
+    ``pidfile`` once it has made them all."""
+    n = 0
+    while count is None or n < count:
+        yield bytes([n % 251]) * (1 << 20)
+        n += 1
+    pidfile.write_text(str(os.getpid()))
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_the_worker_runs_ahead_of_a_busy_writer(tmp_path: Path) -> None:
+    """The worker makes many times what a pipe holds and exits while the writer has read
+    nothing yet: the writer's side reads the pipe ahead, so neither waits on the other
+    (without it the worker stops at the pipe's 1 MiB until the writer reads)."""
+    import threading
+
+    pidfile = tmp_path / "worker.pid"
+    threads = threading.active_count()
+    with index_build_worker.Worker(lambda: _megabytes(16, pidfile)) as worker:
+        deadline = time.monotonic() + 60
+        while not (pidfile.exists() and pidfile.read_text() and _gone(int(pidfile.read_text()))):
+            assert time.monotonic() < deadline, "the worker waited for the writer to read"
+            time.sleep(0.01)
+        got = list(worker.batches())
+    assert [item[:1] for item in got] == [bytes([n]) for n in range(16)]
+    assert all(len(item) == 1 << 20 for item in got)
+    assert threading.active_count() == threads  # the read-ahead ended with the block
+
+
+_LEFT_EARLY = r"""
+import sys
+from pathlib import Path
+from segue._retrieval import index_build_worker
+from tests.index.test_rebuild_worker import _megabytes
+with index_build_worker.Worker(lambda: _megabytes(None, Path(sys.argv[1]))) as worker:
+    for n, item in enumerate(worker.batches()):
+        if n == 3:
+            break
+print("left")
+"""
+
+
+def test_a_writer_that_leaves_early_does_not_wait_for_the_worker(tmp_path: Path) -> None:
+    """A writer that stops taking batches before the end (no exception) ends the worker,
+    which would otherwise make its endless batches for ever."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", _LEFT_EARLY, str(tmp_path / "pid")],
+        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "left\n"

@@ -16,6 +16,12 @@ pace of the slower one instead of the sum of both.
   worker's next write finds the pipe closed and it exits. ``kill -9`` of the worker: the
   writer reads the end of the pipe before the end mark and raises :class:`WorkerLost`
   (the rebuild fails; the next look-back builds by steps).
+* The writer reads the pipe ahead on a thread (:class:`_Drain`, up to :data:`AHEAD_BYTES`
+  of batches not yet unpickled): a pipe holds at most 1 MiB, so without it the worker
+  waited whenever the writer was inserting and the writer whenever the worker was
+  analysing, the two running in turn instead of side by side. The thread only moves bytes
+  (``os.read`` lets go of the GIL while it waits); it is started after the fork and joined
+  before the worker is done with, so the next rebuild's fork still finds one thread.
 * Used only where it is safe and pays: :func:`wanted` (``fork`` exists, this process runs
   no other thread, two CPUs of which about one is idle by the load average (less this
   process's own part, :data:`OWN_LOAD`), and a transcript
@@ -27,11 +33,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import os
 import pickle
 import signal
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from threading import Condition, Thread
 from types import TracebackType
 from typing import Any, BinaryIO, Generic, TypeVar
 
@@ -45,6 +54,9 @@ MIN_BYTES = 2 << 20
 #: this process's own part of the load average when it asks (the background builder's child
 #: sets 1: it is itself the busy process the average counts, index_child.py)
 OWN_LOAD = 0.0
+#: the most the writer holds read from the pipe and not yet unpickled (the worker waits
+#: beyond it)
+AHEAD_BYTES = 64 << 20
 _PIPE_BYTES = 1 << 20
 _ROWS, _DONE, _ERROR = 0, 1, 2
 
@@ -81,6 +93,81 @@ def wanted(total: int) -> bool:
     return load - OWN_LOAD <= cpus - 1
 
 
+class _Drain(io.RawIOBase):
+    """The read end of the worker's pipe, read ahead by a thread into memory (at most
+    ``ahead`` bytes held), so that the worker never waits on a full pipe while this process
+    is busy inserting. Read through an :class:`io.BufferedReader`; :meth:`stop` ends the
+    thread (the worker must be gone or finishing: the thread may be waiting in ``os.read``)
+    and closes the descriptor."""
+
+    def __init__(self, fd: int, ahead: int) -> None:
+        super().__init__()
+        self._fd, self._ahead = fd, ahead
+        self._chunks: deque[memoryview] = deque()
+        self._held = 0
+        self._ended = False  # the thread read the end of the pipe, or failed
+        self._error: OSError | None = None
+        self._stopping = False
+        self._cond = Condition()
+        self._thread = Thread(target=self._fill, name="segue-index-drain", daemon=True)
+        self._thread.start()
+
+    def _fill(self) -> None:
+        while True:
+            with self._cond:
+                while self._held >= self._ahead and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+            error: OSError | None = None
+            try:
+                chunk = os.read(self._fd, _PIPE_BYTES)
+            except OSError as exc:
+                chunk, error = b"", exc
+            with self._cond:
+                if chunk:
+                    self._chunks.append(memoryview(chunk))
+                    self._held += len(chunk)
+                else:
+                    self._ended, self._error = True, error
+                self._cond.notify_all()
+            if not chunk:
+                return
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        with self._cond:
+            while not self._chunks and not self._ended:
+                self._cond.wait()
+            if not self._chunks:
+                if self._error is not None:
+                    raise self._error
+                return 0  # the end of the pipe
+            chunk = self._chunks[0]
+            size = min(len(view), len(chunk))
+            view[:size] = chunk[:size]
+            if size == len(chunk):
+                self._chunks.popleft()
+            else:
+                self._chunks[0] = chunk[size:]
+            self._held -= size
+            self._cond.notify_all()
+            return size
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._chunks.clear()
+            self._held = 0
+            self._cond.notify_all()
+        self._thread.join()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
 class Worker(Generic[T]):
     """``with Worker(produce) as w``: ``w.batches()`` yields what ``produce()`` yields in
     the worker. ``close``: a file descriptor the worker closes first (the writer's lock)."""
@@ -88,7 +175,9 @@ class Worker(Generic[T]):
     def __init__(self, produce: Callable[[], Iterable[T]], *, close: int | None = None) -> None:
         self._produce, self._close = produce, close
         self._pid = 0
+        self._drain: _Drain | None = None
         self._pipe: BinaryIO | None = None
+        self._done = False
 
     def __enter__(self) -> Worker[T]:
         read, write = os.pipe()
@@ -100,7 +189,8 @@ class Worker(Generic[T]):
             self._run(write)
         os.close(write)
         self._pid = pid
-        self._pipe = os.fdopen(read, "rb", buffering=_PIPE_BYTES)
+        self._drain = _Drain(read, AHEAD_BYTES)
+        self._pipe = io.BufferedReader(self._drain, buffer_size=_PIPE_BYTES)
         return self
 
     def _run(self, fd: int) -> None:
@@ -138,6 +228,7 @@ class Worker(Generic[T]):
             if kind == _ROWS:
                 yield value
             elif kind == _DONE:
+                self._done = True
                 return
             else:
                 raise value
@@ -148,11 +239,13 @@ class Worker(Generic[T]):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._pipe is not None:
-            self._pipe.close()  # a worker still writing gets EPIPE and exits
         if self._pid:
-            if exc is not None:  # its batches are no longer wanted: do not wait for them
+            if exc is not None or not self._done:  # its batches are no longer wanted
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self._pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self._pid, 0)
+        if self._drain is not None:  # the worker is gone: its pipe's end comes
+            self._drain.stop()
+        if self._pipe is not None:
+            self._pipe.close()
