@@ -96,7 +96,7 @@ def wanted(total: int) -> bool:
 class _Drain(io.RawIOBase):
     """The read end of the worker's pipe, read ahead by a thread into memory (at most
     ``ahead`` bytes held), so that the worker never waits on a full pipe while this process
-    is busy inserting. Read through an :class:`io.BufferedReader`; :meth:`stop` ends the
+    is busy inserting. Read through an :class:`io.BufferedReader`; closing it ends the
     thread (the worker must be gone or finishing: the thread may be waiting in ``os.read``)
     and closes the descriptor."""
 
@@ -157,7 +157,9 @@ class _Drain(io.RawIOBase):
             self._cond.notify_all()
             return size
 
-    def stop(self) -> None:
+    def close(self) -> None:
+        if self.closed:
+            return
         with self._cond:
             self._stopping = True
             self._chunks.clear()
@@ -166,6 +168,7 @@ class _Drain(io.RawIOBase):
         self._thread.join()
         with contextlib.suppress(OSError):
             os.close(self._fd)
+        super().close()
 
 
 class Worker(Generic[T]):
@@ -175,7 +178,6 @@ class Worker(Generic[T]):
     def __init__(self, produce: Callable[[], Iterable[T]], *, close: int | None = None) -> None:
         self._produce, self._close = produce, close
         self._pid = 0
-        self._drain: _Drain | None = None
         self._pipe: BinaryIO | None = None
         self._done = False
 
@@ -189,8 +191,7 @@ class Worker(Generic[T]):
             self._run(write)
         os.close(write)
         self._pid = pid
-        self._drain = _Drain(read, AHEAD_BYTES)
-        self._pipe = io.BufferedReader(self._drain, buffer_size=_PIPE_BYTES)
+        self._pipe = io.BufferedReader(_Drain(read, AHEAD_BYTES), buffer_size=_PIPE_BYTES)
         return self
 
     def _run(self, fd: int) -> None:
@@ -245,7 +246,5 @@ class Worker(Generic[T]):
                     os.kill(self._pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self._pid, 0)
-        if self._drain is not None:  # the worker is gone: its pipe's end comes
-            self._drain.stop()
-        if self._pipe is not None:
+        if self._pipe is not None:  # the worker is gone: the read-ahead meets the pipe's end
             self._pipe.close()
