@@ -28,6 +28,8 @@ PINNED = {
     5: "7e73ce5e370b3e96a194050b3113b1b9",
     # 6: a partial index of the rows every literal query reads (risky 1 and 2)
     6: "a2e1281ba39f1b29450e0502cb55383d",
+    # 7: the people's words search: rows.plen and the pwords table
+    7: "af0998dbeb8a0de0323594381546e5cf",
 }
 
 _META = b'"metadata":{"timestamp":1700000000000,"historySequence":%d}'

@@ -96,7 +96,7 @@ _KINDS = {
 }
 _INSERT = (
     "INSERT INTO rows (pos, len, digest, kind, win, wid, wkind, item, rid, role, tools, ts, "
-    "vkind, hwin, risky, mach) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "vkind, hwin, risky, mach, plen) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _COMPACTION = b'"compactionBoundary"'
 #: a whole rebuild creates the ``rows`` indexes after its inserts (the same schema)
@@ -112,11 +112,12 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """What one line becomes: its ``rows`` values, its ``words`` text and its literal tokens
-    (of the agent's and people's text)."""
+    """What one line becomes: its ``rows`` values, its ``words`` text, its literal tokens
+    (of the agent's and people's text) and its ``pwords`` text."""
 
     values: tuple[object, ...]
     words: str | None  # the ``words`` table's text (items only)
+    pwords: str | None  # the ``pwords`` table's text (people's terms the ``words`` text lacks)
     body: str | None  # the ``lit`` table's text: the distinct lines of the agent's and
     # people's text
     pos: int  # the line's global start and end
@@ -181,6 +182,7 @@ class Walker:
         found: list[str] = []
         if text is not None and kind == KIND_ITEM:
             words, found = words_and_lines(text)
+        plen, pwords = _people_terms(vkind, words, text if vkind == VIEW_SAME else vtext, risky)
         if vtext is not None:
             found = found + lines(vtext)
         if risky == 0 and holds_long_token(found, LEX_MAX):
@@ -205,8 +207,27 @@ class Walker:
             id_bytes(self.hwin),
             risky,
             int(item is not None and item.machine),
+            plen,
         )
-        return Record(values, words, body, line.start, line.end)
+        return Record(values, words, pwords, body, line.start, line.end)
+
+
+def _people_terms(
+    vkind: int, words: str | None, shown: str | None, risky: int
+) -> tuple[int | None, str | None]:
+    """``rows.plen`` and the ``pwords`` text of a row people see as ``shown`` (index_ddl.py):
+    its number of terms, and its distinct terms that ``words`` (the agent's) lacks. A text
+    that had to change to be stored (``risky`` 2) is analysed when it is read instead."""
+    if vkind == VIEW_HIDDEN or shown is None or risky == 2:
+        return None, None
+    own = words if vkind == VIEW_SAME and words is not None else words_and_lines(shown)[0]
+    plen = own.count(" ") + 1 if own else 0
+    if own is words:
+        return plen, None
+    extra = set(own.split())
+    if words:
+        extra.difference_update(words.split())
+    return plen, " ".join(sorted(extra)) if extra else None
 
 
 def _risky(text: str | None) -> bool:
@@ -218,11 +239,13 @@ def _risky(text: str | None) -> bool:
 class Batch:
     """What a run of records puts into the tables, as plain values (a worker process sends
     it as it is, :mod:`segue._retrieval.index_build_worker`): the ``rows`` values, the
-    ``(rowid, text)`` pairs of ``lit`` and of ``words``, and the global end of its last line."""
+    ``(rowid, text)`` pairs of ``lit``, ``words`` and ``pwords``, and the global end of its
+    last line."""
 
     rows: list[tuple[object, ...]]
     lit: list[tuple[int, str]]
     words: list[tuple[int, str]]
+    pwords: list[tuple[int, str]]
     end: int = 0
     number: int = 0  # its place among a rebuild's batches
 
@@ -232,6 +255,7 @@ class Batch:
             [r.values for r in records],
             [(r.pos, r.body) for r in records if r.body is not None],
             [(r.pos, r.words) for r in records if r.words is not None],
+            [(r.pos, r.pwords) for r in records if r.pwords is not None],
             end,
             number,
         )
@@ -273,6 +297,7 @@ def insert_batch(conn: sqlite3.Connection, batch: Batch) -> None:
     conn.executemany("INSERT INTO lit (rowid, body) VALUES (?, ?)", batch.lit)
     # items only: what the agent's words search finds
     conn.executemany("INSERT INTO words (rowid, terms) VALUES (?, ?)", batch.words)
+    conn.executemany("INSERT INTO pwords (rowid, terms) VALUES (?, ?)", batch.pwords)
 
 
 @dataclass

@@ -246,6 +246,7 @@ def _forget(conn: sqlite3.Connection, cut: int, old: bytes) -> bool:
     walker = Walker()
     lit: list[tuple[int, str]] = []
     words: list[tuple[int, str]] = []
+    pwords: list[tuple[int, str]] = []
     for pos, length, want in rows:
         at = int(pos) - cut
         data = old[at : at + int(length)]
@@ -260,7 +261,12 @@ def _forget(conn: sqlite3.Connection, cut: int, old: bytes) -> bool:
             lit.append((int(pos), record.body))
         if record.words is not None:
             words.append((int(pos), record.words))
+        if record.pwords is not None:
+            pwords.append((int(pos), record.pwords))
     conn.executemany("INSERT INTO lit (lit, rowid, body) VALUES ('delete', ?, ?)", lit)
     conn.executemany("INSERT INTO words (words, rowid, terms) VALUES ('delete', ?, ?)", words)
+    conn.executemany(
+        "INSERT INTO pwords (pwords, rowid, terms) VALUES ('delete', ?, ?)", pwords
+    )
     conn.execute("DELETE FROM rows WHERE pos >= ?", (cut,))
     return True

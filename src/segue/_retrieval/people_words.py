@@ -11,7 +11,9 @@ Memory stays bounded whatever the history's size: the first pass over the rows k
 the statistics and, per hit, a few numbers (its place, length, the counts of the query's
 terms, whether it holds the phrase), in flat arrays; the hits are then printed best first,
 read again in batches of at most :data:`BATCH_ITEMS` items and :data:`BATCH_CHARS`
-characters, one more pass over the rows a batch (one in all for most queries).
+characters, one more pass over the rows a batch (one in all for most queries). The history
+index answers the same search without reading every row
+(:mod:`segue._retrieval.index_people_words`), ranking with the same :class:`Tally`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from segue._errors import UsageError
 from segue._messages import Row
-from segue._retrieval.words import best_passage, bm25_scores, query_terms, terms
+from segue._retrieval.words import best_passage, bm25_scores, query_terms, term_counts
 from segue._views.windows import Hit, Item, snippet, walk
 
 #: the hits read again per pass over the rows, at most (and their text, in characters)
@@ -34,56 +36,88 @@ Rows = Callable[[], Iterable[Row]]
 def words_search(rows: Rows, query: str, *, context: int = 60) -> Iterator[Hit]:
     """The ranked hits (see the module docstring). ``rows()`` reads the transcript from its
     start, each time it is called. A query without words is refused at once."""
+    return _ranked(rows, query, wanted_terms(query), context)
+
+
+def wanted_terms(query: str) -> list[str]:
+    """The query's terms; UsageError for a query without words."""
     wanted = query_terms(query)
     if not query or not wanted:
         raise UsageError("the search query must not be empty" if not query else
                          "the search query has no words; search it literally (without --words)")
-    return _ranked(rows, query, wanted, context)
+    return wanted
 
 
 def _items(rows: Rows) -> Iterator[Item]:
     return (event for event in walk(rows()) if isinstance(event, Item))
 
 
+class Tally:
+    """The statistics of one query over every item people see, and, per hit, a few numbers in
+    flat arrays (its place, length, the counts of the query's terms, whether it holds the
+    phrase, its size and mark): what ranks the hits, the same for every source of items."""
+
+    def __init__(self, query: str, wanted: list[str]) -> None:
+        self.unique = list(dict.fromkeys(wanted))
+        self._words = " ".join(query.casefold().split())
+        self.n_docs = self.total_len = 0
+        self._doc_freq = [0] * len(self.unique)
+        self.at, self._length, self._phrase = array("q"), array("q"), array("b")
+        self.sizes, self.marks = array("q"), array("q")
+        self.counts = array("l")  # len(unique) a hit: each query term's count in it
+
+    def others(self, docs: int, length: int) -> None:
+        """Count items holding no query term: ``docs`` of them, ``length`` terms in all."""
+        self.n_docs += docs
+        self.total_len += length
+
+    def item(self, place: int, text: str, mark: int) -> int:
+        """Count one item; its number of terms. A hit (an item holding a query term) is
+        kept, under ``place``: the later, the newer."""
+        length, tf = term_counts(text, self.unique)
+        self.n_docs += 1
+        self.total_len += length
+        if any(tf):
+            for i, n in enumerate(tf):
+                self._doc_freq[i] += n > 0
+            self.at.append(place)
+            self._length.append(length)
+            words = self._words
+            self._phrase.append(" " in words and words in " ".join(text.casefold().split()))
+            self.sizes.append(len(text))
+            self.marks.append(mark)
+            self.counts.extend(tf)
+        return length
+
+    def matches(self, h: int) -> int:
+        k = len(self.unique)
+        return sum(self.counts[h * k:(h + 1) * k])
+
+    def order(self) -> list[int]:
+        """The hits (their numbers), best first: BM25 over every item, the exact phrase
+        highest, ties newest first."""
+        if not self.at:
+            return []
+        unique = self.unique
+        stats = {t: self._doc_freq[i] for i, t in enumerate(unique)}
+        k = len(unique)
+        avg = self.total_len / self.n_docs
+        scores = array("d", (
+            bm25_scores(unique, [_doc(unique, self.counts[h * k:(h + 1) * k], self._length[h])],
+                        phrase=[bool(self._phrase[h])], doc_freq=stats, n_docs=self.n_docs,
+                        avg_len=avg)[0]
+            for h in range(len(self.at))
+        ))
+        at = self.at
+        return sorted(range(len(at)), key=lambda h: (-scores[h], -at[h]))
+
+
 def _ranked(rows: Rows, query: str, wanted: list[str], context: int) -> Iterator[Hit]:
-    unique = list(dict.fromkeys(wanted))
-    index = {t: i for i, t in enumerate(unique)}
-    words = " ".join(query.casefold().split())
-    n_docs = total_len = 0
-    doc_freq = [0] * len(unique)
-    at, length, phrase, sizes = array("q"), array("q"), array("b"), array("q")
-    marks = array("q")  # what the item was, to tell it again when it is read back
-    counts = array("l")  # len(unique) a hit: each query term's count in it
+    tally = Tally(query, wanted)
     for ordinal, item in enumerate(_items(rows)):
-        doc = terms(item.text)
-        n_docs += 1
-        total_len += len(doc)
-        tf = [0] * len(unique)
-        for term in doc:
-            slot = index.get(term)
-            if slot is not None:
-                tf[slot] += 1
-        if not any(tf):
-            continue
-        for slot, n in enumerate(tf):
-            doc_freq[slot] += n > 0
-        at.append(ordinal)
-        length.append(len(doc))
-        phrase.append(" " in words and words in " ".join(item.text.casefold().split()))
-        sizes.append(len(item.text))
-        marks.append(_mark(item))
-        counts.extend(tf)
-    if not at:
-        return
-    stats = {t: doc_freq[i] for i, t in enumerate(unique)}
-    k = len(unique)
-    scores = array("d", (
-        bm25_scores(unique, [_doc(unique, counts[h * k:(h + 1) * k], length[h])],
-                    phrase=[bool(phrase[h])], doc_freq=stats, n_docs=n_docs,
-                    avg_len=total_len / n_docs)[0]
-        for h in range(len(at))
-    ))
-    order = sorted(range(len(at)), key=lambda h: (-scores[h], -at[h]))
+        tally.item(ordinal, item.text, _mark(item))
+    order = tally.order()
+    at, sizes, marks = tally.at, tally.sizes, tally.marks
     done = 0
     while done < len(order):
         batch: list[int] = []
@@ -105,8 +139,13 @@ def _ranked(rows: Rows, query: str, wanted: list[str], context: int) -> Iterator
             back = got.pop(h, None)
             if back is None or _mark(back) != marks[h]:  # rewritten since it was ranked
                 continue
-            start, end = best_passage(back.text, query, 2 * context)
-            yield Hit(back, sum(counts[h * k:(h + 1) * k]), snippet(back.text, start, end, 0))
+            yield hit(back, query, tally.matches(h), context)
+
+
+def hit(item: Item, query: str, matches: int, context: int) -> Hit:
+    """The listing's line for a hit: its snippet centred on the best passage."""
+    start, end = best_passage(item.text, query, 2 * context)
+    return Hit(item, matches, snippet(item.text, start, end, 0))
 
 
 def _mark(item: Item) -> int:

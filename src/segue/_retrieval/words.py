@@ -48,6 +48,7 @@ __all__ = [
     "bm25_scores",
     "query_terms",
     "raw_tokens",
+    "term_counts",
     "terms",
     "token_terms",
 ]
@@ -348,6 +349,120 @@ class PageScorer:
         return sorted(hits, key=lambda i: (-scores[i], -i))
 
 
+_Terms = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+#: the tokens :func:`_tokens` makes of a non-ASCII raw token (NFKC may split it), bounded
+_OTHER: dict[str, _Terms] = {}
+
+
+def _raw_terms(raw: str) -> _Terms:
+    """``(parts, wholes)`` of each token :func:`_tokens` makes of one of
+    :func:`raw_tokens`' tokens (one, unless NFKC splits it): they depend on it alone."""
+    if raw.isascii():
+        found = _KNOWN.get(raw)
+        if found is None:
+            if len(_KNOWN) >= _KNOWN_MAX:
+                _KNOWN.clear()
+            found = _KNOWN[raw] = _analysis(raw, True, DEFAULT)
+        return ((found[0], found[1]),)
+    other = _OTHER.get(raw)
+    if other is None:
+        if len(_OTHER) >= _KNOWN_MAX:
+            _OTHER.clear()
+        other = _OTHER[raw] = tuple((t.parts, t.wholes) for t in _tokens(raw))
+    return other
+
+
+class _Wanted:
+    """What each raw token gives one query's terms, learnt as the tokens come (a listing
+    asks the same query of every hit): the query terms it makes, for a passage, in the
+    order and with the repeats :func:`best_passage` counts; and, for :func:`term_counts`,
+    its number of terms and ``(slot, times)`` of each query term among them."""
+
+    def __init__(self, wanted: tuple[str, ...]) -> None:
+        self.key = wanted
+        self.set = frozenset(wanted)
+        self._slot = {t: i for i, t in enumerate(wanted)}
+        self.made: dict[str, tuple[str, ...]] = {}
+        self.counted: dict[str, tuple[int, tuple[tuple[int, int], ...]]] = {}
+
+    def makes(self, raw: str) -> tuple[str, ...]:
+        got = self.made.get(raw)
+        if got is None:
+            if len(self.made) >= _KNOWN_MAX:
+                self.made.clear()
+            wanted = self.set
+            got = self.made[raw] = tuple(
+                t for parts, wholes in _raw_terms(raw) for t in dict.fromkeys(parts + wholes)
+                if t in wanted
+            )
+        return got
+
+    def counts(self, raw: str) -> tuple[int, tuple[tuple[int, int], ...]]:
+        got = self.counted.get(raw)
+        if got is None:
+            if len(self.counted) >= _KNOWN_MAX:
+                self.counted.clear()
+            found = [t for parts, wholes in _raw_terms(raw) for t in parts + wholes if t]
+            slot = self._slot
+            times = Counter(slot[t] for t in found if t in slot)
+            got = self.counted[raw] = len(found), tuple(times.items())
+        return got
+
+
+_LAST: list[_Wanted] = []  # the query asked last (one)
+
+
+def _wanted(terms_: Sequence[str]) -> _Wanted:
+    key = tuple(terms_)
+    if not _LAST or _LAST[0].key != key:
+        _LAST[:] = [_Wanted(key)]
+    return _LAST[0]
+
+
+def _passage_hits(text: str, wanted: Sequence[str]) -> list[tuple[int, int, str]]:
+    """``(start, end, term)`` of each query term a token of the text makes, in text order
+    (a token's distinct terms in the order :func:`terms` gives them): each distinct token
+    analysed once, then only the tokens that make a query term looked at where they stand."""
+    memo = _wanted(wanted)
+    hot = {raw: made for raw in set(_TOKEN.findall(text)) if (made := memo.makes(raw))}
+    hits: list[tuple[int, int, str]] = []
+    if not hot:
+        return hits
+    if len(hot) <= _FEW_HOT:  # found where they stand, by the regular expression engine
+        matches = re.finditer(_WHOLE_OF.replace("{}", "|".join(map(re.escape, hot))), text)
+    else:
+        matches = _TOKEN.finditer(text)
+    for match in matches:
+        hot_terms = hot.get(match.group())
+        if hot_terms is not None:
+            start, end = match.span()
+            hits.extend((start, end, term) for term in hot_terms)
+    return hits
+
+
+#: the most distinct tokens :func:`_passage_hits` finds by one alternation
+_FEW_HOT = 32
+# One of the tokens in {} where _TOKEN's scan makes it a whole token: no word character
+# before it, nor a joiner after one (the token before would go on through it), and the
+# same after it.
+_WHOLE_OF = r"(?<!\w)(?<!\w[./\\:\-])(?:{})(?!\w)(?![./\\:\-]\w)"
+
+
+def term_counts(text: str, wanted: Sequence[str]) -> tuple[int, list[int]]:
+    """``len(terms(text))`` and how many times each of ``wanted`` is among them, without the
+    list: the text's distinct tokens are analysed (through :func:`terms`' cache) and
+    weighed by how often they occur."""
+    memo = _wanted(wanted)
+    counts = [0] * len(wanted)
+    length = 0
+    for raw, times in Counter(_TOKEN.findall(text)).items():
+        n, found = memo.counts(raw)
+        length += n * times
+        for i, k in found:
+            counts[i] += k * times
+    return length, counts
+
+
 def best_passage(text: str, query: str, width: int) -> tuple[int, int]:
     """``(start, end)`` of the ``width``-character window where most distinct query terms meet.
 
@@ -358,12 +473,8 @@ def best_passage(text: str, query: str, width: int) -> tuple[int, int]:
     width = max(0, width)
     if len(text) <= width:
         return 0, len(text)
-    wanted = set(query_terms(query))
-    hits: list[tuple[int, int, str]] = []
-    for token in _tokens(text) if wanted else ():
-        for term in dict.fromkeys(token.parts + token.wholes):
-            if term in wanted:
-                hits.append((token.start, token.end, term))
+    wanted = list(dict.fromkeys(query_terms(query)))
+    hits = _passage_hits(text, wanted) if wanted else []
     if not hits:
         return 0, width
     best_key: tuple[int, int] = (0, 0)  # (distinct terms, matches) of the best window so far

@@ -246,6 +246,12 @@ class IndexBackend(ScanBackend):
 
         return search_people(self.layout, query, context=context)
 
+    def people_words(self, query: str, *, context: int = 60) -> Iterator[Hit]:
+        from segue._retrieval.index_people_words import search_words
+
+        found = search_words(self.layout, query, context=context)
+        return found if found is not None else super().people_words(query, context=context)
+
 
 def _shown(
     resumed: CursorState | pages.Page, shown: tuple[int, ...]

@@ -1,0 +1,204 @@
+"""``segue history search --words`` over the history index (R35, R39). I/O.
+
+The same search as :mod:`segue._retrieval.people_words` (every item people see, every window,
+no floor; BM25 over the whole transcript, the exact phrase highest, ties newest first), with
+the same :class:`~segue._retrieval.people_words.Tally`, so the listing is the scan's, but
+without reading every row:
+
+* **Candidates.** An item whose people's text holds a query term is in ``words`` (the agent's
+  terms) or in ``pwords`` (the people's terms ``words`` lacks), both stored as
+  :func:`~segue._retrieval.ranking.index_query` asks (index_ddl.py). Each candidate is read
+  again, checked against its digest and analysed exactly as the scan analyses it; a
+  candidate that holds no query term after all (its agent's text did, its people's text does
+  not) is only counted.
+* **Statistics.** Every other item counts with the number of terms the index recorded for
+  it (``rows.plen``). The rows whose number is not recorded (a text SQLite could not hold as
+  it is, a line too long for the index to parse) are read and analysed like candidates.
+* Bytes appended since the index last caught up are walked as the views walk them.
+
+Read-only, like :mod:`segue._retrieval.index_people`: the index is opened ``mode=ro``, never
+caught up; None when it cannot be trusted now (the caller scans). Memory stays bounded: a hit
+is a few numbers until it is printed, when it is read once more, best first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from segue._context.boundaries import is_boundary, is_compaction_boundary, item_id
+from segue._context.boundaries import window_id_of_boundary as boundary_window
+from segue._history.scan import parse_line, scan_forward
+from segue._messages import Row
+from segue._retrieval.index_file import (
+    VIEW_HIDDEN,
+    IndexUnusable,
+    Meta,
+    digest,
+    id_str,
+    open_index,
+    trusted_meta,
+)
+from segue._retrieval.index_people import _same
+from segue._retrieval.index_query import rows_in_chunks
+from segue._retrieval.people_words import Tally, hit, wanted_terms
+from segue._retrieval.ranking import index_query
+from segue._retrieval.reader import read_span
+from segue._retrieval.snapshot import Snapshot, take
+from segue._views.project import display, is_hidden
+from segue._views.windows import Hit, Item
+from segue._workspace import Layout
+
+_CANDIDATES = f"""
+SELECT r.pos, r.len, r.digest, r.hwin, r.plen FROM rows r WHERE r.pos IN (
+    SELECT rowid FROM words WHERE words MATCH ?1
+    UNION SELECT rowid FROM pwords WHERE pwords MATCH ?1
+    UNION SELECT pos FROM rows WHERE vkind != {VIEW_HIDDEN} AND plen IS NULL
+) AND r.vkind != {VIEW_HIDDEN} ORDER BY r.pos
+"""  # noqa: S608 (constants of this package)
+_COUNTED = (
+    f"SELECT count(*), total(plen) FROM rows WHERE vkind != {VIEW_HIDDEN} "  # noqa: S608
+    "AND digest IS NOT NULL"
+)
+#: rows the index could not parse (a line longer than it reads): read like candidates
+_UNPARSED = "SELECT pos, len, hwin FROM rows WHERE digest IS NULL ORDER BY pos"
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a hit's line is, to read it again: global position, length, digest, window."""
+
+    pos: int
+    length: int
+    digest: bytes
+    window: str
+
+
+def search_words(layout: Layout, query: str, *, context: int = 60) -> Iterator[Hit] | None:
+    """The ranked hits of ``query`` (see the module docstring); None when the index cannot
+    answer now. UsageError at once for a query without words."""
+    wanted = wanted_terms(query)
+    match = index_query(query)
+    snap = take(layout)
+    try:
+        conn = open_index(layout, write=False)
+    except IndexUnusable:
+        return None
+    try:
+        meta = trusted_meta(conn, layout, snap)
+        tally = Tally(query, wanted)
+        places: dict[int, _Place] = {}
+        _indexed(conn, layout, snap, match or "", tally=tally, places=places)
+        _tail(layout, meta, snap, tally, places)
+    except (IndexUnusable, sqlite3.Error):
+        return None
+    finally:
+        conn.close()
+    if not _same(snap, take(layout)):
+        return None
+    return _listing(layout, snap, query, tally=tally, places=places, context=context)
+
+
+def _read(layout: Layout, snap: Snapshot, pos: int, length: int) -> bytes | None:
+    a = snap.archive_size
+    path, local = (layout.archive, pos) if pos < a else (layout.chat, pos - a)
+    data = read_span(path, local, length)
+    return None if data is None else data[:-1] if data.endswith(b"\n") else data
+
+
+def _indexed(
+    conn: sqlite3.Connection,
+    layout: Layout,
+    snap: Snapshot,
+    match: str,
+    *,
+    tally: Tally,
+    places: dict[int, _Place],
+) -> None:
+    """Count every indexed item people see: the candidates (and the rows without a recorded
+    number of terms) read and analysed, the others by ``plen``."""
+    docs, length = conn.execute(_COUNTED).fetchone()
+    docs, length = int(docs), int(length)
+    for pos, size, want, hwin, plen in rows_in_chunks(conn, _CANDIDATES, [match]):
+        if want is None:
+            continue  # an unparsed line: read below, with the others (not in ``docs``)
+        data = _read(layout, snap, int(pos), int(size))
+        if data is None or digest(data) != bytes(want):
+            raise IndexUnusable(f"row at {pos} differs from the index")
+        row = parse_line(data)
+        if row is None or is_hidden(row):
+            raise IndexUnusable(f"row at {pos} is no longer one people see")
+        n = _count(tally, int(pos), row, places, _Place(int(pos), int(size), bytes(want),
+                                                        id_str(hwin)))
+        if plen is not None:
+            if int(plen) != n:
+                raise IndexUnusable(f"row at {pos} has other terms than the index records")
+            docs, length = docs - 1, length - n
+        else:
+            docs -= 1
+    for pos, size, hwin in rows_in_chunks(conn, _UNPARSED, []):
+        data = _read(layout, snap, int(pos), int(size))
+        if data is None:
+            raise IndexUnusable(f"row at {pos} is no longer in the transcript")
+        row = parse_line(data)
+        if row is None or is_hidden(row):
+            continue
+        if is_boundary(row):  # a window the index does not know
+            raise IndexUnusable(f"row at {pos} opens a window the index did not read")
+        _count(tally, int(pos), row, places, _Place(int(pos), int(size), digest(data),
+                                                    id_str(hwin)))
+    tally.others(docs, length)
+
+
+def _count(tally: Tally, pos: int, row: Row, places: dict[int, _Place], place: _Place) -> int:
+    """Count one item people see; keep where it is when it is a hit."""
+    before = len(tally.at)
+    n = tally.item(pos, display(row).text, 0)
+    if len(tally.at) > before:
+        places[pos] = place
+    return n
+
+
+def _tail(
+    layout: Layout, meta: Meta, snap: Snapshot, tally: Tally, places: dict[int, _Place]
+) -> None:
+    """The chat rows the index has not read yet, walked as the views walk them."""
+    window = meta.hwin
+    a = snap.archive_size
+    for line in scan_forward(layout.chat, "chat", meta.chat_read, end=snap.chat_size,
+                             max_line=1 << 62):
+        row = line.row
+        if row is None:
+            continue
+        if is_boundary(row):
+            window = boundary_window(row)
+            if not is_compaction_boundary(row):
+                continue
+        if not is_hidden(row):
+            raw = line.raw if line.raw is not None else b""
+            _count(tally, a + line.offset, row, places,
+                   _Place(a + line.offset, line.length, digest(raw), window))
+
+
+def _listing(
+    layout: Layout,
+    snap: Snapshot,
+    query: str,
+    *,
+    tally: Tally,
+    places: dict[int, _Place],
+    context: int,
+) -> Iterator[Hit]:
+    """The hits, best first, each read once more (one that changed since is left out, as
+    the scan leaves out an item rewritten since it was ranked)."""
+    for h in tally.order():
+        place = places[tally.at[h]]
+        data = _read(layout, snap, place.pos, place.length)
+        if data is None or digest(data) != place.digest:
+            continue
+        row = parse_line(data)
+        if row is None:
+            continue
+        item = Item(item_id(row), place.window, row, display(row))
+        yield hit(item, query, tally.matches(h), context)
