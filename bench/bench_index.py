@@ -13,6 +13,10 @@ rollover window every ~400 KB); the rows used are printed first.
 2. ``segue history search`` (a process, as a person runs it) over a 30 MB (200 MB and 1 GB large)
    transcript against ``rg -F -i`` over the same file (goal ≤ 2×); skipped with a message when
    ``rg`` is not installed.
+2b. ``segue history search --words`` (a person's ranked search, every row) over the same size
+   of transcript, answered by the index against the same command walking every row (the
+   index moved aside), for a query of rare words and one of common words; the two listings
+   must be the same.
 3. Keeping the index current: it catches up lazily at the next look-back, so the figure is
    the catch-up time per MB appended against a rebuild's time per MB of the same transcript,
    run after run (goal ≤ 1.2×, §6); the append itself is in the note.
@@ -26,6 +30,7 @@ rollover window every ~400 KB); the rows used are printed first.
 
 ``python -m bench.bench_index`` prints the §6 rows only (3 and 5 but the RSS);
 ``python -m bench.bench_index reach`` only the reach rows (1);
+``python -m bench.bench_index words`` only the ``history search --words`` rows (2b);
 ``python -m bench.run index`` runs all of them.
 """
 
@@ -246,6 +251,58 @@ def _cli_result(root: Path, rg: str, size_mb: int) -> Result:
     for path in (layout.chat, layout.archive):  # the next size's files, not this one's
         path.unlink(missing_ok=True)
     return result
+
+
+#: a person's ``history search --words``: a query of rare words and one of common words
+WORDS_QUERIES = ("zebracorn answer", "error traceback")
+
+
+def _words_cli_results(root: Path) -> list[Result]:
+    """``segue history search --words`` (a process) answered by the index against the same
+    command with the index moved aside, so that it walks every row: the listings must be
+    the same, byte for byte."""
+    size_mb = CLI_SIZES_MB[0]
+    ws = f"words-{size_mb}"
+    layout = Layout(root, ws)
+    _fill(layout, size_mb / 2, "a")
+    HistoryStore(layout, durable=False).append([make_row("user", FACT, id="fact")])
+    _fill(layout, size_mb / 2, "b")
+    rebuild(layout)
+    env = process_env(root / "pycache")
+    path = index_path(layout)
+    aside = path.with_name("aside.sqlite")
+    results = []
+    for query in WORDS_QUERIES:
+        command = console_script("--home", str(root), "-w", ws, "history", "search",
+                                 "--words", query)
+
+        def indexed(command: list[str] = command) -> bytes:
+            return subprocess.run(command, capture_output=True, env=env, check=True).stdout
+
+        def scanned(command: list[str] = command) -> bytes:
+            path.rename(aside)
+            try:
+                return subprocess.run(command, capture_output=True, env=env, check=True).stdout
+            finally:
+                aside.rename(path)
+
+        listing = indexed()
+        assert listing, query  # something was found ...
+        assert listing == scanned(), query  # ... and compared
+        hits = sum(line.startswith(b"#") for line in listing.splitlines())
+        t_index, t_scan = interleaved([indexed, scanned], RUNS)
+        results.append(Result(
+            f"history search --words '{query}' over {_size(layout) >> 20} MB (process)",
+            t_index[0],
+            "the same walking every row",
+            t_scan[0],
+            "< 1x",
+            note=f"{span_ms(t_index, RUNS)}; walking {span_ms(t_scan, RUNS)}; "
+            f"{len(listing) >> 10} KiB listed, {hits} items",
+        ))
+    for file in (layout.chat, layout.archive):
+        file.unlink(missing_ok=True)
+    return results
 
 
 def _catch_up_results(root: Path) -> list[Result]:
@@ -538,11 +595,19 @@ def run() -> list[Result]:
         return [
             *_reach_results(root),
             *_cli_results(root),
+            *_words_cli_results(root),
             *_catch_up_results(root),
             *_lost_results(root),
             *_size_rate_results(root),
             *_rss_results(root),
         ]
+
+
+def words() -> list[Result]:
+    """The ``history search --words`` rows only."""
+    print(f"bench_index {agent_rows.describe()}", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        return _words_cli_results(Path(tmp))
 
 
 def reach() -> list[Result]:
@@ -553,6 +618,7 @@ def reach() -> list[Result]:
 
 
 if __name__ == "__main__":
-    for result in reach() if sys.argv[1:] == ["reach"] else targets():
+    chosen = {"reach": reach, "words": words}.get(sys.argv[1] if sys.argv[1:] else "", targets)
+    for result in chosen():
         print(f"{result.name}: {result.ratio:.3g} {result.ratio_meaning} vs {result.baseline}; "
               f"goal {result.goal} ({result.note})")
