@@ -13,9 +13,10 @@ Every look-back goes through here — the model's ``session_history`` tool
 * :mod:`segue.postgres._backend` — the PostgreSQL store (SPEC.md §8), in SQL: the store
   offers it (``lookback_backend()``), so this package never imports the SQL code.
 
-A person's ``history search --words`` (every window, no floor) is answered by each backend
-with the same bounded passes over its rows (:mod:`segue._retrieval.people_words`): neither
-the index's words table nor PostgreSQL's words column holds a person's view of every row.
+A person's ``history search --words`` (every window, no floor) is ranked alike by every
+backend (:class:`segue._retrieval.people_words.Tally`): the history index reads only the items
+holding a query term (:mod:`segue._retrieval.index_people_words`); the scan and PostgreSQL
+walk every row in bounded passes (PostgreSQL's words column holds the agent's view only).
 
 What is the same for all of them — arguments, cursors, the envelope and its 16 KiB bound,
 the stale-cursor and new-floor checks of a continuation (R26) — is written once, in
