@@ -63,6 +63,7 @@ from segue._retrieval.index_words import (
     line_tokens,
     lines,
     long_token_windows,
+    people_terms,
     words_and_lines,
 )
 from segue._retrieval.no_gc import no_gc
@@ -182,7 +183,12 @@ class Walker:
         found: list[str] = []
         if text is not None and kind == KIND_ITEM:
             words, found = words_and_lines(text)
-        plen, pwords = _people_terms(vkind, words, text if vkind == VIEW_SAME else vtext, risky)
+        seen_text = text if vkind == VIEW_SAME else vtext
+        plen, pwords = (  # a text changed to be stored (risky 2) is analysed when read
+            people_terms(words, seen_text, same=vkind == VIEW_SAME)
+            if vkind != VIEW_HIDDEN and seen_text is not None and risky != 2
+            else (None, None)
+        )
         if vtext is not None:
             found = found + lines(vtext)
         if risky == 0 and holds_long_token(found, LEX_MAX):
@@ -210,24 +216,6 @@ class Walker:
             plen,
         )
         return Record(values, words, pwords, body, line.start, line.end)
-
-
-def _people_terms(
-    vkind: int, words: str | None, shown: str | None, risky: int
-) -> tuple[int | None, str | None]:
-    """``rows.plen`` and the ``pwords`` text of a row people see as ``shown`` (index_ddl.py):
-    its number of terms, and its distinct terms that ``words`` (the agent's) lacks. A text
-    that had to change to be stored (``risky`` 2) is analysed when it is read instead."""
-    if vkind == VIEW_HIDDEN or shown is None or risky == 2:
-        return None, None
-    own = words if vkind == VIEW_SAME and words is not None else words_and_lines(shown)[0]
-    plen = own.count(" ") + 1 if own else 0
-    if own is words:
-        return plen, None
-    extra = set(own.split())
-    if words:
-        extra.difference_update(words.split())
-    return plen, " ".join(sorted(extra)) if extra else None
 
 
 def _risky(text: str | None) -> bool:

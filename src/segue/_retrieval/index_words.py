@@ -31,7 +31,14 @@ from functools import lru_cache
 from segue._retrieval.index_literal import tokens
 from segue._retrieval.words import raw_tokens, token_terms
 
-__all__ = ["holds_long_token", "line_tokens", "lines", "stored_term", "words_and_lines"]
+__all__ = [
+    "holds_long_token",
+    "line_tokens",
+    "lines",
+    "people_terms",
+    "stored_term",
+    "words_and_lines",
+]
 
 #: ASCII word characters and joiners kept, every other ASCII byte a space; bytes of
 #: non-ASCII characters (>= 0x80) kept, so a chunk never splits a character
@@ -156,6 +163,20 @@ def words_and_lines(text: str) -> tuple[str, list[str]]:
     grouped by chunk) and its lines."""
     found = lines(text)
     return "".join(map(_LINE_WORDS.__getitem__, found)).rstrip(" "), found
+
+
+def people_terms(words: str | None, shown: str, *, same: bool) -> tuple[int, str | None]:
+    """``rows.plen`` and the ``pwords`` text (index_ddl.py) of a row people see as ``shown``
+    (``same``: the agent's text, whose ``words`` text is ``words`` when it is an item): its
+    number of terms, and its distinct terms that ``words`` lacks (None: none)."""
+    own = words if same and words is not None else words_and_lines(shown)[0]
+    plen = own.count(" ") + 1 if own else 0
+    if own is words:
+        return plen, None
+    extra = set(own.split())
+    if words:
+        extra.difference_update(words.split())
+    return plen, " ".join(sorted(extra)) if extra else None
 
 
 def line_tokens(found: Iterable[str]) -> frozenset[str]:
