@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from segue._context.rollover import manual_reset_row
 from segue._history.store import HistoryStore
-from segue._messages import Part, make_row
+from segue._messages import Part, make_row, with_metadata
 from segue._retrieval.index_file import index_path
 from segue._workspace import Layout
 from tests.cli.test_history_cli import segue
@@ -139,3 +140,43 @@ def test_an_index_that_miscounts_a_row_is_not_believed(
     monkeypatch.setattr(people_words, "_items", counted)
     assert _words(segue_home, "needle") == scanned["needle"]
     assert walks  # the scan answered
+
+
+def test_lines_longer_than_the_index_reads_are_searched_in_their_windows(
+    segue_home: Path,
+) -> None:
+    """The index records a line over 1 MiB without parsing it. People's searches, literal and
+    words, read such a line themselves: an item that long is listed, and a reset that long
+    (it opens a window the index never saw) makes them answer as the scan does, with the
+    window each item is in."""
+    layout = Layout(segue_home, WS)
+    pad = "z " * (600 << 10)
+    _append(layout, [text_row("needle before", None, rid="a"),
+                     text_row(f"needle in a long item {pad}", None, rid="b")])
+    reset = with_metadata(manual_reset_row(row_id="big-reset", now_ms=1), pad=pad)
+    _append(layout, [reset, text_row("needle after the reset", None, rid="c")])
+    assert segue(segue_home, "history", "reindex", workspace=WS).exit_code == 0
+    _append(layout, [text_row(f"needle appended long {pad}", None, rid="d")])
+    scanned = _scanned(segue_home, layout, ["needle"])["needle"]
+    literal = _scanned_literal(segue_home, layout)
+    assert len(scanned) == len(literal) == 4
+    assert len({h["windowId"] for h in scanned}) == 2  # before and after the reset
+    assert _words(segue_home, "needle") == scanned
+    assert _literal(segue_home) == literal
+
+
+def _literal(home: Path) -> list[dict[str, object]]:
+    result = segue(home, "history", "search", "--json", "needle", workspace=WS)
+    assert result.exit_code == 0, result.output
+    items: list[dict[str, object]] = json.loads(result.stdout)["items"]
+    return items
+
+
+def _scanned_literal(home: Path, layout: Layout) -> list[dict[str, object]]:
+    path = index_path(layout)
+    aside = path.with_name("aside.sqlite")
+    shutil.move(path, aside)
+    try:
+        return _literal(home)
+    finally:
+        shutil.move(aside, path)

@@ -78,7 +78,8 @@ def _dump(layout: Layout) -> dict[str, list[Any]]:
             "lex": conn.execute("SELECT id, term FROM lex ORDER BY id").fetchall(),
             "docsize": conn.execute("SELECT * FROM words_docsize ORDER BY id").fetchall(),
         }
-        for table, kind in (("lit", "row"), ("words", "instance"), ("lexgrams", "row")):
+        tables = (("lit", "row"), ("words", "instance"), ("lexgrams", "row"), ("pwords", "row"))
+        for table, kind in tables:
             conn.execute(
                 f"CREATE VIRTUAL TABLE temp.v_{table} USING fts5vocab(main, {table}, {kind})"
             )

@@ -29,7 +29,7 @@ PINNED = {
     # 6: a partial index of the rows every literal query reads (risky 1 and 2)
     6: "a2e1281ba39f1b29450e0502cb55383d",
     # 7: the people's words search: rows.plen and the pwords table
-    7: "af0998dbeb8a0de0323594381546e5cf",
+    7: "5ed31e9409dde3aa4dd5a7369dd01ac5",
 }
 
 _META = b'"metadata":{"timestamp":1700000000000,"historySequence":%d}'
@@ -97,7 +97,7 @@ def _digest(tmp: Path) -> str:
     try:
         for row in conn.execute("SELECT * FROM rows ORDER BY pos"):
             h.update(repr(row).encode())
-        for table in ("lit", "words"):  # every token and how many rows hold it
+        for table in ("lit", "words", "pwords"):  # every token and how many rows hold it
             conn.execute(f"CREATE VIRTUAL TABLE temp.v_{table} USING fts5vocab(main, {table}, row)")
             vocab = conn.execute(f"SELECT * FROM v_{table} ORDER BY term").fetchall()
             h.update(repr(vocab).encode())

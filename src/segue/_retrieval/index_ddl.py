@@ -75,6 +75,8 @@ CREATE INDEX rows_risky ON rows(pos) WHERE risky > 0;
 CREATE INDEX rows_risky_text ON rows(pos) WHERE risky > 0 AND risky < 3;
 -- the rows people see whose terms a person's words search works out when it reads them
 CREATE INDEX rows_people_unknown ON rows(pos) WHERE vkind != 0 AND plen IS NULL;
+-- the lines too long for the index to parse (people's searches read them themselves)
+CREATE INDEX rows_unparsed ON rows(pos) WHERE digest IS NULL;
 -- the agent's text and people's text of each row, as tokens without positions
 CREATE VIRTUAL TABLE lit USING fts5(body, content='', tokenize='ascii', detail='none',
     columnsize=0);

@@ -12,6 +12,7 @@ epoch the indexed bytes cannot change (index_file.py), so a changed snapshot onl
 
 from __future__ import annotations
 
+import heapq
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -100,7 +101,20 @@ def _indexed_hits(
                 conn, f"SELECT pos FROM rows WHERE vkind != {VIEW_HIDDEN} ORDER BY pos", []  # noqa: S608
             )
         )
-    for pos in found:
+    extra = {u.pos: u for u in unparsed_items(conn, layout, snap)}
+    last = -1
+    for pos in heapq.merge(found, sorted(extra)):
+        if pos == last:
+            continue
+        last = pos
+        if pos in extra:
+            row = read_row(layout, snap, pos, extra[pos].length)[1]
+            if row is None:
+                raise IndexUnusable(f"row at {pos} no longer parses")
+            hit = _hit(row, extra[pos].window, pattern, context)
+            if hit is not None:
+                yield hit
+            continue
         vkind, length, want, hwin = conn.execute(
             "SELECT vkind, len, digest, hwin FROM rows WHERE pos = ?", (pos,)
         ).fetchone()
@@ -118,13 +132,56 @@ def _indexed_hits(
             yield hit
 
 
+@dataclass(frozen=True, slots=True)
+class Unparsed:
+    """A line too long for the index to parse that people see as an item: where it is, and
+    its people's window."""
+
+    pos: int
+    length: int
+    window: str
+
+
+_UNPARSED = "SELECT pos, len, hwin FROM rows WHERE digest IS NULL ORDER BY pos"
+
+
+def unparsed_items(conn: sqlite3.Connection, layout: Layout, snap: Snapshot) -> list[Unparsed]:
+    """The lines the index could not parse (longer than it reads: it records them without a
+    digest) that people see as items, read whole and parsed here, as the views read every
+    line. IndexUnusable when one is a boundary: the windows the index gives the rows after
+    it are then not the views'."""
+    out: list[Unparsed] = []
+    for pos, size, hwin in rows_in_chunks(conn, _UNPARSED, []):
+        row = read_row(layout, snap, int(pos), int(size))[1]
+        if row is None:
+            continue
+        if is_boundary(row):
+            raise IndexUnusable(f"row at {pos} opens a window the index did not read")
+        if not is_hidden(row):
+            out.append(Unparsed(int(pos), int(size), id_str(hwin)))
+    return out
+
+
+def read_row(layout: Layout, snap: Snapshot, pos: int, size: int) -> tuple[bytes, Row | None]:
+    """One line at a global position, without its newline, and its row (None: it does not
+    parse). IndexUnusable when the transcript no longer holds it."""
+    a = snap.archive_size
+    path, local = (layout.archive, pos) if pos < a else (layout.chat, pos - a)
+    data = read_span(path, local, size)
+    if data is None:
+        raise IndexUnusable(f"row at {pos} is no longer in the transcript")
+    data = data[:-1] if data.endswith(b"\n") else data
+    return data, parse_line(data)
+
+
 def _tail_hits(
     layout: Layout, meta: Meta, snap: Snapshot, query: str, context: int
 ) -> Iterator[Hit]:
     """The chat rows the index has not read yet, walked as the views walk them."""
     pattern = _pattern(query)
     window = meta.hwin
-    for line in scan_forward(layout.chat, "chat", meta.chat_read, end=snap.chat_size):
+    for line in scan_forward(layout.chat, "chat", meta.chat_read, end=snap.chat_size,
+                             max_line=_UNBOUNDED):  # every line whole, as the views read it
         row = line.row
         if row is None:
             continue

@@ -24,12 +24,12 @@ is a few numbers until it is printed, when it is read once more, best first.
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from segue._context.boundaries import is_boundary, is_compaction_boundary, item_id
 from segue._context.boundaries import window_id_of_boundary as boundary_window
-from segue._history.scan import parse_line, scan_forward
+from segue._history.scan import scan_forward
 from segue._messages import Row
 from segue._retrieval.index_file import (
     VIEW_HIDDEN,
@@ -40,11 +40,10 @@ from segue._retrieval.index_file import (
     open_index,
     trusted_meta,
 )
-from segue._retrieval.index_people import _same
+from segue._retrieval.index_people import _same, read_row, unparsed_items
 from segue._retrieval.index_query import rows_in_chunks
 from segue._retrieval.people_words import Tally, hit, wanted_terms
 from segue._retrieval.ranking import index_query
-from segue._retrieval.reader import read_span
 from segue._retrieval.snapshot import Snapshot, take
 from segue._views.project import display, is_hidden
 from segue._views.windows import Hit, Item
@@ -61,18 +60,34 @@ _COUNTED = (
     f"SELECT count(*), total(plen) FROM rows WHERE vkind != {VIEW_HIDDEN} "  # noqa: S608
     "AND digest IS NOT NULL"
 )
-#: rows the index could not parse (a line longer than it reads): read like candidates
-_UNPARSED = "SELECT pos, len, hwin FROM rows WHERE digest IS NULL ORDER BY pos"
 
 
-@dataclass(frozen=True, slots=True)
-class _Place:
-    """Where a hit's line is, to read it again: global position, length, digest, window."""
+class _Places:
+    """Where each hit's line is, to read it again, in flat arrays beside the tally's (hit
+    ``h`` is the ``h``-th kept): its length, digest and people's window (an index into the
+    distinct window ids)."""
 
-    pos: int
-    length: int
-    digest: bytes
-    window: str
+    def __init__(self) -> None:
+        self.length = array("q")
+        self.digests = bytearray()
+        self.window = array("l")
+        self.windows: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def add(self, length: int, line_digest: bytes, window: str) -> None:
+        slot = self.windows.get(window)
+        if slot is None:
+            slot = self.windows[window] = len(self.names)
+            self.names.append(window)
+        self.length.append(length)
+        self.digests += line_digest
+        self.window.append(slot)
+
+    def digest(self, h: int) -> bytes:
+        return bytes(self.digests[h * _DIGEST:(h + 1) * _DIGEST])
+
+
+_DIGEST = 16  # bytes of index_file.digest
 
 
 def search_words(layout: Layout, query: str, *, context: int = 60) -> Iterator[Hit] | None:
@@ -88,7 +103,7 @@ def search_words(layout: Layout, query: str, *, context: int = 60) -> Iterator[H
     try:
         meta = trusted_meta(conn, layout, snap)
         tally = Tally(query, wanted)
-        places: dict[int, _Place] = {}
+        places = _Places()
         _indexed(conn, layout, snap, match or "", tally=tally, places=places)
         _tail(layout, meta, snap, tally, places)
     except (IndexUnusable, sqlite3.Error):
@@ -100,13 +115,6 @@ def search_words(layout: Layout, query: str, *, context: int = 60) -> Iterator[H
     return _listing(layout, snap, query, tally=tally, places=places, context=context)
 
 
-def _read(layout: Layout, snap: Snapshot, pos: int, length: int) -> bytes | None:
-    a = snap.archive_size
-    path, local = (layout.archive, pos) if pos < a else (layout.chat, pos - a)
-    data = read_span(path, local, length)
-    return None if data is None else data[:-1] if data.endswith(b"\n") else data
-
-
 def _indexed(
     conn: sqlite3.Connection,
     layout: Layout,
@@ -114,7 +122,7 @@ def _indexed(
     match: str,
     *,
     tally: Tally,
-    places: dict[int, _Place],
+    places: _Places,
 ) -> None:
     """Count every indexed item people see: the candidates (and the rows without a recorded
     number of terms) read and analysed, the others by ``plen``."""
@@ -123,46 +131,39 @@ def _indexed(
     for pos, size, want, hwin, plen in rows_in_chunks(conn, _CANDIDATES, [match]):
         if want is None:
             continue  # an unparsed line: read below, with the others (not in ``docs``)
-        data = _read(layout, snap, int(pos), int(size))
-        if data is None or digest(data) != bytes(want):
+        data, row = read_row(layout, snap, int(pos), int(size))
+        if digest(data) != bytes(want):
             raise IndexUnusable(f"row at {pos} differs from the index")
-        row = parse_line(data)
         if row is None or is_hidden(row):
             raise IndexUnusable(f"row at {pos} is no longer one people see")
-        n = _count(tally, int(pos), row, places, _Place(int(pos), int(size), bytes(want),
-                                                        id_str(hwin)))
+        n = _count(tally, places, int(pos), row, (int(size), bytes(want), id_str(hwin)))
         if plen is not None:
             if int(plen) != n:
                 raise IndexUnusable(f"row at {pos} has other terms than the index records")
             docs, length = docs - 1, length - n
         else:
             docs -= 1
-    for pos, size, hwin in rows_in_chunks(conn, _UNPARSED, []):
-        data = _read(layout, snap, int(pos), int(size))
-        if data is None:
-            raise IndexUnusable(f"row at {pos} is no longer in the transcript")
-        row = parse_line(data)
-        if row is None or is_hidden(row):
-            continue
-        if is_boundary(row):  # a window the index does not know
-            raise IndexUnusable(f"row at {pos} opens a window the index did not read")
-        _count(tally, int(pos), row, places, _Place(int(pos), int(size), digest(data),
-                                                    id_str(hwin)))
+    for unparsed in unparsed_items(conn, layout, snap):
+        data, row = read_row(layout, snap, unparsed.pos, unparsed.length)
+        if row is None:
+            raise IndexUnusable(f"row at {unparsed.pos} no longer parses")
+        _count(tally, places, unparsed.pos, row, (unparsed.length, digest(data), unparsed.window))
     tally.others(docs, length)
 
 
-def _count(tally: Tally, pos: int, row: Row, places: dict[int, _Place], place: _Place) -> int:
-    """Count one item people see; keep where it is when it is a hit."""
+def _count(
+    tally: Tally, places: _Places, pos: int, row: Row, place: tuple[int, bytes, str]
+) -> int:
+    """Count one item people see; keep where it is, ``(length, digest, window)``, when it
+    is a hit."""
     before = len(tally.at)
     n = tally.item(pos, display(row).text, 0)
     if len(tally.at) > before:
-        places[pos] = place
+        places.add(*place)
     return n
 
 
-def _tail(
-    layout: Layout, meta: Meta, snap: Snapshot, tally: Tally, places: dict[int, _Place]
-) -> None:
+def _tail(layout: Layout, meta: Meta, snap: Snapshot, tally: Tally, places: _Places) -> None:
     """The chat rows the index has not read yet, walked as the views walk them."""
     window = meta.hwin
     a = snap.archive_size
@@ -177,8 +178,7 @@ def _tail(
                 continue
         if not is_hidden(row):
             raw = line.raw if line.raw is not None else b""
-            _count(tally, a + line.offset, row, places,
-                   _Place(a + line.offset, line.length, digest(raw), window))
+            _count(tally, places, a + line.offset, row, (line.length, digest(raw), window))
 
 
 def _listing(
@@ -187,18 +187,17 @@ def _listing(
     query: str,
     *,
     tally: Tally,
-    places: dict[int, _Place],
+    places: _Places,
     context: int,
 ) -> Iterator[Hit]:
     """The hits, best first, each read once more (one that changed since is left out, as
     the scan leaves out an item rewritten since it was ranked)."""
     for h in tally.order():
-        place = places[tally.at[h]]
-        data = _read(layout, snap, place.pos, place.length)
-        if data is None or digest(data) != place.digest:
+        try:
+            data, row = read_row(layout, snap, tally.at[h], places.length[h])
+        except IndexUnusable:
             continue
-        row = parse_line(data)
-        if row is None:
+        if row is None or digest(data) != places.digest(h):
             continue
-        item = Item(item_id(row), place.window, row, display(row))
+        item = Item(item_id(row), places.names[places.window[h]], row, display(row))
         yield hit(item, query, tally.matches(h), context)
