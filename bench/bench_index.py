@@ -214,13 +214,19 @@ def _cli_results(root: Path) -> list[Result]:
     return [_cli_result(root, rg, size) for size in CLI_SIZES_MB]
 
 
-def _cli_result(root: Path, rg: str, size_mb: int) -> Result:
-    ws = f"cli-{size_mb}"
+def _fact_in_the_middle(root: Path, ws: str, size_mb: int) -> Layout:
+    """A workspace of ``size_mb`` MB of agent rows with the fact in the middle, indexed."""
     layout = Layout(root, ws)
     _fill(layout, size_mb / 2, "a")
     HistoryStore(layout, durable=False).append([make_row("user", FACT, id="fact")])
     _fill(layout, size_mb / 2, "b")
     rebuild(layout)
+    return layout
+
+
+def _cli_result(root: Path, rg: str, size_mb: int) -> Result:
+    ws = f"cli-{size_mb}"
+    layout = _fact_in_the_middle(root, ws, size_mb)
     env = process_env(root / "pycache")
     segue = console_script("--home", str(root), "-w", ws, "history", "search", "zebracorn-4471")
     out = subprocess.run(segue, capture_output=True, text=True, env=env, check=True).stdout
@@ -263,11 +269,7 @@ def _words_cli_results(root: Path) -> list[Result]:
     the same, byte for byte."""
     size_mb = CLI_SIZES_MB[0]
     ws = f"words-{size_mb}"
-    layout = Layout(root, ws)
-    _fill(layout, size_mb / 2, "a")
-    HistoryStore(layout, durable=False).append([make_row("user", FACT, id="fact")])
-    _fill(layout, size_mb / 2, "b")
-    rebuild(layout)
+    layout = _fact_in_the_middle(root, ws, size_mb)
     env = process_env(root / "pycache")
     path = index_path(layout)
     aside = path.with_name("aside.sqlite")

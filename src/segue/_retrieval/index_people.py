@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from segue._context.boundaries import is_boundary, is_compaction_boundary, item_id
 from segue._context.boundaries import window_id_of_boundary as boundary_window
-from segue._history.scan import parse_line, scan_forward
+from segue._history.scan import StoredLine, parse_line, scan_forward
 from segue._messages import Row
 from segue._retrieval.index_file import (
     VIEW_HIDDEN,
@@ -177,11 +177,22 @@ def read_row(layout: Layout, snap: Snapshot, pos: int, size: int) -> tuple[bytes
 def _tail_hits(
     layout: Layout, meta: Meta, snap: Snapshot, query: str, context: int
 ) -> Iterator[Hit]:
-    """The chat rows the index has not read yet, walked as the views walk them."""
+    """The chat rows the index has not read yet that hold the query."""
     pattern = _pattern(query)
+    for _line, row, window in tail_items(layout, meta, snap):
+        hit = _hit(row, window, pattern, context)
+        if hit is not None:
+            yield hit
+
+
+def tail_items(
+    layout: Layout, meta: Meta, snap: Snapshot
+) -> Iterator[tuple[StoredLine, Row, str]]:
+    """The chat rows the index has not read yet that people see as items, walked as the
+    views walk them (every line whole): each line, its row and its people's window."""
     window = meta.hwin
     for line in scan_forward(layout.chat, "chat", meta.chat_read, end=snap.chat_size,
-                             max_line=_UNBOUNDED):  # every line whole, as the views read it
+                             max_line=_UNBOUNDED):
         row = line.row
         if row is None:
             continue
@@ -190,9 +201,7 @@ def _tail_hits(
             if not is_compaction_boundary(row):
                 continue
         if not is_hidden(row):
-            hit = _hit(row, window, pattern, context)
-            if hit is not None:
-                yield hit
+            yield line, row, window
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,7 @@ import sqlite3
 from array import array
 from collections.abc import Iterator
 
-from segue._context.boundaries import is_boundary, is_compaction_boundary, item_id
-from segue._context.boundaries import window_id_of_boundary as boundary_window
-from segue._history.scan import scan_forward
+from segue._context.boundaries import item_id
 from segue._messages import Row
 from segue._retrieval.index_file import (
     VIEW_HIDDEN,
@@ -40,7 +38,7 @@ from segue._retrieval.index_file import (
     open_index,
     trusted_meta,
 )
-from segue._retrieval.index_people import _same, read_row, unparsed_items
+from segue._retrieval.index_people import _same, read_row, tail_items, unparsed_items
 from segue._retrieval.index_query import rows_in_chunks
 from segue._retrieval.people_words import Tally, hit, wanted_terms
 from segue._retrieval.ranking import index_query
@@ -165,20 +163,10 @@ def _count(
 
 def _tail(layout: Layout, meta: Meta, snap: Snapshot, tally: Tally, places: _Places) -> None:
     """The chat rows the index has not read yet, walked as the views walk them."""
-    window = meta.hwin
     a = snap.archive_size
-    for line in scan_forward(layout.chat, "chat", meta.chat_read, end=snap.chat_size,
-                             max_line=1 << 62):
-        row = line.row
-        if row is None:
-            continue
-        if is_boundary(row):
-            window = boundary_window(row)
-            if not is_compaction_boundary(row):
-                continue
-        if not is_hidden(row):
-            raw = line.raw if line.raw is not None else b""
-            _count(tally, places, a + line.offset, row, (line.length, digest(raw), window))
+    for line, row, window in tail_items(layout, meta, snap):
+        raw = line.raw if line.raw is not None else b""
+        _count(tally, places, a + line.offset, row, (line.length, digest(raw), window))
 
 
 def _listing(
