@@ -177,8 +177,11 @@ def _scene(tmp: Path) -> Scene:
     shim = bin_dir / "segue"
     shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m segue "$@"\n')
     shim.chmod(0o755)
+    # `python` is this interpreter, started by its own path: a symlink elsewhere to a venv's
+    # python would start the base interpreter, without the venv's packages
     for name in ("python", "python3"):
-        (bin_dir / name).symlink_to(sys.executable)
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        (bin_dir / name).chmod(0o755)
     src = str(ROOT / "src")
     env = {
         "HOME": str(home),
