@@ -41,7 +41,8 @@ from segue._workspace import Layout
 _UNBOUNDED = 1 << 62
 
 
-def _same(then: Snapshot, now: Snapshot) -> bool:
+def same_snapshot(then: Snapshot, now: Snapshot) -> bool:
+    """Whether ``now`` still vouches for what a read-only search read in ``then``."""
     return (
         now.trusted
         and now.epoch == then.epoch
@@ -69,7 +70,7 @@ def search_people(layout: Layout, query: str, *, context: int = 60) -> list[Hit]
         return None
     finally:
         conn.close()
-    return hits if _same(snap, take(layout)) else None
+    return hits if same_snapshot(snap, take(layout)) else None
 
 
 def _pattern(query: str) -> re.Pattern[str]:
@@ -92,7 +93,6 @@ def _indexed_hits(
     """The hits among the indexed rows: each candidate (every shown row when no piece of the
     query narrows the search) re-read, checked against its digest and matched."""
     pattern = _pattern(query)
-    a = snap.archive_size
     found = candidates(conn, query, -2, 1 << 62, newest=False)
     if found is None:
         found = (
@@ -101,7 +101,7 @@ def _indexed_hits(
                 conn, f"SELECT pos FROM rows WHERE vkind != {VIEW_HIDDEN} ORDER BY pos", []  # noqa: S608
             )
         )
-    extra = {u.pos: u for u in unparsed_items(conn, layout, snap)}
+    extra = {u.pos: u for u, _data, _row in unparsed_items(conn, layout, snap)}
     last = -1
     for pos in heapq.merge(found, sorted(extra)):
         if pos == last:
@@ -120,11 +120,9 @@ def _indexed_hits(
         ).fetchone()
         if vkind == VIEW_HIDDEN:
             continue
-        path, local = (layout.archive, pos) if pos < a else (layout.chat, pos - a)
-        data = read_span(path, local, length)
-        if data is None or want is None or digest(data[:-1]) != bytes(want):
+        data, row = read_row(layout, snap, pos, length)
+        if want is None or digest(data) != bytes(want):
             raise IndexUnusable(f"row at {pos} differs from the index")
-        row = parse_line(data[:-1])
         if row is None:
             raise IndexUnusable(f"row at {pos} no longer parses")
         hit = _hit(row, id_str(hwin), pattern, context)
@@ -145,21 +143,21 @@ class Unparsed:
 _UNPARSED = "SELECT pos, len, hwin FROM rows WHERE digest IS NULL ORDER BY pos"
 
 
-def unparsed_items(conn: sqlite3.Connection, layout: Layout, snap: Snapshot) -> list[Unparsed]:
+def unparsed_items(
+    conn: sqlite3.Connection, layout: Layout, snap: Snapshot
+) -> Iterator[tuple[Unparsed, bytes, Row]]:
     """The lines the index could not parse (longer than it reads: it records them without a
     digest) that people see as items, read whole and parsed here, as the views read every
-    line. IndexUnusable when one is a boundary: the windows the index gives the rows after
-    it are then not the views'."""
-    out: list[Unparsed] = []
+    line, one at a time: where each is, its bytes and its row. IndexUnusable when one is a
+    boundary: the windows the index gives the rows after it are then not the views'."""
     for pos, size, hwin in rows_in_chunks(conn, _UNPARSED, []):
-        row = read_row(layout, snap, int(pos), int(size))[1]
+        data, row = read_row(layout, snap, int(pos), int(size))
         if row is None:
             continue
         if is_boundary(row):
             raise IndexUnusable(f"row at {pos} opens a window the index did not read")
         if not is_hidden(row):
-            out.append(Unparsed(int(pos), int(size), id_str(hwin)))
-    return out
+            yield Unparsed(int(pos), int(size), id_str(hwin)), data, row
 
 
 def read_row(layout: Layout, snap: Snapshot, pos: int, size: int) -> tuple[bytes, Row | None]:

@@ -38,7 +38,12 @@ from segue._retrieval.index_file import (
     open_index,
     trusted_meta,
 )
-from segue._retrieval.index_people import _same, read_row, tail_items, unparsed_items
+from segue._retrieval.index_people import (
+    read_row,
+    same_snapshot,
+    tail_items,
+    unparsed_items,
+)
 from segue._retrieval.index_query import rows_in_chunks
 from segue._retrieval.people_words import Tally, hit, wanted_terms
 from segue._retrieval.ranking import index_query
@@ -108,7 +113,7 @@ def search_words(layout: Layout, query: str, *, context: int = 60) -> Iterator[H
         return None
     finally:
         conn.close()
-    if not _same(snap, take(layout)):
+    if not same_snapshot(snap, take(layout)):
         return None
     return _listing(layout, snap, query, tally=tally, places=places, context=context)
 
@@ -141,10 +146,7 @@ def _indexed(
             docs, length = docs - 1, length - n
         else:
             docs -= 1
-    for unparsed in unparsed_items(conn, layout, snap):
-        data, row = read_row(layout, snap, unparsed.pos, unparsed.length)
-        if row is None:
-            raise IndexUnusable(f"row at {unparsed.pos} no longer parses")
+    for unparsed, data, row in unparsed_items(conn, layout, snap):
         _count(tally, places, unparsed.pos, row, (unparsed.length, digest(data), unparsed.window))
     tally.others(docs, length)
 
