@@ -40,9 +40,17 @@ class CliContext:
         return value if isinstance(value, str) else None
 
     def store(self, *, durable: bool = True) -> MaintainedStore:
+        import click
+
         from segue._stores import open_store
 
-        return open_store(self.layout, self.store_url, durable=durable)
+        store = open_store(self.layout, self.store_url, durable=durable)
+        # its connections (PostgreSQL) are given back when the command ends, not when the
+        # store happens to be collected: a process running many commands keeps none open
+        click_ctx = click.get_current_context(silent=True)
+        if click_ctx is not None:
+            click_ctx.call_on_close(store.close)
+        return store
 
     def workspace_exists(self) -> bool:
         """Whether the workspace has ever been written (creates nothing): its session folder

@@ -215,7 +215,6 @@ class PostgresBackend:
             return list(pg_search.search(self.store, query, context=context))
 
     def people_words(self, query: str, *, context: int = 60) -> Iterator[Hit]:
-        from segue._history.protocol import every_row
-        from segue._retrieval.people_words import words_search
+        from segue.postgres._people_words import search_words
 
-        return words_search(lambda: every_row(self.store), query, context=context)
+        return search_words(self.store, query, context=context)

@@ -46,7 +46,7 @@ COLUMN_TYPES = {
     "kind": "smallint", "length": "integer", "win": "bigint", "wid": "bytea", "wkind": "text",
     "aid": "bytea", "rid": "bytea", "role": "text", "ts": "bigint", "tools": "text",
     "abody": "text", "risky": "boolean", "words": "tsvector", "wlen": "integer", "mach": "boolean",
-    "lit": "tsvector", "longtok": "boolean",
+    "lit": "tsvector", "longtok": "boolean", "plen": "integer", "pwords": "tsvector",
 }
 #: lz4 for this transaction's new long values when the server was built with it
 FAST_TOAST = (

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 _FETCH = 512
 COLUMNS = ("kind", "length", "win", "wid", "wkind", "aid", "rid", "role", "ts", "tools",
-            "abody", "risky", "words", "wlen", "mach", "lit", "longtok")
+            "abody", "risky", "words", "wlen", "mach", "lit", "longtok", "plen", "pwords")
 #: The version of what a row's agent columns are (``agent_of`` and the window walk). Bump it
 #: when that changes: stored columns of another version are derived again (tests/postgres/
 #: test_derived_version.py pins a digest of what a fixed corpus becomes, so a change without
@@ -32,7 +32,8 @@ COLUMNS = ("kind", "length", "win", "wid", "wkind", "aid", "rid", "role", "ts", 
 #: 2: tool inputs projected as a person reads them (R39); floors exact both ways (R11)
 #: 3: each item's words (R39's words search in SQL): ``words``, ``wlen``, ``mach``
 #: 4: every row's literal tokens (``lit``, ``longtok``) and the vocabulary (``segue_lex``)
-DERIVED_VERSION = 4
+#: 5: people's terms for a person's words search (``plen``, ``pwords``)
+DERIVED_VERSION = 5
 
 
 def fingerprint() -> str:
@@ -44,7 +45,7 @@ def values(agent: Agent) -> tuple[Any, ...]:
     """The agent's columns in the order of :data:`COLUMNS`."""
     return (agent.kind, agent.length, agent.win, agent.wid, agent.wkind, agent.aid, agent.rid,
             agent.role, agent.ts, agent.tools, agent.abody, agent.risky, agent.words,
-            agent.wlen, agent.mach, agent.lit, agent.longtok)
+            agent.wlen, agent.mach, agent.lit, agent.longtok, agent.plen, agent.pwords)
 
 
 def window_before(conn: psycopg.Connection[Any], workspace: str, pos: int) -> int:
@@ -64,7 +65,8 @@ def rederive(conn: psycopg.Connection[Any], workspace: str, start: int = 0) -> i
         "CREATE TEMP TABLE IF NOT EXISTS segue_derive (pos bigint PRIMARY KEY,"
         " kind smallint, length integer, win bigint, wid bytea, wkind text, aid bytea,"
         " rid bytea, role text, ts bigint, tools text, abody text, risky boolean,"
-        " words tsvector, wlen integer, mach boolean, lit tsvector, longtok boolean)"
+        " words tsvector, wlen integer, mach boolean, lit tsvector, longtok boolean,"
+        " plen integer, pwords tsvector)"
         " ON COMMIT DROP"
     )
     cur = conn.cursor(name="segue_derive_rows")

@@ -56,6 +56,10 @@ COUNT_BITS = 5
 #: the largest words column stored (a ``tsvector`` holds at most 1 MiB); an item with more
 #: distinct terms is ``risky``: always a candidate, matched on its text
 MAX_WORDS = 512 << 10
+#: ``plen`` of a line a person's words search reads whatever the query: one too long to be
+#: parsed when stored (it may be an item, or a boundary that opens a window), or whose
+#: people's terms do not fit a column
+PLEN_READ = -1
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,11 @@ class Agent:
     ``longtok`` whether one was kept as windows, ``lex`` the tokens themselves (for the
     vocabulary; not a column). ``words``: the item's terms and their counts
     (:func:`words_of`), ``wlen`` how many terms it has (BM25's document length) and
-    ``mach`` whether the text is a machine-authored note (ranked below people's)."""
+    ``mach`` whether the text is a machine-authored note (ranked below people's).
+    ``plen`` and ``pwords`` are for a person's words search (:mod:`segue.postgres._people_words`):
+    for a line people see as an item, its number of terms (:data:`PLEN_READ`: not recorded,
+    read the line) and the lexemes of its distinct terms that ``words`` lacks (None: none);
+    None for a line people never see as an item."""
 
     kind: int
     length: int
@@ -93,6 +101,8 @@ class Agent:
     mach: bool | None = None
     lit: str | None = None
     longtok: bool = False
+    plen: int | None = None
+    pwords: str | None = None
     lex: frozenset[str] = frozenset()
 
 
@@ -165,19 +175,27 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int, people: str | None) ->
     )
     seen = classify(line)
     kind = KINDS[seen.kind]
+    long = len(raw) > MAX_LINE
     if seen.kind in (Kind.BOUNDARY, Kind.FLOOR) and seen.window_id is not None:
         own = None if seen.window_id == raw_window_id(line) else id_bytes(seen.window_id)
         lit = _lit((people,))
+        plen, pwords = people_words(people, long=long)
         return Agent(kind, length, pos, own, seen.window_kind, risky=lit.risky,
-                     lit=lit.vector, longtok=lit.long, lex=lit.terms)
+                     lit=lit.vector, longtok=lit.long, plen=plen, pwords=pwords,
+                     lex=lit.terms)
     item = seen.item
     if item is None or seen.row is None:
         lit = _lit((people,))
+        plen, pwords = people_words(people, long=long)
         return Agent(kind, length, win, risky=lit.risky, lit=lit.vector,
-                     longtok=lit.long, lex=lit.terms)
+                     longtok=lit.long, plen=plen, pwords=pwords, lex=lit.terms)
     names = tool_names(seen.row)
-    words, wlen, split = _words(item.text)
+    words, wlen, split, found = _words(item.text)
     lit = _lit((item.text,) if people == item.text else (item.text, people), split)
+    if people == item.text and words is not None:
+        plen, pwords = wlen, None  # people read the agent's very text
+    else:
+        plen, pwords = people_words(people, long=long, agent=found if words else ())
     return Agent(
         kind,
         length,
@@ -194,8 +212,28 @@ def agent_of(raw: bytes, *, pos: int, off: int, win: int, people: str | None) ->
         mach=item.machine,
         lit=lit.vector,
         longtok=lit.long,
+        plen=plen,
+        pwords=pwords,
         lex=lit.terms,
     )
+
+
+def people_words(
+    people: str | None, *, long: bool, agent: Iterable[str] = ()
+) -> tuple[int | None, str | None]:
+    """``plen`` and ``pwords`` (:class:`Agent`) of a line people see as ``people`` (None:
+    no item of theirs), whose ``words`` column holds the lexemes ``agent``; ``long``: the
+    line is too long to have been parsed."""
+    if long:
+        return PLEN_READ, None
+    if people is None:
+        return None, None
+    found = words_and_lines(people)[0].split()
+    extra = set(found).difference(agent)
+    vector = " ".join(sorted(extra))
+    if len(vector) > MAX_WORDS:
+        return PLEN_READ, None
+    return len(found), vector or None
 
 
 def words_of(text: str) -> tuple[str | None, int]:
@@ -207,22 +245,23 @@ def words_of(text: str) -> tuple[str | None, int]:
     holds a term: bit ``k`` of ``count - 1`` (the count up to :data:`MAX_COUNT`) set is the
     lexeme + ``k``. No positions: the vector is what the index is built from, not read
     back."""
-    vector, n, _ = _words(text)
+    vector, n, _, _ = _words(text)
     return vector, n
 
 
-def _words(text: str) -> tuple[str | None, int, list[str]]:
-    """:func:`words_of`, and the text's lines. The terms come as their lexemes from the
-    history index's analysis (``index_words.words_and_lines``: each distinct line and chunk
-    analysed once, the lexemes :func:`lexeme` spells), in another order but the same
-    multiset."""
+def _words(text: str) -> tuple[str | None, int, list[str], Counter[str]]:
+    """:func:`words_of`, the text's lines and its lexemes with their counts. The terms come
+    as their lexemes from the history index's analysis (``index_words.words_and_lines``:
+    each distinct line and chunk analysed once, the lexemes :func:`lexeme` spells), in
+    another order but the same multiset."""
     spelled, split = words_and_lines(text)
     found = spelled.split()
+    counts = Counter(found)
     spell = _SPELLINGS
     vector = " ".join([
-        t if n == 1 else spell[min(n, MAX_COUNT) - 1].format(t) for t, n in Counter(found).items()
+        t if n == 1 else spell[min(n, MAX_COUNT) - 1].format(t) for t, n in counts.items()
     ])
-    return (vector if len(vector) <= MAX_WORDS else None), len(found), split
+    return (vector if len(vector) <= MAX_WORDS else None), len(found), split, counts
 
 
 #: :func:`lexeme`'s cache (an agent's transcript repeats its terms); emptied when full

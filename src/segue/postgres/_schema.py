@@ -35,6 +35,11 @@ Schema (version :data:`SCHEMA_VERSION`):
 * version 6 creates ``segue_append`` again taking the rows as one binary array per column
   (``tsvector`` values in their binary form, :mod:`segue.postgres._tsv`) instead of one
   JSON array: the server parses neither JSON nor a ``tsvector``'s text. No table changes.
+* version 7 adds what a person's ``history search --words`` is answered from without reading
+  every row (:mod:`segue.postgres._people_words`): each row's number of people's terms
+  (``plen``, with an index that counts them) and the people's terms its ``words`` lack
+  (``pwords``, GIN indexed); it creates ``segue_append`` again over the new columns and
+  derives every stored row's columns (``derive.backfill``).
 
 Migrations run in one transaction under a global advisory lock, so two first-time processes
 never race; each step is recorded, so a later version only runs the steps it lacks.
@@ -51,7 +56,7 @@ from segue._errors import StoreError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: advisory lock key (a constant outside the per-workspace key space's usual range) held
 #: while migrating
 _MIGRATE_KEY = 0x5E6E_0000
@@ -172,9 +177,28 @@ _V6: tuple[Step, ...] = (
     _append_function,
 )
 
+_V7: tuple[Step, ...] = (
+    "ALTER TABLE segue_rows"
+    " ADD COLUMN IF NOT EXISTS plen integer,"
+    " ADD COLUMN IF NOT EXISTS pwords tsvector",
+    "CREATE INDEX IF NOT EXISTS segue_rows_pwords ON segue_rows USING gin (pwords)"
+    f" WITH (gin_pending_list_limit = {_PENDING_KB})",
+    # the statistics of a person's words search: an index-only count of people's items
+    "CREATE INDEX IF NOT EXISTS segue_rows_plen ON segue_rows (workspace) INCLUDE (plen)"
+    " WHERE plen >= 0",
+    # the lines such a search reads whatever the query (rows.PLEN_READ)
+    "CREATE INDEX IF NOT EXISTS segue_rows_pread ON segue_rows (workspace, pos)"
+    " WHERE plen < 0",
+    "DROP FUNCTION IF EXISTS segue_append",  # its arguments change: not replaced in place
+    _append_function,
+    _backfill,
+)
+
 #: version -> steps (statements, or functions of the connection) taking the schema from
 #: version-1 to version
-MIGRATIONS: dict[int, tuple[Step, ...]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6}
+MIGRATIONS: dict[int, tuple[Step, ...]] = {
+    1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6, 7: _V7,
+}
 
 
 def _psycopg() -> Any:

@@ -14,9 +14,9 @@ Every look-back goes through here — the model's ``session_history`` tool
   offers it (``lookback_backend()``), so this package never imports the SQL code.
 
 A person's ``history search --words`` (every window, no floor) is ranked alike by every
-backend (:class:`segue._retrieval.people_words.Tally`): the history index reads only the items
-holding a query term (:mod:`segue._retrieval.index_people_words`); the scan and PostgreSQL
-walk every row in bounded passes (PostgreSQL's words column holds the agent's view only).
+backend (:class:`segue._retrieval.people_words.Tally`): the history index
+(:mod:`segue._retrieval.index_people_words`) and PostgreSQL (:mod:`segue.postgres._people_words`)
+read only the items holding a query term; the scan walks every row in bounded passes.
 
 What is the same for all of them — arguments, cursors, the envelope and its 16 KiB bound,
 the stale-cursor and new-floor checks of a continuation (R26) — is written once, in
