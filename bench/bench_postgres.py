@@ -28,7 +28,11 @@ Each figure is the median of at least 5 interleaved runs, with the min-max in th
 server's settings (fsync, synchronous_commit, shared_buffers, WAL) are printed with the rows.
 The machine these figures come from is shared (2 cores, other work running): expect noise,
 and more so in the fleet rows, where 32 processes share those cores with the server.
-``SEGUE_BENCH_PG_ROWS=append,migrate,follow,writers,fleet,search`` runs only those groups of
+* A person's ``history search --words`` (a rare query and a common one) from the store's
+  indexes vs the walk over every row it replaced, 30 MB of recorded agent rows (100 MB
+  with ``SEGUE_BENCH_SCALE=large``); the listings must be the same.
+
+``SEGUE_BENCH_PG_ROWS=append,migrate,follow,writers,fleet,search,words`` runs only those groups of
 rows. The server: ``SEGUE_BENCH_PG_URL`` when set (a database the benchmark may write to), else a
 throwaway cluster started with the test suite's helper (initdb under /tmp, fsync on). Without
 PostgreSQL binaries or psycopg, the rows are skipped with a message.
@@ -320,6 +324,54 @@ def _search(url: str, root: Path, rows: list[Row]) -> list[Result]:
                 baseline_seconds=t_disk,
                 goal="~1x (both answer from a trigram index; PostgreSQL over a socket)",
                 note=f"{len(got['items'])} items; {note}",
+            ))
+    return results
+
+
+#: a person's ``history search --words``: a query of rare words and one of common words
+PEOPLE_WORDS_QUERIES = ("zebracorn answer", "error traceback")
+
+
+def _people_words(url: str, root: Path) -> list[Result]:
+    """A person's ``history search --words`` over the PostgreSQL store, answered from its
+    indexes (``pwords``, ``plen``, ``words``), against the walk over every row it replaced,
+    on 30 MB of recorded agent rows (100 MB with ``SEGUE_BENCH_SCALE=large``) with the fact
+    in the middle: the two listings must be the same."""
+    from bench.bench_index import _fact_in_the_middle, _size
+    from segue._history.protocol import every_row
+    from segue._retrieval.people_words import words_search
+    from segue.postgres._migrate import jsonl_to_postgres
+    from segue.postgres._people_words import search_words
+    from segue.postgres._store import PostgresStore
+
+    size_mb = 100 if SCALE == "large" else 30
+    ws = "pw-" + uuid.uuid4().hex[:8]
+    layout = _fact_in_the_middle(root / "words", ws, size_mb)
+    jsonl_to_postgres(layout, url)
+    results: list[Result] = []
+    with PostgresStore(url, ws) as pg:
+        for query in PEOPLE_WORDS_QUERIES:
+
+            def indexed(query: str = query) -> list[tuple[str, str, str, int]]:
+                return [(h.item.item_id, h.item.window_id, h.snippet, h.matches)
+                        for h in search_words(pg, query)]
+
+            def walked(query: str = query) -> list[tuple[str, str, str, int]]:
+                return [(h.item.item_id, h.item.window_id, h.snippet, h.matches)
+                        for h in words_search(lambda: every_row(pg), query)]
+
+            listing = indexed()
+            if not listing or listing != walked():  # something found, and compared
+                raise RuntimeError(f"the listings of {query!r} differ (or are empty)")
+            t_index, t_walk, note = _median_pair(indexed, walked, runs=5)
+            results.append(Result(
+                name=f"postgres: history search --words '{query}' @ "
+                f"{_size(layout) // MB} MB",
+                segue_seconds=t_index,
+                baseline="the same walking every row",
+                baseline_seconds=t_walk,
+                goal="< 1x (SPEC.md §8: never a full-table scan in Python)",
+                note=f"{len(listing)} items; {note}",
             ))
     return results
 
@@ -706,6 +758,7 @@ def run() -> list[Result]:
         "writers": lambda: [_four_writers(url, root)],
         "fleet": lambda: [*_fleet(url, root), *_fleet(bare, root, label=" (no search index)")],
         "search": lambda: _search(url, root, rows),
+        "words": lambda: _people_words(url, root),
     }
     wanted = os.environ.get("SEGUE_BENCH_PG_ROWS", "").split(",")
     wanted = [w for w in (x.strip() for x in wanted) if w] or list(groups)

@@ -18,9 +18,15 @@ from bench.common import Result
 
 
 def _modules(filters: list[str]) -> list[str]:
+    """The benchmark modules the filters name: a filter that is a module's whole name (with
+    or without ``bench_``) names that one alone (``postgres`` is bench_postgres, not also
+    bench_postgres_lookback); any other filter every module whose name holds it."""
     here = Path(__file__).resolve().parent
     names = sorted(p.stem for p in here.glob("bench_*.py"))
-    return [n for n in names if not filters or any(f in n for f in filters)]
+    whole = {n: n for n in names} | {n.removeprefix("bench_"): n for n in names}
+    return [n for n in names if not filters or any(
+        whole[f] == n if f in whole else f in n for f in filters
+    )]
 
 
 def _fmt_time(seconds: float, unit: str = "s") -> str:
