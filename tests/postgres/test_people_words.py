@@ -1,8 +1,11 @@
-"""``segue --store postgresql://… history search --words`` answered through the store's indexes
+"""A person's searches on the PostgreSQL store. ``segue --store postgresql://… history search
+--words`` answered through the store's indexes
 (R39, SPEC.md §8: "never a full-table scan in Python"): the very listing the JSONL store gives
 — the same hits, scores, order, windows and snippets — without walking every row. The JSONL
 files are the reference; each comparison asserts that it compared hits, and the PostgreSQL
-side runs with the walk over every row made to fail, so what answered is the store's index."""
+side runs with the walk over every row made to fail, so what answered is the store's index.
+The literal ``history search`` lists lines too long to parse when stored, and names the window
+each hit is in, as the files' search does."""
 
 from __future__ import annotations
 
@@ -237,3 +240,65 @@ def test_a_schema_6_store_is_upgraded_and_answers_from_its_indexes(
         assert _words(tmp_path, "up", q, pg_url) == want, q
     with psycopg.connect(pg_url, autocommit=True) as conn:
         assert conn.execute("SELECT max(version) FROM segue_schema").fetchone() == (7,)
+
+
+def _literal(home: Path, ws: str, query: str, url: str | None = None) -> list[dict[str, object]]:
+    code, out = _run(home, ws, "history", "search", "--json", query, url=url)
+    assert code in (0, 1), out
+    items: list[dict[str, object]] = json.loads(out)["items"]
+    return items
+
+
+def _answered(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each literal search on PostgreSQL was answered from the store's columns (True)
+    or gave way to the walk over every row (False)."""
+    from segue.postgres._backend import PostgresBackend
+
+    answered: list[bool] = []
+    own = PostgresBackend.people_search
+
+    def recorded(self: PostgresBackend, query: str, *, context: int = 60) -> object:
+        got = own(self, query, context=context)
+        answered.append(got is not None)
+        return got
+
+    monkeypatch.setattr(PostgresBackend, "people_search", recorded)
+    return answered
+
+
+def test_the_literal_search_lists_lines_too_long_to_parse(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An item over 1 MiB is stored without being parsed, yet a person's views read it whole:
+    the store's literal search lists it from its columns, as the files' search does."""
+    layout = Layout(tmp_path, "ll")
+    pad = "z " * (600 << 10)
+    HistoryStore(layout, durable=False).append(
+        [text_row("needle before", None, rid="a"), text_row(f"needle long {pad}", None, rid="L"),
+         text_row("needle after", None, rid="b")]
+    )
+    _migrate(tmp_path, "ll", pg_url)
+    expected = _literal(tmp_path, "ll", "needle")
+    assert len(expected) == 3
+    answered = _answered(monkeypatch)
+    assert _literal(tmp_path, "ll", "needle", pg_url) == expected
+    assert answered == [True]
+
+
+def test_the_literal_search_names_the_window_a_long_reset_opens(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reset line over 1 MiB opens a window the store's ``window_id`` column never saw: the
+    literal search gives way to the walk, and each hit names the window it is in."""
+    layout = Layout(tmp_path, "lw")
+    pad = "z " * (600 << 10)
+    store = HistoryStore(layout, durable=False)
+    store.append([text_row("needle before", None, rid="a")])
+    store.append([with_metadata(manual_reset_row(row_id="big-reset", now_ms=1), pad=pad),
+                  text_row("needle after the reset", None, rid="c")])
+    _migrate(tmp_path, "lw", pg_url)
+    expected = _literal(tmp_path, "lw", "needle")
+    assert len({h["windowId"] for h in expected}) == 2
+    answered = _answered(monkeypatch)
+    assert _literal(tmp_path, "lw", "needle", pg_url) == expected
+    assert answered == [False]

@@ -212,7 +212,10 @@ class PostgresBackend:
         from segue.postgres import _search as pg_search
 
         with self.store.read_locked():
-            return list(pg_search.search(self.store, query, context=context))
+            try:
+                return list(pg_search.search(self.store, query, context=context))
+            except pg_search.WalkInstead:
+                return None  # the caller walks every row
 
     def people_words(self, query: str, *, context: int = 60) -> Iterator[Hit]:
         from segue.postgres._people_words import search_words

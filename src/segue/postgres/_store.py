@@ -572,18 +572,6 @@ class PostgresStore:
     def entries_reverse(self) -> Iterator[Entry]:
         return entries(self.snapshot, "DESC")
 
-    def search_lines(self, query: str) -> Iterator[PgLine]:
-        """Lines whose displayed text may contain ``query`` (case-insensitive), oldest first,
-        found through the rows' literal tokens (:mod:`segue.postgres._lexicon`), or tested by
-        the server on every row when no piece of the query narrows the search; callers
-        confirm each hit on the row itself."""
-        from segue.postgres._lexicon import people_where
-
-        with self.snapshot() as snap:
-            with translated("cannot search the transcript", self.url):
-                where, params = people_where(snap.conn, self.workspace_id, query)
-            yield from snap.lines(where, params, "ASC")
-
     def verify(self) -> VerifyReport:
         from segue.postgres._verify import verify_lines
 
