@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from segue._context.rollover import manual_reset_row
 from segue._history.store import HistoryStore
-from segue._messages import Part, make_row, with_metadata
+from segue._messages import Part, Row, make_row, with_metadata
 from segue._retrieval.index_file import index_path
 from segue._workspace import Layout
 from tests.cli.test_history_cli import segue
@@ -55,14 +55,14 @@ def _no_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("segue._retrieval.people_words._items", walked)
 
 
-def _tool_row(i: int, command: str) -> object:
+def _tool_row(i: int, command: str) -> Row:
     part = Part(type="dynamic-tool", toolName="bash", toolCallId=f"c{i}",
                 input={"command": command}, state="output-available", output=f"ran {i}")
     return make_row("assistant", f"running step {i}", id=f"t{i}", parts=[part])
 
 
-def _append(layout: Layout, rows: list[object]) -> None:
-    HistoryStore(layout, durable=False).append(rows)  # type: ignore[arg-type]
+def _append(layout: Layout, rows: list[Row]) -> None:
+    HistoryStore(layout, durable=False).append(rows)
 
 
 @settings(max_examples=30, deadline=None,

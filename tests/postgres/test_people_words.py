@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 
 from segue._context.rollover import manual_reset_row
 from segue._history.store import HistoryStore
-from segue._messages import Part, Row, make_row, with_metadata
+from segue._messages import with_metadata
 from segue._workspace import Layout
 from segue.postgres import PostgresStore
 from tests.front import cli
 from tests.index.histories import Op, lines_of, ops
+from tests.index.test_people_words import _tool_row
 from tests.postgres.test_three_backends import _physical
 from tests.postgres.test_tool_equivalence import _url
 from tests.retrieval.helpers import text_row, write_history
@@ -77,12 +78,6 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def _migrate(home: Path, ws: str, url: str) -> None:
     code, out = _run(home, ws, "history", "migrate", "--to", url)
     assert code == 0, out
-
-
-def _tool_row(i: int, command: str) -> Row:
-    part = Part(type="dynamic-tool", toolName="bash", toolCallId=f"c{i}",
-                input={"command": command}, state="output-available", output=f"ran {i}")
-    return make_row("assistant", f"running step {i}", id=f"t{i}", parts=[part])
 
 
 @settings(max_examples=25, deadline=None,

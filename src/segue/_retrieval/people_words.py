@@ -116,18 +116,8 @@ def _ranked(rows: Rows, query: str, wanted: list[str], context: int) -> Iterator
     tally = Tally(query, wanted)
     for ordinal, item in enumerate(_items(rows)):
         tally.item(ordinal, item.text, _mark(item))
-    order = tally.order()
-    at, sizes, marks = tally.at, tally.sizes, tally.marks
-    done = 0
-    while done < len(order):
-        batch: list[int] = []
-        chars = 0
-        while done < len(order) and len(batch) < BATCH_ITEMS and (
-            not batch or chars + sizes[order[done]] <= BATCH_CHARS
-        ):
-            batch.append(order[done])
-            chars += sizes[order[done]]
-            done += 1
+    at, marks = tally.at, tally.marks
+    for batch in batches(tally):
         places = {at[h]: h for h in batch}
         got: dict[int, Item] = {}
         for ordinal, item in enumerate(_items(rows)):
@@ -140,6 +130,23 @@ def _ranked(rows: Rows, query: str, wanted: list[str], context: int) -> Iterator
             if back is None or _mark(back) != marks[h]:  # rewritten since it was ranked
                 continue
             yield hit(back, query, tally.matches(h), context)
+
+
+def batches(tally: Tally) -> Iterator[list[int]]:
+    """The hits best first, in batches of at most :data:`BATCH_ITEMS` items and (but for
+    a single longer one) :data:`BATCH_CHARS` characters: what is read again at once."""
+    order, sizes = tally.order(), tally.sizes
+    done = 0
+    while done < len(order):
+        batch: list[int] = []
+        chars = 0
+        while done < len(order) and len(batch) < BATCH_ITEMS and (
+            not batch or chars + sizes[order[done]] <= BATCH_CHARS
+        ):
+            batch.append(order[done])
+            chars += sizes[order[done]]
+            done += 1
+        yield batch
 
 
 def hit(item: Item, query: str, matches: int, context: int) -> Hit:

@@ -31,7 +31,7 @@ from typing import Any
 from segue._context.boundaries import is_boundary, item_id
 from segue._history.protocol import every_row
 from segue._history.scan import MAX_LINE, parse_line
-from segue._retrieval.people_words import BATCH_CHARS, BATCH_ITEMS, Tally, hit, wanted_terms
+from segue._retrieval.people_words import Tally, batches, hit, wanted_terms
 from segue._retrieval.people_words import words_search as walked
 from segue._views.project import display
 from segue._views.windows import Hit, Item, walk
@@ -129,20 +129,10 @@ def _rows(snap: PgSnapshot, sql: str, args: dict[str, Any]) -> Iterator[tuple[An
 
 
 def _listing(snap: PgSnapshot, tally: Tally, query: str, context: int) -> Iterator[Hit]:
-    """The hits, best first, read again by position in batches of at most
-    :data:`BATCH_ITEMS` items and about :data:`BATCH_CHARS` characters."""
-    order = tally.order()
-    at, sizes = tally.at, tally.sizes
-    done = 0
-    while done < len(order):
-        batch: list[int] = []
-        chars = 0
-        while done < len(order) and len(batch) < BATCH_ITEMS and (
-            not batch or chars + sizes[order[done]] <= BATCH_CHARS
-        ):
-            batch.append(order[done])
-            chars += sizes[order[done]]
-            done += 1
+    """The hits, best first, read again by position, a batch at a time
+    (:func:`~segue._retrieval.people_words.batches`)."""
+    at = tally.at
+    for batch in batches(tally):
         with translated("cannot search the transcript", snap.store.url):
             found = {
                 int(pos): (bytes(raw), str(window))
