@@ -20,6 +20,7 @@ from segue._retrieval.index_file import index_path
 from segue._workspace import Layout
 from tests.cli.test_history_cli import segue
 from tests.index.histories import Op, lines_of, ops
+from tests.index.walks import counting, no_walk
 from tests.retrieval.helpers import text_row, write_history
 
 WS = "ws"
@@ -44,15 +45,6 @@ def _scanned(home: Path, layout: Layout, queries: list[str]) -> dict[str, list[d
         return {q: _words(home, q) for q in queries}
     finally:
         shutil.move(aside, path)
-
-
-def _no_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the scan's walk over every row fail: what answers then is the index."""
-
-    def walked(*_args: object) -> None:
-        raise AssertionError("walked every row although the index is trusted")
-
-    monkeypatch.setattr("segue._retrieval.people_words._items", walked)
 
 
 def _tool_row(i: int, command: str) -> Row:
@@ -85,7 +77,7 @@ def test_the_index_lists_what_the_scan_lists(
     scanned = _scanned(home, layout, QUERIES)
     assert scanned["needle"]  # the appended tool call's command holds it, at least
     with pytest.MonkeyPatch.context() as mp:
-        _no_walk(mp)
+        no_walk(mp)
         for q in QUERIES:
             assert _words(home, q) == scanned[q], q
 
@@ -109,7 +101,7 @@ def test_people_text_the_agent_does_not_read_is_found(
     assert len(texts) == 7 and sum('"command":"ls -la' in t for t in texts) == 4, texts
     assert any("surrogate" in t for t in texts)
     assert any(t.startswith("needle command z") for t in texts)
-    _no_walk(monkeypatch)
+    no_walk(monkeypatch)
     for q, want in scanned.items():
         assert _words(segue_home, q) == want, q
 
@@ -128,16 +120,7 @@ def test_an_index_that_miscounts_a_row_is_not_believed(
     conn.execute("UPDATE rows SET plen = plen + 5 WHERE plen IS NOT NULL")
     conn.commit()
     conn.close()
-    from segue._retrieval import people_words
-
-    walks: list[int] = []
-    walk = people_words._items
-
-    def counted(rows: people_words.Rows) -> object:
-        walks.append(1)
-        return walk(rows)
-
-    monkeypatch.setattr(people_words, "_items", counted)
+    walks = counting(monkeypatch)
     assert _words(segue_home, "needle") == scanned["needle"]
     assert walks  # the scan answered
 

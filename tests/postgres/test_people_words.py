@@ -27,6 +27,7 @@ from segue.postgres import PostgresStore
 from tests.front import cli
 from tests.index.histories import Op, lines_of, ops
 from tests.index.test_people_words import _tool_row
+from tests.index.walks import counting, no_walk
 from tests.postgres.test_three_backends import _physical
 from tests.postgres.test_tool_equivalence import _url
 from tests.retrieval.helpers import text_row, write_history
@@ -51,33 +52,20 @@ def _words(home: Path, ws: str, query: str, url: str | None = None) -> list[dict
     return items
 
 
-def _no_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the walk over every row fail: what answers then is the store's index."""
-
-    def walked(*_args: object) -> None:
-        raise AssertionError("walked every row of the PostgreSQL store")
-
-    monkeypatch.setattr("segue._retrieval.people_words._items", walked)
-
-
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the walks over every row (each still answers)."""
-    from segue._retrieval import people_words
-
-    walks: list[int] = []
-    walk = people_words._items
-
-    def counted(rows: people_words.Rows) -> object:
-        walks.append(1)
-        return walk(rows)
-
-    monkeypatch.setattr(people_words, "_items", counted)
-    return walks
-
-
 def _migrate(home: Path, ws: str, url: str) -> None:
     code, out = _run(home, ws, "history", "migrate", "--to", url)
     assert code == 0, out
+
+
+def _long_reset(home: Path, ws: str, url: str) -> None:
+    """A history whose second window is opened by a reset line over 1 MiB, with a "needle"
+    hit on each side of it, migrated to the store at ``url``."""
+    store = HistoryStore(Layout(home, ws), durable=False)
+    store.append([text_row("needle before", None, rid="a")])
+    store.append([with_metadata(manual_reset_row(row_id="big-reset", now_ms=1),
+                                pad="z " * (600 << 10)),
+                  text_row("needle after the reset", None, rid="c")])
+    _migrate(home, ws, url)
 
 
 @settings(max_examples=25, deadline=None,
@@ -109,7 +97,7 @@ def test_the_store_lists_what_the_files_list(
     expected = {q: _words(home, ws, q) for q in QUERIES}
     assert expected["needle"] and expected["grep src"]  # the appended tool call, at least
     with pytest.MonkeyPatch.context() as mp:
-        _no_walk(mp)
+        no_walk(mp)
         for q in QUERIES:
             assert _words(home, ws, q, url) == expected[q], q
 
@@ -134,7 +122,7 @@ def test_people_text_the_agent_does_not_read_is_found(
     assert len(texts) == 7 and sum('"command":"ls -la' in t for t in texts) == 4, texts
     assert any("surrogate" in t for t in texts)
     assert any(t.startswith("needle command z") for t in texts)
-    _no_walk(monkeypatch)
+    no_walk(monkeypatch)
     for q, want in expected.items():
         assert _words(tmp_path, "pw", q, pg_url) == want, q
 
@@ -145,16 +133,10 @@ def test_a_long_line_that_opens_a_window_is_walked(
     """A reset line over 1 MiB is stored without being parsed, so the store's window column
     never saw the window it opens: the search walks the rows, and every later hit still
     names the window it is in."""
-    layout = Layout(tmp_path, "lr")
-    pad = "z " * (600 << 10)
-    store = HistoryStore(layout, durable=False)
-    store.append([text_row("needle before", None, rid="a")])
-    store.append([with_metadata(manual_reset_row(row_id="big-reset", now_ms=1), pad=pad),
-                  text_row("needle after the reset", None, rid="c")])
-    _migrate(tmp_path, "lr", pg_url)
+    _long_reset(tmp_path, "lr", pg_url)
     expected = _words(tmp_path, "lr", "needle")
     assert len(expected) == 2 and len({h["windowId"] for h in expected}) == 2
-    walks = _counting(monkeypatch)
+    walks = counting(monkeypatch)
     assert _words(tmp_path, "lr", "needle", pg_url) == expected
     assert walks  # walked, as the window column could not answer
 
@@ -172,7 +154,7 @@ def test_a_stored_count_that_disagrees_is_not_believed(
     _migrate(tmp_path, "mc", pg_url)
     expected = _words(tmp_path, "mc", "needle")
     assert len(expected) == 6
-    walks = _counting(monkeypatch)
+    walks = counting(monkeypatch)
     assert _words(tmp_path, "mc", "needle", pg_url) == expected
     assert not walks  # the stored counts answered
     with psycopg.connect(pg_url, autocommit=True) as conn:
@@ -230,7 +212,7 @@ def test_a_schema_6_store_is_upgraded_and_answers_from_its_indexes(
         conn.execute("UPDATE segue_workspaces SET derived = 'segue-pg-derived/4'")
     expected = {q: _words(tmp_path, "up", q) for q in ["command", "pytest case2", "needle"]}
     assert len(expected["command"]) == 5
-    _no_walk(monkeypatch)
+    no_walk(monkeypatch)
     for q, want in expected.items():
         assert _words(tmp_path, "up", q, pg_url) == want, q
     with psycopg.connect(pg_url, autocommit=True) as conn:
@@ -285,13 +267,7 @@ def test_the_literal_search_names_the_window_a_long_reset_opens(
 ) -> None:
     """A reset line over 1 MiB opens a window the store's ``window_id`` column never saw: the
     literal search gives way to the walk, and each hit names the window it is in."""
-    layout = Layout(tmp_path, "lw")
-    pad = "z " * (600 << 10)
-    store = HistoryStore(layout, durable=False)
-    store.append([text_row("needle before", None, rid="a")])
-    store.append([with_metadata(manual_reset_row(row_id="big-reset", now_ms=1), pad=pad),
-                  text_row("needle after the reset", None, rid="c")])
-    _migrate(tmp_path, "lw", pg_url)
+    _long_reset(tmp_path, "lw", pg_url)
     expected = _literal(tmp_path, "lw", "needle")
     assert len({h["windowId"] for h in expected}) == 2
     answered = _answered(monkeypatch)

@@ -35,6 +35,7 @@ __all__ = [
     "holds_long_token",
     "line_tokens",
     "lines",
+    "people_extra",
     "people_terms",
     "stored_term",
     "words_and_lines",
@@ -169,14 +170,19 @@ def people_terms(words: str | None, shown: str, *, same: bool) -> tuple[int, str
     """``rows.plen`` and the ``pwords`` text (index_ddl.py) of a row people see as ``shown``
     (``same``: the agent's text, whose ``words`` text is ``words`` when it is an item): its
     number of terms, and its distinct terms that ``words`` lacks (None: none)."""
-    own = words if same and words is not None else words_and_lines(shown)[0]
-    plen = own.count(" ") + 1 if own else 0
-    if own is words:
-        return plen, None
-    extra = set(own.split())
-    if words:
-        extra.difference_update(words.split())
+    if same and words is not None:
+        return (words.count(" ") + 1 if words else 0), None
+    plen, extra = people_extra(shown, words.split() if words else ())
     return plen, " ".join(sorted(extra)) if extra else None
+
+
+def people_extra(shown: str, agent: Iterable[str]) -> tuple[int, set[str]]:
+    """A text people see as ``shown``: its number of terms, and its distinct terms that are
+    not among the agent's terms ``agent``. Both stores' people's columns are made of these."""
+    found = words_and_lines(shown)[0].split()
+    extra = set(found)
+    extra.difference_update(agent)
+    return len(found), extra
 
 
 def line_tokens(found: Iterable[str]) -> frozenset[str]:

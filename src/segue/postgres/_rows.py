@@ -35,7 +35,7 @@ from segue._context.floor import mentions_reset_key
 from segue._history.scan import MAX_LINE, parse_line
 from segue._messages import Row
 from segue._retrieval.filters import tool_names
-from segue._retrieval.index_words import words_and_lines
+from segue._retrieval.index_words import people_extra, words_and_lines
 from segue._retrieval.project import Kind, classify, raw_window_id
 from segue._retrieval.reader import RawLine
 from segue._views.project import display, is_hidden
@@ -228,12 +228,11 @@ def people_words(
         return PLEN_READ, None
     if people is None:
         return None, None
-    found = words_and_lines(people)[0].split()
-    extra = set(found).difference(agent)
+    plen, extra = people_extra(people, agent)
     vector = " ".join(sorted(extra))
     if len(vector) > MAX_WORDS:
         return PLEN_READ, None
-    return len(found), vector or None
+    return plen, vector or None
 
 
 def words_of(text: str) -> tuple[str | None, int]:
