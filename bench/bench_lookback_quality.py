@@ -189,6 +189,9 @@ def page_system(docs: Sequence[Doc], **options: Any) -> Search:
         scores = [s * w for s, w in zip(scores, weights, strict=True)]
         if options.get("prf"):
             scores = _feedback(q, doc_terms, scores, k1, b, weights)
+        if options.get("neighbours"):
+            scores = _neighbours(docs, scores, options["neighbours"],
+                                 options.get("sides", (-1, 1)))  # fmt: skip
         order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], -i))
         return [docs[i].item_id for i in order[:10]]
 
@@ -200,6 +203,23 @@ _CHATTY = frozenset(
     {"first", "last", "happen", "get", "got", "give", "gave", "work", "call", "name", "tri",
      "end", "final", "actual", "anyth", "someth", "thing"}
 )  # fmt: skip
+
+
+def _neighbours(
+    docs: Sequence[Doc], scores: list[float], share: float, sides: tuple[int, ...]
+) -> list[float]:
+    """Each hit gains ``share`` of the best score of its neighbours on ``sides`` (-1: the
+    item before, 1: the item after) in the same run: an answer often stands next to the
+    question that holds the words. Only hits gain, so what is a hit does not change (R39)."""
+    out = list(scores)
+    for i in range(len(docs)):
+        if scores[i] <= 0:
+            continue
+        near = [scores[i + d] for d in sides
+                if 0 <= i + d < len(docs) and docs[i + d].run == docs[i].run]  # fmt: skip
+        if near:
+            out[i] += share * max(near)
+    return out
 
 
 def _pair_bonus(
@@ -280,11 +300,13 @@ def hit_rates(search: Search, questions: Sequence[Question]) -> dict[int, float]
     return {k: 100.0 * v / len(questions) for k, v in found.items()} if questions else {}
 
 
+def plain_words(q: str) -> list[str]:
+    """The baseline's query: the question's words as they are."""
+    return _WORD.findall(q)
+
+
 def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]]:
     from segue._retrieval import words
-
-    def plain_words(q: str) -> list[str]:
-        return _WORD.findall(q)
 
     out: list[tuple[str, Search]] = [
         ("fts5-porter (baseline)", fts5_system(docs, "porter", lambda t: t, plain_words)),
@@ -303,6 +325,8 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
         ("  + pseudo-relevance feedback", page_system(docs, prf=True)),
         ("  + adjacent query-term pairs", page_system(docs, pairs=True)),
         ("  + conversational stop words", page_system(docs, chatty=True)),
+        ("  + neighbours x0.3, both sides", page_system(docs, neighbours=0.3)),
+        ("  + neighbours x0.3, the one before", page_system(docs, neighbours=0.3, sides=(-1,))),
         ("  + b=0.9 and prompts x0.5", page_system(docs, b=0.9, system_weight=0.5)),
         ("  + pairs, b=0.9, prompts x0.5", page_system(docs, pairs=True, b=0.9, system_weight=0.5)),
     ]  # fmt: skip

@@ -1,0 +1,170 @@
+"""Look-back quality on long conversations (R39, §6): one words search with the question.
+
+    python -m bench.bench_lookback_conversations    # the table, every system and idea
+    python -m bench.run lookback_conversations      # the summary rows
+
+SPEC.md §6 measures look-back on long real conversations between people (weekly chats over
+months, each session one context window, evidence turns annotated), not on agent runs
+(``bench_lookback_quality``). ``bench/data/conversations.json`` holds three such chats written
+for this project (about 200 turns and 11 sessions each) and 75 questions with their evidence
+turns: single facts, facts joined across sessions, "when did…", and inferences, phrased as a
+person asks them rather than in the evidence's words.
+
+Each conversation is its own history, as a user's session is: a turn is one row (the first
+speaker's as ``user``, the second's as ``assistant``), its text led by the speaker's name, and
+each session after the first opens a window with a rollover boundary. The metric is hit rate
+at k (an evidence turn among the first k results of one call), k = 1, 3, 10, over every
+question; even-numbered questions are the tuning half, odd ones the held-out half. Systems,
+side by side in one run:
+
+* ``fts5-porter``: the baseline, SQLite FTS5 ``tokenize='porter'``, ``bm25()``, OR of the
+  question's words, top 10;
+* ``words/page``: :class:`~segue._retrieval.words` terms and BM25 over the whole history as one
+  page, with ideas switched on in turn;
+* ``tool``: the real ``session_history`` tool, default arguments (a words search of the
+  question, 10 items).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.bench_lookback_quality import (
+    KS,
+    Doc,
+    Question,
+    Search,
+    fts5_system,
+    page_system,
+    plain_words,
+    tool_system,
+)
+from bench.common import Result
+
+DATA = Path(__file__).resolve().parent / "data" / "conversations.json"
+
+
+def load() -> list[tuple[str, list[Doc], list[Any], list[Question]]]:
+    """(conversation id, its items oldest first, its rows, its questions) per conversation."""
+    from bench.agent_rows import boundary
+    from segue._messages import make_row
+    from segue._retrieval.project import project
+
+    spec = json.loads(DATA.read_text(encoding="utf-8"))
+    out = []
+    number = 0
+    for conv in spec["conversations"]:
+        first = conv["speakers"][0]
+        rows: list[Any] = []
+        for n, session in enumerate(conv["sessions"]):
+            if n:
+                rows.append(boundary(conv["id"], n))
+            for turn in session["turns"]:
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn["speaker"] == first:
+                    rows.append(make_row("user", text, id=turn["id"]))
+                else:
+                    rows.append(make_row("assistant", text, id=turn["id"]))
+        docs = []
+        for row in rows:
+            item = project(row)
+            if item is not None:
+                docs.append(Doc(item.item_id, conv["id"], item.role, item.text))
+        ids = {d.item_id for d in docs}
+        questions = []
+        for q in spec["questions"]:
+            if q["conversation"] != conv["id"]:
+                continue
+            evidence = frozenset(f"m:{e}" for e in q["evidence"])
+            if not evidence <= ids:
+                raise SystemExit(f"bench data: {q['question']!r} names a turn that is not there")
+            questions.append(Question(f"q{number}", conv["id"], q["question"], evidence))
+            number += 1
+        out.append((conv["id"], docs, rows, questions))
+    return out
+
+
+def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]]:
+    from segue._retrieval import words
+
+    out: list[tuple[str, Search]] = [
+        ("fts5-porter (baseline)", fts5_system(docs, "porter", lambda t: t, plain_words)),
+        ("words/fts5", fts5_system(docs, "unicode61 tokenchars '._/\\:-'",
+                                   lambda t: " ".join(words.terms(t)), words.query_terms)),
+        ("words/page (default)", page_system(docs)),
+        ("  - stop words kept in query", page_system(docs, stop_words=False)),
+        ("  + b=0.5", page_system(docs, b=0.5)),
+        ("  + b=0.9", page_system(docs, b=0.9)),
+        ("  + k1=2.0", page_system(docs, k1=2.0)),
+        ("  + pseudo-relevance feedback", page_system(docs, prf=True)),
+        ("  + adjacent query-term pairs", page_system(docs, pairs=True)),
+        ("  + neighbours x0.3, both sides", page_system(docs, neighbours=0.3)),
+        ("  + neighbours x0.3, the one before", page_system(docs, neighbours=0.3, sides=(-1,))),
+        ("  + neighbours x0.5, the one before", page_system(docs, neighbours=0.5, sides=(-1,))),
+    ]  # fmt: skip
+    search, _ = tool_system(rows)
+    out.append(("tool, default args [words]", search))
+    return out
+
+
+def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
+    conversations = load()
+    every = [q for c in conversations for q in c[3]]
+    halves = {
+        "tune": [q for q in every if not q.held_out],
+        "held-out": [q for q in every if q.held_out],
+        "all": every,
+    }
+    items = sum(len(c[1]) for c in conversations)
+    lines = [
+        f"{len(conversations)} conversations, {items} turns, from {DATA.name}; "
+        f"questions: {len(every)} ({len(halves['tune'])} tune, {len(halves['held-out'])} "
+        "held-out)",
+        f"{'system':<34} {'tune @1/@3/@10':>16} {'held-out @1/@3/@10':>20} {'all @1/@3/@10':>16}",
+    ]
+    found: dict[str, dict[str, dict[int, int]]] = {}
+    for _, docs, rows, questions in conversations:
+        for name, search in systems(docs, rows):
+            mine = found.setdefault(name, {h: dict.fromkeys(KS, 0) for h in halves})
+            ranked = {q.qid: search(q.text) for q in questions}
+            for h, qs in halves.items():
+                for q in qs:
+                    if q.qid in ranked:
+                        for k in KS:
+                            mine[h][k] += bool(q.evidence & set(ranked[q.qid][:k]))
+    figures = {
+        name: {h: {k: 100.0 * n / len(halves[h]) for k, n in by.items()} for h, by in f.items()}
+        for name, f in found.items()
+    }
+    for name, f in figures.items():
+        cells = ["/".join(f"{f[h][k]:.0f}" for k in KS) + " %" for h in halves]
+        lines.append(f"{name:<34} {cells[0]:>16} {cells[1]:>20} {cells[2]:>16}")
+    return lines, figures
+
+
+def run() -> list[Result]:
+    lines, figures = table()
+    print("\n".join(lines))
+    base = figures["fts5-porter (baseline)"]
+    ours = figures["tool, default args [words]"]
+    return [
+        Result(
+            name=f"conversation look-back hit@{k}, {half}",
+            segue_seconds=ours[half][k],
+            baseline="fts5 porter bm25()",
+            baseline_seconds=base[half][k],
+            goal="hit@10 ≥ 85 % (§6); above the baseline",
+            ratio_meaning="segue / baseline hit rate (higher is better)",
+            unit="%",
+            note="session_history, default arguments; deterministic: one run",
+        )
+        for half in ("held-out", "all")
+        for k in (10, 3)
+    ]
+
+
+if __name__ == "__main__":
+    print("\n".join(table()[0]))
