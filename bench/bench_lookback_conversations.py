@@ -38,6 +38,7 @@ from bench.bench_lookback_quality import (
     Question,
     Search,
     fts5_system,
+    hit_results,
     page_system,
     plain_words,
     tool_system,
@@ -148,22 +149,7 @@ def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
 def run() -> list[Result]:
     lines, figures = table()
     print("\n".join(lines))
-    base = figures["fts5-porter (baseline)"]
-    ours = figures["tool, default args [words]"]
-    return [
-        Result(
-            name=f"conversation look-back hit@{k}, {half}",
-            segue_seconds=ours[half][k],
-            baseline="fts5 porter bm25()",
-            baseline_seconds=base[half][k],
-            goal="hit@10 ≥ 85 % (§6); above the baseline",
-            ratio_meaning="segue / baseline hit rate (higher is better)",
-            unit="%",
-            note="session_history, default arguments; deterministic: one run",
-        )
-        for half in ("held-out", "all")
-        for k in (10, 3)
-    ]
+    return hit_results("conversation look-back", figures, ("held-out", "all"))
 
 
 if __name__ == "__main__":

@@ -358,28 +358,34 @@ def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
     return lines, figures
 
 
-def run() -> list[Result]:
-    lines, figures = table()
-    print("\n".join(lines))
+def hit_results(
+    what: str, figures: dict[str, dict[str, dict[int, float]]], halves: Sequence[str]
+) -> list[Result]:
+    """The summary rows: the tool with its default arguments against the FTS5 baseline, hit
+    rate at 10 and at 3 for each of ``halves``."""
     base = figures["fts5-porter (baseline)"]
     # the tool as the model calls it (default arguments), not the page scorer it uses
     ours = next(v for k, v in figures.items() if k.startswith("tool, default args"))
-    out: list[Result] = []
-    for half in ("tune", "held-out"):
-        for k in (10, 3):
-            out.append(
-                Result(
-                    name=f"look-back hit@{k}, {half} questions",
-                    segue_seconds=ours[half][k],
-                    baseline="fts5 porter bm25()",
-                    baseline_seconds=base[half][k],
-                    goal="hit@10 ≥ 85 % (§6); above the baseline",
-                    ratio_meaning="segue / baseline hit rate (higher is better)",
-                    unit="%",
-                    note="session_history, default arguments; deterministic: one run",
-                )
-            )
-    return out
+    return [
+        Result(
+            name=f"{what} hit@{k}, {half}",
+            segue_seconds=ours[half][k],
+            baseline="fts5 porter bm25()",
+            baseline_seconds=base[half][k],
+            goal="hit@10 ≥ 85 % (§6); above the baseline",
+            ratio_meaning="segue / baseline hit rate (higher is better)",
+            unit="%",
+            note="session_history, default arguments; deterministic: one run",
+        )
+        for half in halves
+        for k in (10, 3)
+    ]
+
+
+def run() -> list[Result]:
+    lines, figures = table()
+    print("\n".join(lines))
+    return hit_results("look-back", figures, ("tune", "held-out"))
 
 
 if __name__ == "__main__":
