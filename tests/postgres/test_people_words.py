@@ -68,6 +68,14 @@ def _long_reset(home: Path, ws: str, url: str) -> None:
     _migrate(home, ws, url)
 
 
+def _tool_calls(home: Path, ws: str, url: str, commands: list[str], text: str) -> None:
+    """A history of one bash call per command and a plain text item, migrated to ``url``."""
+    HistoryStore(Layout(home, ws), durable=False).append(
+        [_tool_row(i, c) for i, c in enumerate(commands)] + [text_row(text, None, rid="x")]
+    )
+    _migrate(home, ws, url)
+
+
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(history=st.lists(ops, min_size=1, max_size=14), split=st.integers(0, 14),
@@ -175,12 +183,8 @@ def test_a_stored_count_that_disagrees_is_not_believed(
 def test_the_columns_are_derived_again_for_stored_rows(pg_url: str, tmp_path: Path) -> None:
     """The columns a person's words search reads are derived for rows already stored (what
     ``segue store init`` does after an upgrade), the same as an append stores them."""
-    layout = Layout(tmp_path, "dr")
-    HistoryStore(layout, durable=False).append(
-        [_tool_row(i, f"make test{i}") for i in range(3)]
-        + [text_row("needle in plain text", None, rid="x")]
-    )
-    _migrate(tmp_path, "dr", pg_url)
+    _tool_calls(tmp_path, "dr", pg_url, [f"make test{i}" for i in range(3)],
+                "needle in plain text")
     with psycopg.connect(pg_url, autocommit=True) as conn:
         stored = conn.execute("SELECT pos, plen, pwords FROM segue_rows ORDER BY pos").fetchall()
         assert any(p is not None and p > 0 for _, p, _ in stored)
@@ -199,12 +203,8 @@ def test_a_schema_6_store_is_upgraded_and_answers_from_its_indexes(
 ) -> None:
     """A store as schema version 6 left it (no people's terms) is upgraded on first use: the
     columns are added and filled for the stored rows, and the search answers from them."""
-    layout = Layout(tmp_path, "up")
-    HistoryStore(layout, durable=False).append(
-        [_tool_row(i, f"pytest -k case{i}") for i in range(4)]
-        + [text_row("a needle and a command", None, rid="x")]
-    )
-    _migrate(tmp_path, "up", pg_url)
+    _tool_calls(tmp_path, "up", pg_url, [f"pytest -k case{i}" for i in range(4)],
+                "a needle and a command")
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("DROP FUNCTION segue_append")
         conn.execute("ALTER TABLE segue_rows DROP COLUMN plen, DROP COLUMN pwords")
