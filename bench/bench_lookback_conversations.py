@@ -102,9 +102,9 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
         ("  + k1=2.0", page_system(docs, k1=2.0)),
         ("  + pseudo-relevance feedback", page_system(docs, prf=True)),
         ("  + adjacent query-term pairs", page_system(docs, pairs=True)),
-        ("  + neighbours x0.3, both sides", page_system(docs, neighbours=0.3)),
-        ("  + neighbours x0.3, the one before", page_system(docs, neighbours=0.3, sides=(-1,))),
-        ("  + neighbours x0.5, the one before", page_system(docs, neighbours=0.5, sides=(-1,))),
+        ("  - no neighbours", page_system(docs, neighbours=0.0)),
+        ("  + neighbours on both sides", page_system(docs, sides=(-1, 1))),
+        ("  + neighbours x0.5", page_system(docs, neighbours=0.5)),
     ]  # fmt: skip
     search, _ = tool_system(rows)
     out.append(("tool, default args [words]", search))

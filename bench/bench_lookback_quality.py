@@ -21,7 +21,9 @@ held-out half; both are printed. Systems, side by side in one run:
 * ``words/fts5``: :mod:`segue._retrieval.words` terms stored pre-analysed in FTS5 (unicode61
   keeping the joiners), ``bm25()``;
 * ``words/page``: the pure :class:`~segue._retrieval.words.PageScorer` (BM25 plus the phrase
-  bonus) over the whole history as one page, with each idea switched off or on in turn;
+  bonus) over the whole history as one page, each hit gaining a share of the hit before it
+  as the tool's does (:data:`segue._retrieval.ranking.NEIGHBOUR_SHARE`), with each idea
+  switched off or on in turn;
 * ``tool``: the real ``session_history`` tool with default arguments (literal until words
   search is its default; the row prints which mode ran).
 """
@@ -166,6 +168,7 @@ def literal_rarest(docs: Sequence[Doc]) -> Search:
 
 def page_system(docs: Sequence[Doc], **options: Any) -> Search:
     from segue._retrieval import words
+    from segue._retrieval.ranking import NEIGHBOUR_SHARE
 
     opt = words.Options(stemming=options.get("stemming", True),
                         identifiers=options.get("identifiers", True))  # fmt: skip
@@ -176,6 +179,8 @@ def page_system(docs: Sequence[Doc], **options: Any) -> Search:
     k1, b = options.get("k1", words.BM25_K1), options.get("b", words.BM25_B)
     doc_terms = [words.terms(d.text, opt) for d in docs]
     sequences = [words._sequence(d.text, opt) for d in docs]
+    # the tool's default: a hit gains a share of the hit before it (ranking.NEIGHBOUR_SHARE)
+    share = options.get("neighbours", NEIGHBOUR_SHARE)
 
     def search(question: str) -> list[str]:
         q = words.query_terms(question, stop_words=stop, opt=opt)
@@ -189,9 +194,8 @@ def page_system(docs: Sequence[Doc], **options: Any) -> Search:
         scores = [s * w for s, w in zip(scores, weights, strict=True)]
         if options.get("prf"):
             scores = _feedback(q, doc_terms, scores, k1, b, weights)
-        if options.get("neighbours"):
-            scores = _neighbours(docs, scores, options["neighbours"],
-                                 options.get("sides", (-1, 1)))  # fmt: skip
+        if share:
+            scores = _neighbours(docs, scores, share, options.get("sides", (-1,)))
         order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], -i))
         return [docs[i].item_id for i in order[:10]]
 
@@ -325,8 +329,8 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
         ("  + pseudo-relevance feedback", page_system(docs, prf=True)),
         ("  + adjacent query-term pairs", page_system(docs, pairs=True)),
         ("  + conversational stop words", page_system(docs, chatty=True)),
-        ("  + neighbours x0.3, both sides", page_system(docs, neighbours=0.3)),
-        ("  + neighbours x0.3, the one before", page_system(docs, neighbours=0.3, sides=(-1,))),
+        ("  - no neighbours", page_system(docs, neighbours=0.0)),
+        ("  + neighbours on both sides", page_system(docs, sides=(-1, 1))),
         ("  + b=0.9 and prompts x0.5", page_system(docs, b=0.9, system_weight=0.5)),
         ("  + pairs, b=0.9, prompts x0.5", page_system(docs, pairs=True, b=0.9, system_weight=0.5)),
     ]  # fmt: skip

@@ -175,3 +175,27 @@ def test_three_backends_agree_on_non_empty_answers(tmp_path: Path) -> None:
                                               "say needle four"]  # nothing below the floor
     finally:
         three.pg.close()
+
+
+def test_a_hit_gains_from_the_hit_just_before_it_on_every_backend(tmp_path: Path) -> None:
+    """R39 "BM25 or better": an answer often stands right after the turn holding the words
+    ("which vet saw the puppy?" — "Dr Ames, …"), so a hit on the line after a better hit
+    ranks above its twin elsewhere; only a hit of the same search lends its score (with a
+    role filter the question is not one, and the newer twin wins the tie again)."""
+    events = [("text", "user", "which vet saw the new puppy"),
+              ("text", "assistant", "Biscuit loves the puppy park"),
+              ("text", "user", "lunch was good"),
+              ("text", "assistant", "Pepper loves the puppy park")]
+    three = Three(tmp_path, events, 1)
+    try:
+        query = {"action": "search", "query": "puppy vet"}
+        filtered = {**query, "role": "assistant"}
+        got = {name: ([str(i["text"]) for i in _all(tool, query)[0]],
+                      [str(i["text"]) for i in _all(tool, filtered)[0]])
+               for name, tool in three.tools.items()}  # fmt: skip
+        want = (["say which vet saw the new puppy", "say Biscuit loves the puppy park",
+                 "say Pepper loves the puppy park"],
+                ["say Pepper loves the puppy park", "say Biscuit loves the puppy park"])
+        assert got == dict.fromkeys(("scan", "index", "postgres"), want)
+    finally:
+        three.pg.close()

@@ -54,7 +54,7 @@ from segue._retrieval.index_file import (
 from segue._retrieval.index_query import candidates
 from segue._retrieval.index_query import rows_in_chunks as _rows
 from segue._retrieval.project import Kind, Seen, classify
-from segue._retrieval.ranking import MACHINE_WEIGHT, index_query
+from segue._retrieval.ranking import MACHINE_WEIGHT, NEIGHBOUR_SHARE, index_query
 from segue._retrieval.reader import MAX_LINE, RawLine, read_span
 from segue._retrieval.snapshot import Snapshot
 from segue._workspace import Layout
@@ -278,7 +278,8 @@ RANKED = 250
 
 def _search_ranked(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
     """A words search in rank order (bm25() over the words table, machine notes weighed
-    down): the best ``RANKED`` items above the floor as of the first page, then every other
+    down, a share of the score of the hit on the line before, :mod:`~segue._retrieval.ranking`):
+    the best ``RANKED`` items above the floor as of the first page, then every other
     hit newest first. The ranked positions live in the cursor's state, so appends (which
     move no position) neither repeat nor lose an item; what was appended after the first
     page is not part of the query. Each cursor also holds its place as a scan cursor
@@ -298,12 +299,22 @@ def _search_ranked(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.P
             p for p in (
                 int(r[0])
                 for r in ix.conn.execute(
-                    "SELECT w.rowid FROM words w JOIN rows r ON r.pos = w.rowid "  # noqa: S608
+                    # each hit: its score and where its line ends (the words table
+                    # first: a join the other way round runs the MATCH once per row) ...
+                    "WITH h AS (SELECT w.rowid AS pos, w.rowid + r.len AS e, "  # noqa: S608
+                    "-bm25(words) * (CASE r.mach WHEN 1 THEN ? ELSE 1.0 END) AS s "
+                    "FROM words w CROSS JOIN rows r ON r.pos = w.rowid "
                     f"WHERE words MATCH ? AND w.rowid > ? AND w.rowid < ? "
-                    f"AND r.kind = {KIND_ITEM}{narrow} "
-                    "ORDER BY bm25(words) * (CASE r.mach WHEN 1 THEN ? ELSE 1.0 END), "
-                    "w.rowid DESC LIMIT ?",
-                    [match, ix.floor, below, *nargs, MACHINE_WEIGHT, RANKED + len(shown)],
+                    f"AND r.kind = {KIND_ITEM}{narrow}), "
+                    # ... and the hit before it (a window, not a self-join: SQLite would
+                    # compare every pair), whose score it gains a share of when that hit's
+                    # line ends where its own starts
+                    "g AS (SELECT pos, s, lag(e) OVER (ORDER BY pos) AS pe, "
+                    "lag(s) OVER (ORDER BY pos) AS ps FROM h) "
+                    "SELECT pos FROM g ORDER BY s + (CASE WHEN pe = pos THEN ? * ps "
+                    "ELSE 0.0 END) DESC, pos DESC LIMIT ?",
+                    [MACHINE_WEIGHT, match, ix.floor, below, *nargs, NEIGHBOUR_SHARE,
+                     RANKED + len(shown)],
                 )
             ) if p not in shown
         )[:RANKED]

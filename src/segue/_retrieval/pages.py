@@ -278,14 +278,23 @@ def search_prefilter(ctx: Ctx) -> ByteFilter | None:
     return make_prefilter(ctx.req.key) if ctx.req.match == "literal" else None
 
 
-def ranked(ctx: Ctx, page: Page, texts: dict[str, tuple[str, bool]]) -> Page:
+#: what a scan page knows of a hit it read: its whole text, machine-authored, and its line's
+#: start and end (None: held over from an earlier page)
+PageText = tuple[str, bool, int | None, int | None]
+
+
+def ranked(ctx: Ctx, page: Page, texts: dict[str, PageText]) -> Page:
     """A relevance page: its entries ranked among themselves (R39: the scan ranks within
-    each page it reads). ``texts``: item id → (its whole text, machine-authored); an entry
-    held over from an earlier page is ranked by its snippet."""
+    each page it reads), each gaining from the hit on the line just before it when this page
+    read both (:func:`segue._retrieval.ranking.with_neighbours`). ``texts``: item id → what
+    the page read of it; an entry held over from an earlier page is ranked by its snippet."""
     if not ctx.req.relevance or len(page.entries) < 2:
         return page
-    docs = [texts.get(str(e["itemId"]), (str(e["text"]), False)) for e in page.entries]
-    order = rank(ctx.req.key, [d[0] for d in docs], [d[1] for d in docs])
+    docs = [texts.get(str(e["itemId"]), (str(e["text"]), False, None, None))
+            for e in page.entries]  # fmt: skip
+    ends = {d[3]: i for i, d in enumerate(docs) if d[3] is not None}
+    before = [ends.get(d[2]) if d[2] is not None else None for d in docs]
+    order = rank(ctx.req.key, [d[0] for d in docs], [d[1] for d in docs], before)
     page.entries = [page.entries[i] for i in order]
     return page
 
@@ -302,7 +311,7 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     empty = no_terms(ctx)
     if empty is not None:
         return empty
-    texts: dict[str, tuple[str, bool]] = {}
+    texts: dict[str, PageText] = {}
     page = ranked(ctx, _search(ctx, state, texts), texts)
     if state is not None and state.shown and page.state is not None:
         page.state = keep_shown(page.state, state.shown)
@@ -316,7 +325,7 @@ def keep_shown(state: CursorState, shown: Iterable[int]) -> CursorState:
     return msgspec.structs.replace(state, shown=tuple(sorted(p for p in set(shown) if p < top)))
 
 
-def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, bool]]) -> Page:
+def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, PageText]) -> Page:
     find = search_finder(ctx)
     prefilter = search_prefilter(ctx)
     shown = frozenset(state.shown) if state is not None else frozenset()
@@ -357,7 +366,8 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, tuple[str, boo
                     resolved.append(hit)
                 else:
                     pending.append(hit)
-                texts[seen.item.item_id] = (seen.item.text, seen.item.machine)
+                texts[seen.item.item_id] = (seen.item.text, seen.item.machine, line.start,
+                                            line.end)
                 if len(held) + len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
                     if not pending and all(h.window is not None for h in held):

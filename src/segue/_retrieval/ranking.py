@@ -6,6 +6,11 @@ Pure.
 * ``words``: an item holding any of the query's terms (:func:`segue._retrieval.words.terms`:
   case-folded, stemmed, identifiers whole and by parts). Its snippet is centred on the best
   passage, where most of the query's words meet (:func:`segue._retrieval.words.best_passage`).
+  A hit ranks by its BM25 score, machine notes weighed down (:data:`MACHINE_WEIGHT`), plus
+  :data:`NEIGHBOUR_SHARE` of the score of the hit on the line just before it, when that line
+  is a hit of the same search: an answer often stands right after the question or remark
+  that holds the words ("what's her name?" — "Biscuit"). Only a hit gains, so what is a hit
+  does not change.
 
 Every backend asks this module whether an item is a hit, so a words search finds exactly the
 same items on the scan, the index and PostgreSQL; only the order of a relevance page may
@@ -26,6 +31,9 @@ Finder = Callable[[str], tuple[int, int] | None]
 
 #: a machine-authored note (a budget warning) weighs this much of people's and model text
 MACHINE_WEIGHT = 0.25
+#: a hit gains this much of the score of the hit on the line just before it (measured on
+#: ``bench.bench_lookback_conversations`` and ``bench.bench_lookback_quality``)
+NEIGHBOUR_SHARE = 0.3
 #: the narrowest snippet a page cuts (pages.SNIPPET_CHARS): the span a finder returns
 _CORE = 48
 
@@ -54,14 +62,29 @@ def words_finder(query: str, max_chars: int) -> Finder:
     return find
 
 
-def rank(query: str, texts: Sequence[str], machine: Sequence[bool]) -> list[int]:
+def rank(query: str, texts: Sequence[str], machine: Sequence[bool],
+         before: Sequence[int | None] | None = None) -> list[int]:  # fmt: skip
     """Indices of ``texts`` best first (BM25 over this page, the exact phrase highest,
-    machine notes weighed down); ties keep the given order (newest first)."""
+    machine notes weighed down, :func:`with_neighbours` when ``before`` names, for each
+    text, the one on the line just before it); ties keep the given order (newest first)."""
     if not texts:
         return []
     weights = [MACHINE_WEIGHT if m else 1.0 for m in machine]
     scores = PageScorer(texts, weights=weights).scores(query)
+    if before is not None:
+        scores = with_neighbours(scores, before)
     return sorted(range(len(texts)), key=lambda i: -scores[i])
+
+
+def with_neighbours(scores: Sequence[float], before: Sequence[int | None]) -> list[float]:
+    """Each hit's score plus :data:`NEIGHBOUR_SHARE` of the score of ``before[i]`` (the hit
+    on the line just before it; None: that line is not one of them). A text that is not a
+    hit (score 0) gains nothing."""
+    out = list(scores)
+    for i, j in enumerate(before):
+        if j is not None and scores[i] > 0.0:
+            out[i] += NEIGHBOUR_SHARE * scores[j]
+    return out
 
 
 # -- the index's words table ---------------------------------------------------------------

@@ -21,9 +21,11 @@ its count beyond one; the column has a GIN index.
   count in an item is 1 + the bits found (up to ``rows.MAX_COUNT``); its document frequency
   the number of items above the floor holding it; N the number of rows above the floor (at
   least the items matched); the average length that of the items matched (each once per
-  query term it holds). Machine-authored
-  notes are weighed down by :data:`segue._retrieval.ranking.MACHINE_WEIGHT`, ties go to the
-  newer item, and the filters (R36) apply after the statistics, as they do to FTS5's.
+  query term it holds). Machine-authored notes are weighed down by
+  :data:`segue._retrieval.ranking.MACHINE_WEIGHT`, the filters (R36) apply after the
+  statistics, as they do to FTS5's, and then a hit gains
+  :data:`~segue._retrieval.ranking.NEIGHBOUR_SHARE` of the score of the hit of the search on
+  the line just before it (``pos`` numbers lines); ties go to the newer item.
   The statement aggregates once per item (each term's count a filtered aggregate), then
   once over the items (N, each term's frequency, the average length); its float
   operations are those of one row per item and term, in term order, so the scores (and
@@ -37,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from segue._retrieval.ranking import MACHINE_WEIGHT
+from segue._retrieval.ranking import MACHINE_WEIGHT, NEIGHBOUR_SHARE
 from segue._retrieval.words import BM25_B, BM25_K1, query_terms
 from segue.postgres._rows import COUNT_BITS, lexeme
 
@@ -86,7 +88,7 @@ def ranked(
     terms = found[:MAX_TERMS]
     params: dict[str, Any] = {
         "ws": workspace, "lo": floor, "hi": below, "limit": limit, "mach": MACHINE_WEIGHT,
-        "n": rows_above, "role": role, "tools": tools,
+        "n": rows_above, "role": role, "tools": tools, "share": NEIGHBOUR_SHARE,
     }
     lexemes: list[str] = []
     term: list[int] = []
@@ -139,12 +141,15 @@ def ranked(
         f" greatest(sum(wlen::int8 * num_nonnulls({nulls})) / nullif(sum(num_nonnulls("
         f"{nulls})) FILTER (WHERE wlen IS NOT NULL), 0), 1)::float8 AS dl FROM p),"
         f" s AS (SELECT c.*{idf} FROM c),"
-        " top AS MATERIALIZED (SELECT ARRAY(SELECT p.pos FROM (SELECT p.*,"
+        # each hit of the search (the filters hold) and its score
+        f" q AS MATERIALIZED (SELECT p.pos, ({score})"
+        " * (CASE WHEN p.mach THEN %(mach)s ELSE 1.0 END) AS sc FROM (SELECT p.*,"
         f" {k1!r} * (1 - {b!r} + {b!r} * p.wlen::float8 / s.dl) AS norm FROM p CROSS JOIN s)"
-        " p CROSS JOIN s"
-        f" WHERE true{having}"
-        f" ORDER BY ({score}) * (CASE WHEN p.mach THEN %(mach)s ELSE 1.0 END) DESC,"
-        " p.pos DESC LIMIT %(limit)s) AS best, EXISTS (SELECT 1 FROM segue_rows r"
+        f" p CROSS JOIN s WHERE true{having}),"
+        # each gains a share of the score of the hit on the line just before it
+        " top AS MATERIALIZED (SELECT ARRAY(SELECT q.pos FROM q LEFT JOIN q AS b"
+        " ON b.pos = q.pos - 1 ORDER BY q.sc + %(share)s * coalesce(b.sc, 0) DESC,"
+        " q.pos DESC LIMIT %(limit)s) AS best, EXISTS (SELECT 1 FROM segue_rows r"
         " WHERE r.workspace = %(ws)s AND r.risky AND r.kind = 0 AND r.pos > %(lo)s"
         " AND r.pos < %(hi)s) AS risky)"
         f" SELECT top.best, top.risky{', a.*' if then[0] else ''} FROM top{then[0]}"
