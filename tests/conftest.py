@@ -60,6 +60,15 @@ def _no_network() -> Iterator[None]:
     socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
 
 
+@pytest.fixture(autouse=True)
+def _no_first_build(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' short histories stand in for long ones: their first look-back call answers
+    from the scan, as a long history's does, unless the test is about the first call itself
+    (``first_build``: a history under 2 MiB is indexed before its first call answers)."""
+    if request.node.get_closest_marker("first_build") is None:
+        monkeypatch.setenv("SEGUE_INDEX_FIRST_BUILD", "off")
+
+
 @pytest.fixture
 def segue_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh SEGUE_HOME, also exported for subprocesses."""

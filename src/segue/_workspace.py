@@ -82,6 +82,11 @@ class Layout:
         return self.home / "sessions" / self.workspace_id
 
     @property
+    def index_dir(self) -> Path:
+        """Where the history index lives (the session's own folder)."""
+        return self.session_dir
+
+    @property
     def chat(self) -> Path:
         return self.session_dir / "chat.jsonl"
 

@@ -424,7 +424,7 @@ def rebuild(layout: Layout, progress: Progress | None = None) -> Meta:
             os.unlink(path)
             raise NotBuilt("the transcript was rewritten while it was indexed")
         os.replace(path, index_path(layout))
-        fsync_dir(layout.session_dir)
+        fsync_dir(layout.index_dir)
         global _known  # noqa: PLW0603 (the process's memory of one file, see _Known)
         _known = seen if seen.lexicon else None
         return meta

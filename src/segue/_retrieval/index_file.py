@@ -57,11 +57,23 @@ def schema_id() -> str:
 
 
 def index_path(layout: Layout) -> Path:
-    return layout.session_dir / INDEX_NAME
+    return layout.index_dir / INDEX_NAME
 
 
 def build_path(layout: Layout) -> Path:
-    return layout.session_dir / (INDEX_NAME + ".build")
+    return layout.index_dir / (INDEX_NAME + ".build")
+
+
+@dataclass(frozen=True)
+class PrivateIndex(Layout):
+    """A workspace whose history index lives in a folder of this process's own: a reader
+    that writes nothing in the workspace still answers from an index it built itself."""
+
+    private: Path = Path()
+
+    @property
+    def index_dir(self) -> Path:
+        return self.private
 
 
 def id_bytes(ident: str) -> bytes:

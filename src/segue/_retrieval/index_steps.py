@@ -133,7 +133,7 @@ def build_step(
             _discard(layout)
             raise NotBuilt("the transcript was rewritten while it was indexed")
         os.replace(path, index_path(layout))
-        fsync_dir(layout.session_dir)
+        fsync_dir(layout.index_dir)
         return meta
     finally:
         os.close(fd)  # after every SQLite connection to the file is closed (POSIX locks)

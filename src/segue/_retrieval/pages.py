@@ -38,7 +38,7 @@ from segue._retrieval.cursor import CursorState
 from segue._retrieval.filters import row_passes
 from segue._retrieval.matching import ByteFilter, make_prefilter
 from segue._retrieval.project import Item, Kind, Seen, classify
-from segue._retrieval.ranking import finder, rank
+from segue._retrieval.ranking import PageText, finder, rank
 from segue._retrieval.reader import (
     BackState,
     BackwardReader,
@@ -278,23 +278,14 @@ def search_prefilter(ctx: Ctx) -> ByteFilter | None:
     return make_prefilter(ctx.req.key) if ctx.req.match == "literal" else None
 
 
-#: what a scan page knows of a hit it read: its whole text, machine-authored, and its line's
-#: start and end (None: held over from an earlier page)
-PageText = tuple[str, bool, int | None, int | None]
-
-
 def ranked(ctx: Ctx, page: Page, texts: dict[str, PageText]) -> Page:
-    """A relevance page: its entries ranked among themselves (R39: the scan ranks within
-    each page it reads), each gaining from the hit on the line just before it when this page
-    read both (:func:`segue._retrieval.ranking.with_neighbours`). ``texts``: item id → what
-    the page read of it; an entry held over from an earlier page is ranked by its snippet."""
+    """A relevance page ranked among itself (R39: the scan ranks within each page it reads;
+    a hit gains from the hit just before it, :func:`~segue._retrieval.ranking.rank`).
+    ``texts``: what the page read of each item; one held over is ranked by its snippet."""
     if not ctx.req.relevance or len(page.entries) < 2:
         return page
-    docs = [texts.get(str(e["itemId"]), (str(e["text"]), False, None, None))
-            for e in page.entries]  # fmt: skip
-    ends = {d[3]: i for i, d in enumerate(docs) if d[3] is not None}
-    before = [ends.get(d[2]) if d[2] is not None else None for d in docs]
-    order = rank(ctx.req.key, [d[0] for d in docs], [d[1] for d in docs], before)
+    docs = [texts.get(str(e["itemId"]), (str(e["text"]), False, None, None)) for e in page.entries]
+    order = rank(ctx.req.key, docs)
     page.entries = [page.entries[i] for i in order]
     return page
 
@@ -366,8 +357,8 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, PageText]) -> 
                     resolved.append(hit)
                 else:
                     pending.append(hit)
-                texts[seen.item.item_id] = (seen.item.text, seen.item.machine, line.start,
-                                            line.end)
+                item = seen.item
+                texts[item.item_id] = (item.text, item.machine, line.start, line.end)
                 if len(held) + len(resolved) + len(pending) >= ctx.req.limit:
                     resolving = True
                     if not pending and all(h.window is not None for h in held):

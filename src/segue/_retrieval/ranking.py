@@ -62,18 +62,21 @@ def words_finder(query: str, max_chars: int) -> Finder:
     return find
 
 
-def rank(query: str, texts: Sequence[str], machine: Sequence[bool],
-         before: Sequence[int | None] | None = None) -> list[int]:  # fmt: skip
-    """Indices of ``texts`` best first (BM25 over this page, the exact phrase highest,
-    machine notes weighed down, :func:`with_neighbours` when ``before`` names, for each
-    text, the one on the line just before it); ties keep the given order (newest first)."""
-    if not texts:
+#: a hit a scan page read: its text, machine-authored, its line's start and end (or None)
+PageText = tuple[str, bool, int | None, int | None]
+
+
+def rank(query: str, docs: Sequence[PageText]) -> list[int]:
+    """Indices of ``docs`` best first (BM25 over this page, the exact phrase highest, machine
+    notes weighed down, :func:`with_neighbours` where a doc's line starts where another's
+    ends); ties keep the given order (newest first)."""
+    if not docs:
         return []
-    weights = [MACHINE_WEIGHT if m else 1.0 for m in machine]
-    scores = PageScorer(texts, weights=weights).scores(query)
-    if before is not None:
-        scores = with_neighbours(scores, before)
-    return sorted(range(len(texts)), key=lambda i: -scores[i])
+    weights = [MACHINE_WEIGHT if d[1] else 1.0 for d in docs]
+    scores = PageScorer([d[0] for d in docs], weights=weights).scores(query)
+    ends = {d[3]: i for i, d in enumerate(docs) if d[3] is not None}
+    scores = with_neighbours(scores, [None if d[2] is None else ends.get(d[2]) for d in docs])
+    return sorted(range(len(docs)), key=lambda i: -scores[i])
 
 
 def with_neighbours(scores: Sequence[float], before: Sequence[int | None]) -> list[float]:

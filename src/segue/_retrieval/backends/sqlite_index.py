@@ -83,6 +83,7 @@ class IndexBackend(ScanBackend):
         self._rebuild = False
         self._started = 0.0
         self._page_seconds = 0.0  # the last call's page (what a wait must leave time for)
+        self._first = True  # no call yet (a short history without an index is built first)
         #: (device, inode) of the index file this call opened (None: not known)
         self._opened: tuple[int, int] | None = None
         if background and build_index:
@@ -91,6 +92,9 @@ class IndexBackend(ScanBackend):
     @contextlib.contextmanager
     def view(self, req: Request | None = None) -> Iterator[FileView]:
         self._started = time.monotonic()
+        if self._first:
+            self._first = False
+            self._build_first()
         if self.background and self._page_seconds > 0:
             # before the store lock: writers never wait for it; not before a first page,
             # whose time is not known yet (after_call waits then, knowing it)
@@ -101,6 +105,37 @@ class IndexBackend(ScanBackend):
                 yield view
         finally:
             self._page_seconds = time.monotonic() - began
+
+    def _build_first(self) -> None:
+        """A history shorter than :data:`FIRST_BUILD_BYTES` whose index file is missing is indexed
+        before its first call answers (one step, in this process, before the store lock:
+        about 0.2-0.4 s at most), so that call ranks the whole history, as every later one
+        does; the scan would rank only the hits of the page it reads (R39). A reader that
+        writes nothing in the workspace (``build_index`` off: ``segue history tool``) builds
+        it in a folder of its own (:class:`~segue._retrieval.index_file.PrivateIndex`),
+        removed when the backend goes. A step that cannot run leaves the call to the scan;
+        ``SEGUE_INDEX_FIRST_BUILD=off`` turns this off."""
+        from segue._retrieval.index_build import NotBuilt
+        from segue._retrieval.index_file import PrivateIndex, index_path
+        from segue._retrieval.index_steps import build_step
+
+        if os.environ.get(FIRST_BUILD_ENV) == "off":
+            return
+        size = _history_bytes(self.layout)
+        if size is None or size >= FIRST_BUILD_BYTES or index_path(self.layout).exists():
+            return
+        if not self.build_index:
+            import shutil
+            import tempfile
+            import weakref
+            from pathlib import Path
+
+            private = Path(tempfile.mkdtemp(prefix="segue-index-"))
+            weakref.finalize(self, shutil.rmtree, private, True)
+            self.layout = PrivateIndex(self.layout.home, self.layout.workspace_id, private)
+            self.build_index = True  # its own folder only
+        with contextlib.suppress(NotBuilt, OSError):
+            build_step(self.layout, deadline=self._started + CALL_SECONDS)
 
     def _wait_for_builder(self) -> None:
         """A builder of this process running: let it work for what this call's time allows
@@ -274,8 +309,14 @@ def _shown(
 
 
 #: a transcript at least this long whose index file is missing has its builder started as
-#: the tool is made (a shorter one is read whole by a call's scan: nothing to win)
+#: the tool is made
 EARLY_BYTES = 2 << 20
+#: a shorter one than this whose index file is missing is indexed as its first call begins
+#: (``_build_first``; at ~5-9 MB/s, 0.2-0.4 s)
+FIRST_BUILD_BYTES = EARLY_BYTES
+#: ``SEGUE_INDEX_FIRST_BUILD=off``: a short history's first call answers from the scan, as a
+#: long one's does (the tests' short histories stand in for long ones that way)
+FIRST_BUILD_ENV = "SEGUE_INDEX_FIRST_BUILD"
 
 
 def _build_if_lost(layout: Layout) -> None:
@@ -289,15 +330,22 @@ def _build_if_lost(layout: Layout) -> None:
 
     if not index_builder.enabled() or index_path(layout).exists():
         return
+    size = _history_bytes(layout)
+    if size is not None and size >= EARLY_BYTES and not stream_in_progress(layout):
+        index_builder.ensure(layout)
+
+
+def _history_bytes(layout: Layout) -> int | None:
+    """The archive's and chat's bytes (None: one is a link or a FIFO, which the first call
+    reports)."""
     size = 0
     for path in (layout.archive, layout.chat):
         with contextlib.suppress(OSError):
             st = path.lstat()
-            if not stat.S_ISREG(st.st_mode):  # a link or a FIFO: the first call says why
-                return
+            if not stat.S_ISREG(st.st_mode):
+                return None
             size += st.st_size
-    if size >= EARLY_BYTES and not stream_in_progress(layout):
-        index_builder.ensure(layout)
+    return size
 
 
 def _file_id(layout: Layout) -> tuple[int, int] | None:
