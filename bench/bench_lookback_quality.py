@@ -169,8 +169,10 @@ def literal_rarest(docs: Sequence[Doc]) -> Search:
 def page_system(docs: Sequence[Doc], **options: Any) -> Search:
     from segue._retrieval import words
     from segue._retrieval.ranking import NEIGHBOUR_SHARE
+    from segue._retrieval.stem import STEM_CHARS
 
     opt = words.Options(stemming=options.get("stemming", True),
+                        stem_chars=options.get("stem_chars", STEM_CHARS),
                         identifiers=options.get("identifiers", True))  # fmt: skip
     stop = options.get("stop_words", True)
     phrase = options.get("phrase", True)
@@ -320,6 +322,9 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
         ("words/page (default)", page_system(docs)),
         ("  - stop words kept in query", page_system(docs, stop_words=False)),
         ("  - no stemming", page_system(docs, stemming=False)),
+        ("  - stems not cut (Porter whole)", page_system(docs, stem_chars=0)),
+        ("  + stems cut to 4", page_system(docs, stem_chars=4)),
+        ("  + stems cut to 6", page_system(docs, stem_chars=6)),
         ("  - no identifier splitting", page_system(docs, identifiers=False)),
         ("  - no phrase bonus", page_system(docs, phrase=False)),
         ("  + system/user prompt x0.5", page_system(docs, system_weight=0.5)),

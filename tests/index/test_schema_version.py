@@ -30,6 +30,8 @@ PINNED = {
     6: "a2e1281ba39f1b29450e0502cb55383d",
     # 7: the people's words search: rows.plen and the pwords table
     7: "5ed31e9409dde3aa4dd5a7369dd01ac5",
+    # 8: a word's term is its Porter stem cut to 5 characters (stem.STEM_CHARS)
+    8: "e70f802b4b8917c3e1dc7ef61dc65e1d",
 }
 
 _META = b'"metadata":{"timestamp":1700000000000,"historySequence":%d}'

@@ -17,7 +17,7 @@ from tests.index.test_schema_version import ARCHIVE, CHAT
 #: digest of the corpus's agent columns, per version
 PINNED = {1: "128c325c61ca7bdeeda9f0b583a145a7", 2: "99244c8c3511d0438fda2321fc2f2b40",
           3: "8bbfc855e68f376cbdb330e9d58c61be", 4: "0f4242c491ed8e61df8fac1a8efe1e95",
-          5: "cafc431b810cbf979c8e4e9539c7ff13"}
+          5: "cafc431b810cbf979c8e4e9539c7ff13", 6: "1d26d9a5e98815d17dab1cf3f0d05c8a"}
 
 
 def _digest() -> str:

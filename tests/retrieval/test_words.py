@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from segue._retrieval.stem import stem
+from segue._retrieval.stem import porter, stem
 from segue._retrieval.words import (
     STOP_WORDS,
     PageScorer,
@@ -31,13 +31,24 @@ PORTER = {
 
 
 def test_porter_examples() -> None:
-    wrong = {w: stem(w) for w, s in PORTER.items() if stem(w) != s}
+    wrong = {w: porter(w) for w, s in PORTER.items() if porter(w) != s}
     assert wrong == {}
 
 
+def test_a_term_is_the_porter_stem_cut_to_five_characters() -> None:
+    # SPEC.md R39 "the usual inflections folded": the cut joins what Porter leaves apart
+    assert stem("driver") == stem("driving") == stem("drives") == "drive"
+    assert stem("photograph") == stem("photos") == "photo"
+    assert stem("counselor") == stem("counseling")
+    assert {w: stem(w) for w in PORTER} == {w: s[:5] for w, s in PORTER.items()}
+    assert stem("connection", 0) == "connect"  # 0: the whole Porter stem
+    assert stem("cats") == "cat" and stem("plaster") == "plast"
+
+
 def test_stem_leaves_other_input_alone() -> None:
-    for word in ("is", "Running", "größe", "e1101", ""):
+    for word in ("is", "Running", "größe", "e1101", "", "configuration_file", "ABCDEFGH"):
         assert stem(word) == word
+        assert porter(word) == word
 
 
 def test_inflections_meet() -> None:

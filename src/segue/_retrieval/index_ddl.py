@@ -38,7 +38,7 @@ from __future__ import annotations
 #: ``lex`` and ``words``) changes: an index of another version is rebuilt.
 #: tests/index/test_schema_version.py pins a digest of both, so a change without a bump fails
 #: there.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: pending FTS5 data a transaction holds in memory before it writes a segment (8 MiB)
 HASH_BYTES = 8 << 20
 #: the longest token ``lex`` keeps (a row with a longer one is always a literal candidate)

@@ -10,7 +10,8 @@ that they meet:
 * **Parts.** A token is findable as a whole *and* by its parts: it is split at its joiners,
   at ``_``, at camelCase humps (``parseConfig`` → ``parse``, ``config``) and between letters and
   digits (``E1101`` → ``e``, ``1101``; a hex digest with many such changes stays whole). Parts
-  are Porter-stemmed (:mod:`segue._retrieval.stem`); a compound's whole (stemmed when it is one
+  are Porter-stemmed and the stem cut to its first 5 characters (:mod:`segue._retrieval.stem`:
+  "driver" meets "driving"); a compound's whole (Porter-stemmed, never cut, when it is one
   hump-split word), and each ``/``-segment
   of a path that is itself a compound (``numpy_handler.py``), are added unstemmed. Numbers are
   kept.
@@ -35,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from segue._retrieval.stem import stem
+from segue._retrieval.stem import STEM_CHARS, porter, stem
 
 __all__ = [
     "BM25_B",
@@ -112,9 +113,11 @@ def _pieces(run: str, humps: bool) -> list[str]:
     return _LETTERS_DIGITS.findall(run)
 
 
-def _part(piece: str, stemming: bool = True) -> str:
+def _whole(piece: str, stemming: bool = True) -> str:
+    """A camelCase word's whole: folded, and its whole Porter stem (never cut: the whole
+    stands for the identifier, not for a family of words)."""
     folded = _fold(piece)
-    return stem(folded) if stemming and folded.isascii() else folded
+    return porter(folded) if stemming and folded.isascii() else folded
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,8 @@ class Options:
     """Switches for measuring each idea of the analysis (bench/bench_lookback_quality.py)."""
 
     stemming: bool = True
+    #: the characters of a Porter stem a word's term keeps (stem.STEM_CHARS; 0: all of them)
+    stem_chars: int = STEM_CHARS
     #: identifiers split at humps and letter/digit changes, and their wholes kept as terms
     identifiers: bool = True
 
@@ -163,13 +168,15 @@ def _analysis(raw: str, humps: bool, opt: Options) -> _Analysis:
     pieces = [p for run in runs for p in _pieces(run, humps)] if opt.identifiers else runs
     raw_parts = tuple(map(_fold, pieces))
     # _part of each piece, without folding it again
-    parts = tuple(stem(f) if f.isascii() else f for f in raw_parts) if opt.stemming else raw_parts
+    chars = opt.stem_chars
+    parts = (tuple(stem(f, chars) if f.isascii() else f for f in raw_parts) if opt.stemming
+             else raw_parts)  # fmt: skip
     wholes: list[str] = []
     if opt.identifiers and (len(pieces) > 1 or (pieces and pieces[0] != raw)):
         folded = _fold(raw)
         # A hump-split word (camelCase) is one word to a reader: stemmed like one, so the query
         # "camelcase" meets it; a compound with joiners is kept as written.
-        wholes.append(folded if _JOINERS.search(raw) else _part(raw, opt.stemming))
+        wholes.append(folded if _JOINERS.search(raw) else _whole(raw, opt.stemming))
         if "/" in raw or "\\" in raw:
             for segment in re.split(r"[/\\]", folded):
                 if _JOINERS.search(segment) and segment not in wholes:

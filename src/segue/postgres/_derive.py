@@ -33,7 +33,8 @@ COLUMNS = ("kind", "length", "win", "wid", "wkind", "aid", "rid", "role", "ts", 
 #: 3: each item's words (R39's words search in SQL): ``words``, ``wlen``, ``mach``
 #: 4: every row's literal tokens (``lit``, ``longtok``) and the vocabulary (``segue_lex``)
 #: 5: people's terms for a person's words search (``plen``, ``pwords``)
-DERIVED_VERSION = 5
+#: 6: a word's term is its Porter stem cut to 5 characters (``stem.STEM_CHARS``)
+DERIVED_VERSION = 6
 
 
 def fingerprint() -> str:
