@@ -61,8 +61,11 @@ def test_words_find_stems_parts_and_commands_as_typed(tmp_path: Path, store: str
         text_row("lunch was good", 1),
         _bash(2, 'find_file "numpy_handler.py"', "found 1 match"),
         text_row("we were parsing the configs again", 3),
+        text_row("the driver crashed twice", 4),
     ]
     tool = _tool(Layout(tmp_path, "ws"), [encode_row(r) for r in rows], store)
+    # a word family Porter leaves apart (drive, driver) meets: stems are cut to 5 characters
+    assert _texts(tool, {"action": "search", "query": "driving"}) == ["the driver crashed twice"]
     assert _texts(tool, {"action": "search", "query": "connection reset"})[0].startswith("parse_")
     assert len(_texts(tool, {"action": "search", "query": "config parse"})) == 2  # stems
     assert _texts(tool, {"action": "search", "query": "net_io.py"})[0].startswith("parse_")
