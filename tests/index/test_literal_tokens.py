@@ -4,7 +4,8 @@ against the text"), so its three analyses must agree exactly, on any text:
 * :func:`segue._retrieval.index_literal.tokens` (what ``lex`` holds) and FTS5's own ``ascii``
   tokenizer (what ``lit`` holds);
 * :mod:`segue._retrieval.index_words` (the fast path a rebuild takes) and the definitions it
-  stands for, :func:`segue._retrieval.ranking.index_terms` and ``tokens``;
+  stands for, :func:`segue._retrieval.ranking.index_terms` and ``tokens``, people's terms
+  included (``rows.plen`` and ``pwords``);
 
 and a literal search through the index must find exactly what the scan finds, also for a
 query inside a token, across tokens, or one no token narrows."""
@@ -22,7 +23,13 @@ from hypothesis import strategies as st
 from segue._retrieval import SessionHistoryTool
 from segue._retrieval.index_build import rebuild
 from segue._retrieval.index_literal import Need, pieces, tokens
-from segue._retrieval.index_words import holds_long_token, line_tokens, lines, words_and_lines
+from segue._retrieval.index_words import (
+    holds_long_token,
+    line_tokens,
+    lines,
+    people_terms,
+    words_and_lines,
+)
 from segue._retrieval.ranking import index_terms
 from segue._workspace import Layout
 from tests.retrieval.helpers import encoded, entries, text_row, write_history
@@ -45,6 +52,31 @@ def _fts5_tokens(text: str) -> set[str]:
 @given(texts)
 def test_tokens_are_fts5_ascii_tokens(text: str) -> None:
     assert {t.decode() for t in tokens(text)} == _fts5_tokens(text)
+
+
+@settings(max_examples=300)
+@given(st.lists(texts, max_size=4), st.lists(texts, max_size=4), st.booleans())
+def test_peoples_terms_equal_their_definition(agent: list[str], own: list[str], item: bool) -> None:
+    # people mostly see the agent's lines, with some of their own (a tool call's input)
+    text, shown = "\n".join(agent), "\n".join(agent[: len(agent) // 2] + own + agent[1:])
+    words = words_and_lines(text)[0] if item else None
+    spelled = index_terms(shown).split()
+    extra = set(spelled) - set(words.split() if words else ())
+    want = (len(spelled), " ".join(sorted(extra)) or None)
+    assert people_terms(words, shown, same=False, agent_lines=lines(text) if item else ()) == want
+    if words is not None and shown == text:
+        assert people_terms(words, shown, same=True) == (len(spelled), None)
+
+
+def test_peoples_terms_with_many_of_their_own() -> None:
+    agent = "\n".join(f"w{i} shared line" for i in range(40))
+    shown = agent + "\n" + " ".join(f"own{i} w{i}" for i in range(80))  # > 32 terms of its own
+    words = words_and_lines(agent)[0]
+    spelled = index_terms(shown).split()
+    extra = sorted(set(spelled) - set(words.split()))
+    assert len(extra) > 100  # own0 … own79 and their parts, w40 … w79 (w0 … w39: the agent's)
+    assert people_terms(words, shown, same=False, agent_lines=lines(agent)) == (
+        len(spelled), " ".join(extra))
 
 
 @settings(max_examples=300)

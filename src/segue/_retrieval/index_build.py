@@ -185,7 +185,7 @@ class Walker:
             words, found = words_and_lines(text)
         seen_text = text if vkind == VIEW_SAME else vtext
         plen, pwords = (  # a text changed to be stored (risky 2) is analysed when read
-            people_terms(words, seen_text, same=vkind == VIEW_SAME)
+            people_terms(words, seen_text, same=vkind == VIEW_SAME, agent_lines=found)
             if vkind != VIEW_HIDDEN and seen_text is not None and risky != 2
             else (None, None)
         )

@@ -166,14 +166,40 @@ def words_and_lines(text: str) -> tuple[str, list[str]]:
     return "".join(map(_LINE_WORDS.__getitem__, found)).rstrip(" "), found
 
 
-def people_terms(words: str | None, shown: str, *, same: bool) -> tuple[int, str | None]:
+def people_terms(
+    words: str | None, shown: str, *, same: bool, agent_lines: Iterable[str] = ()
+) -> tuple[int, str | None]:
     """``rows.plen`` and the ``pwords`` text (index_ddl.py) of a row people see as ``shown``
-    (``same``: the agent's text, whose ``words`` text is ``words`` when it is an item): its
-    number of terms, and its distinct terms that ``words`` lacks (None: none)."""
+    (``same``: the agent's text, whose ``words`` text is ``words`` when it is an item, made
+    of the lines ``agent_lines``): its number of terms, and its distinct terms that ``words``
+    lacks (None: none). The same as :func:`people_extra`, without analysing the lines people
+    share with the agent again: a shared line's terms are all in ``words``, and every stored
+    term is :data:`_TERM_WIDTH` characters with its space, so a text's number of terms is its
+    length over that."""
     if same and words is not None:
         return (words.count(" ") + 1 if words else 0), None
-    plen, extra = people_extra(shown, words.split() if words else ())
+    found = lines(shown)
+    spelled = list(map(_LINE_WORDS.__getitem__, found))
+    plen = sum(map(len, spelled)) // _TERM_WIDTH
+    agent = set(agent_lines) if words else set()
+    own = [t for line, t in zip(found, spelled, strict=True) if t and line not in agent]
+    if not own:
+        return plen, None
+    extra = set("".join(own).split())
+    if words:
+        if len(extra) <= _FEW:
+            # a substring search each, instead of a set of every term: terms hold no space
+            # and are all as long, so a term is in ``words`` only as one of its terms
+            extra = {t for t in extra if t not in words}
+        else:
+            extra.difference_update(words.split())
     return plen, " ".join(sorted(extra)) if extra else None
+
+
+#: a stored term's characters and the space after it (:func:`stored_term`)
+_TERM_WIDTH = 9
+#: distinct terms of people's own lines looked up one by one in the agent's ``words`` text
+_FEW = 32
 
 
 def people_extra(shown: str, agent: Iterable[str]) -> tuple[int, set[str]]:
