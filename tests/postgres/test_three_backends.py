@@ -199,3 +199,22 @@ def test_a_hit_gains_from_the_hit_just_before_it_on_every_backend(tmp_path: Path
         assert got == dict.fromkeys(("scan", "index", "postgres"), want)
     finally:
         three.pg.close()
+
+
+def test_a_word_family_porter_leaves_apart_meets_on_every_backend(tmp_path: Path) -> None:
+    """R39 "the usual inflections folded": a term is a Porter stem cut to 5 characters, so
+    "driving" (Porter: drive) finds "driver" (Porter: driver, cut: drive) the same way on
+    every backend; "drove", an irregular form, stays another word."""
+    events = [("text", "user", "the driver crashed twice"),
+              ("text", "assistant", "lunch was good"),
+              ("text", "user", "she drove home"),
+              ("text", "assistant", "we were driving to the coast")]
+    three = Three(tmp_path, events, 1)
+    try:
+        query = {"action": "search", "query": "driving", "order": "oldest"}
+        got = {name: [str(i["text"]) for i in _all(tool, query)[0]]
+               for name, tool in three.tools.items()}  # fmt: skip
+        want = ["say the driver crashed twice", "say we were driving to the coast"]
+        assert got == dict.fromkeys(("scan", "index", "postgres"), want)
+    finally:
+        three.pg.close()
