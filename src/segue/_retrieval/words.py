@@ -167,7 +167,7 @@ def _analysis(raw: str, humps: bool, opt: Options) -> _Analysis:
     runs = _RUN.findall(raw)
     pieces = [p for run in runs for p in _pieces(run, humps)] if opt.identifiers else runs
     raw_parts = tuple(map(_fold, pieces))
-    # _part of each piece, without folding it again
+    # each piece's term: Porter-stemmed and cut (stem.stem), without folding it again
     chars = opt.stem_chars
     parts = (tuple(stem(f, chars) if f.isascii() else f for f in raw_parts) if opt.stemming
              else raw_parts)  # fmt: skip
