@@ -270,17 +270,12 @@ def _insert(
     found = batch.distinct()
     fresh = found - known if known else found
     terms = [(t,) for t in line_tokens(fresh) if len(t) <= LEX_MAX]
-    if not terms:
-        return found
     (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM lex").fetchone()
     before = conn.total_changes
     conn.executemany("INSERT OR IGNORE INTO lex (term) VALUES (?)", terms)
-    if conn.total_changes != before:
-        # only when lex grew: this statement makes FTS5 write out every table's pending
-        # inserts as a segment of their own, where the commit writes them as one
-        conn.execute(
-            "INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?", (top,)
-        )
+    if conn.total_changes != before:  # lex grew (this makes FTS5 write every pending segment)
+        conn.execute("INSERT INTO lexgrams (rowid, term) SELECT id, term FROM lex WHERE id > ?",
+                     (top,))
     return found
 
 
