@@ -169,17 +169,13 @@ def stem(word: str, chars: int = STEM_CHARS) -> str:
     """A word's term: its :func:`porter` stem's first ``chars`` characters (0: the whole
     stem; other input than a lower-case ASCII word of 3 letters or more as is)."""
     found = porter(word)
-    if not chars or len(found) <= chars or len(word) <= 2:
-        return found
-    if not (word.isascii() and word.isalpha() and word.islower()):
-        return found
-    return found[:chars]
+    return found[:chars] if chars and len(found) > chars and _stemmed(word) else found
 
 
 @lru_cache(maxsize=1 << 16)
 def porter(word: str) -> str:
     """The Porter stem of one lower-case ASCII word (other input and words of ≤ 2 letters as is)."""
-    if len(word) <= 2 or not word.isascii() or not word.isalpha() or not word.islower():
+    if not _stemmed(word):
         return word
     word = _step1ab(word)
     if word.endswith("y") and _has_vowel(word[:-1]):
@@ -188,3 +184,8 @@ def porter(word: str) -> str:
     word = _replace(word, _STEP3, 0)
     word = _step4(word)
     return _step5(word)
+
+
+def _stemmed(word: str) -> bool:
+    """Whether :func:`porter` stems the word: lower-case ASCII letters, 3 or more of them."""
+    return len(word) > 2 and word.isascii() and word.isalpha() and word.islower()
