@@ -76,17 +76,21 @@ def _ids(answer: dict[str, Any]) -> list[str]:
 
 
 CALLS: dict[str, dict[str, Any]] = {
-    "search": {"action": "search", "query": "needle", "limit": 4},
+    # a literal search's next page reads on; a words search's next page here answers from
+    # the hits its first page ranked and held, reading no row for a reset to land among
+    "search": {"action": "search", "query": "needle", "limit": 4, "match": "literal"},
+    "search-words": {"action": "search", "query": "needle", "limit": 4},
     "search-oldest": {"action": "search", "query": "needle", "limit": 4, "order": "oldest"},
     "list_items": {"action": "list_items", "window_id": ROOT_WINDOW_ID, "limit": 4},
     "read_item": {"action": "read_item", "item_id": "m:a5"},
 }
 #: rows the page reads before the untracked reset lands (an indexed read_item reads just the
 #: one row it located)
-AFTER_ROWS = {"search": 2, "search-oldest": 2, "list_items": 2, "read_item": 1}
+AFTER_ROWS = {"search": 2, "search-words": 2, "search-oldest": 2, "list_items": 2, "read_item": 1}
 #: what a fresh call answers once the reset hides every old row
 AFTER_FLOOR = {
     "search": None,
+    "search-words": None,
     "search-oldest": None,
     "list_items": "window_not_found",
     "read_item": "item_not_found",

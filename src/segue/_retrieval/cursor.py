@@ -45,11 +45,16 @@ MAX_CURSOR = 256  # characters (SPEC.md §4); a longer argument is not one of ou
 #: states kept per process; a model pages a handful of queries at a time, so 4096 live
 #: cursors is generous, and each state is a few hundred bytes
 MAX_LIVE = 4096
+#: characters of held hits (a scan's ranked page keeps up to a couple of hundred snippets
+#: for its next calls) all live states keep at most; the oldest states go first past it
+MAX_HELD_CHARS = 16 << 20
 _TAG_BYTES = 16
 #: bytes of the process id, the handle and the tag
 _LENGTHS = [8, 12, _TAG_BYTES]
 _STATES: OrderedDict[str, CursorState] = OrderedDict()
 _STATES_LOCK = threading.Lock()
+_HELD: dict[str, int] = {}  # the held characters of each live state that holds any
+_HELD_TOTAL = [0]  # their sum
 
 
 class CursorError(Exception):
@@ -130,12 +135,23 @@ def _tag(process: str, handle: str) -> bytes:
     return hmac.new(_KEY, msg, hashlib.sha256).digest()[:_TAG_BYTES]
 
 
+def _held_chars(state: CursorState) -> int:
+    """What a state's held hits cost (their snippets, and a little for the rest of each)."""
+    own = sum(64 + len(str(e.get("text", ""))) for e in state.held)
+    return own + (_held_chars(state.scan) if state.scan is not None else 0)
+
+
 def encode(state: CursorState) -> str:
     handle = _b64(os.urandom(12))
+    cost = _held_chars(state)
     with _STATES_LOCK:
         _STATES[handle] = state
-        while len(_STATES) > MAX_LIVE:
-            _STATES.popitem(last=False)
+        if cost:
+            _HELD[handle] = cost
+            _HELD_TOTAL[0] += cost
+        while len(_STATES) > MAX_LIVE or (_HELD_TOTAL[0] > MAX_HELD_CHARS and len(_STATES) > 1):
+            old, _ = _STATES.popitem(last=False)
+            _HELD_TOTAL[0] -= _HELD.pop(old, 0)
     return f"{_PROCESS}.{handle}.{_b64(_tag(_PROCESS, handle))}"
 
 

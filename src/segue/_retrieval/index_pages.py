@@ -33,7 +33,7 @@ from typing import Any
 
 from segue._context.boundaries import ROOT_WINDOW_ID
 from segue._context.floor import mentions_reset_key
-from segue._retrieval import pages, pages_read
+from segue._retrieval import page_entries, pages, pages_read
 from segue._retrieval.cursor import CursorState
 from segue._retrieval.index_build import catch_up
 from segue._retrieval.index_file import (
@@ -269,7 +269,7 @@ def _hit(
     span = find(seen.item.text)
     if span is None:  # a candidate only: its tokens hold the query's pieces
         return None
-    return pages.fit_snippet(ctx, seen.item, id_str(wid), span[0], span[1]), length, wid
+    return page_entries.fit_snippet(ctx, seen.item, id_str(wid), span[0], span[1]), length, wid
 
 
 #: a relevance search ranks this many of the best items first, then the rest newest first
@@ -425,8 +425,8 @@ def list_items(ctx: pages.Ctx, ix: Ix, state: CursorState | None) -> pages.Page:
         except _OutOfBudget:
             return pages.Page(entries, _items_at(ctx, ix, pos, length, win), _note(entries))
         assert seen.item is not None
-        entry = pages.item_entry(
-            seen.item, target, pages.preview(seen.item.text, ctx.req.max_chars)
+        entry = page_entries.item_entry(
+            seen.item, target, page_entries.preview(seen.item.text, ctx.req.max_chars)
         )
         if not ctx.fits(entry):
             return pages.Page(entries, _items_at(ctx, ix, pos, length, win))

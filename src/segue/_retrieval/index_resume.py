@@ -83,11 +83,11 @@ def _held(ctx: pages.Ctx, ix: Ix, state: CursorState) -> CursorState | pages.Pag
         return state
     if rest:
         wait = ctx.state(phase="back", pos=state.pos, held=rest, after=state.after)
-        return pages.ranked(ctx, pages.Page(entries, wait), {})
+        return pages.Page(entries, wait)  # ranked, best first, when held
     on = state.pos if state.after is None else state.after
     scan = ctx.state(phase="back", pos=on)
     following = msgspec.structs.replace(scan, scan=scan, phase="ix", ranked=(), rk=0)
-    return pages.ranked(ctx, pages.Page(entries, following), {})
+    return pages.Page(entries, following)
 
 
 def _window(ix: Ix, target: str) -> tuple[int, int] | None:

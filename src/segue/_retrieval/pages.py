@@ -19,6 +19,9 @@ Order and privacy, the invariants of this module:
   deferred to the next page (which resumes at the last boundary read); when a single window
   is larger than one page's budget, its hits wait in the cursor's state (``held``) until a
   later page reaches the boundary.
+* A relevance ``search`` (R39) gathers more hits than it returns
+  (:func:`~segue._retrieval.page_entries.gathered`), ranks them and answers the best; the
+  others wait in ``held``, best first, so the next calls return them before reading on.
 * This module reads in the default order (R36 ``order: newest``; ``list_items`` oldest
   first); :mod:`~segue._retrieval.pages_order` reads the other way round. Filters (``role``,
   ``tool_name``) only drop items; they never change what is read or where a floor stops it.
@@ -37,8 +40,19 @@ from segue._retrieval import envelope
 from segue._retrieval.cursor import CursorState
 from segue._retrieval.filters import row_passes
 from segue._retrieval.matching import ByteFilter, make_prefilter
+from segue._retrieval.page_entries import (
+    GATHER_CHARS,
+    Hit,
+    best_first,
+    fit_hit,
+    gathered,
+    held_hit,
+    hold,
+    item_entry,
+    preview,
+)
 from segue._retrieval.project import Item, Kind, Seen, classify
-from segue._retrieval.ranking import PageText, finder, rank
+from segue._retrieval.ranking import PageText, finder
 from segue._retrieval.reader import (
     BackState,
     BackwardReader,
@@ -53,7 +67,6 @@ from segue._retrieval.snapshot import Snapshot
 from segue._retrieval.words import query_terms
 from segue._workspace import Layout
 
-SNIPPET_CHARS = (120, 48)
 NOTE_MORE = (
     "Nothing to show within this call's scan bounds, but more history remains: "
     "call again with the same arguments and cursor=nextCursor."
@@ -224,34 +237,9 @@ def more(entries: list[dict[str, Any]], state: CursorState) -> Page:
 # -- search ------------------------------------------------------------------------------
 
 
-@dataclass
-class _Hit:
-    line: RawLine | None  # None for a hit held over from an earlier page
-    item: Item | None
-    start: int
-    end: int
-    window: str | None = None
-    held: dict[str, Any] | None = None  # a held hit's entry (text: a snippet of the item)
-
-
-def _hold(ctx: Ctx, hit: _Hit) -> dict[str, Any]:
-    """A hit whose window is not known yet, carried in the cursor's state (never a null
-    window id in an answer): its entry at the largest snippet size."""
-    if hit.held is not None:
-        return hit.held
-    assert hit.item is not None
-    text = envelope.snippet(hit.item.text, hit.start, hit.end, ctx.req.max_chars)
-    return item_entry(hit.item, None, text)
-
-
-def _held_hit(entry: dict[str, Any]) -> _Hit:
-    """A hit carried in the cursor: its window is known when a page already resolved it."""
-    window = entry.get("windowId")
-    return _Hit(None, None, 0, 0, window if isinstance(window, str) else None, dict(entry))
-
-
-def _known(ctx: Ctx, at: BackState, boundary: RawLine | None, window: str | None,
-           prior: CursorState | None) -> dict[str, Any]:
+def _known(
+    ctx: Ctx, at: BackState, boundary: RawLine | None, window: str | None, prior: CursorState | None
+) -> dict[str, Any]:
     """The window a cursor reading newest first from ``at`` knows its next rows are in
     (issue 26: a search far above its window's boundary must not read down to it again on
     every page): the boundary this page met below ``at`` with nothing between, or the one
@@ -278,18 +266,6 @@ def search_prefilter(ctx: Ctx) -> ByteFilter | None:
     return make_prefilter(ctx.req.key) if ctx.req.match == "literal" else None
 
 
-def ranked(ctx: Ctx, page: Page, texts: dict[str, PageText]) -> Page:
-    """A relevance page ranked among itself (R39: the scan ranks within each page it reads;
-    a hit gains from the hit just before it, :func:`~segue._retrieval.ranking.rank`).
-    ``texts``: what the page read of each item; one held over is ranked by its snippet."""
-    if not ctx.req.relevance or len(page.entries) < 2:
-        return page
-    docs = [texts.get(str(e["itemId"]), (str(e["text"]), False, None, None)) for e in page.entries]
-    order = rank(ctx.req.key, docs)
-    page.entries = [page.entries[i] for i in order]
-    return page
-
-
 def no_terms(ctx: Ctx) -> Page | None:
     """The whole answer of a words search whose query has no terms left (R39): nothing can
     match it, on any backend, so nothing is read; None for any other search."""
@@ -303,7 +279,7 @@ def search(ctx: Ctx, state: CursorState | None) -> Page:
     if empty is not None:
         return empty
     texts: dict[str, PageText] = {}
-    page = ranked(ctx, _search(ctx, state, texts), texts)
+    page = _search(ctx, state, texts)
     if state is not None and state.shown and page.state is not None:
         page.state = keep_shown(page.state, state.shown)
     return page
@@ -323,24 +299,26 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, PageText]) -> 
     start = (
         BackState(ctx.end) if state is None else BackState(state.pos, state.skip, state.skip_marker)
     )
-    held = [_held_hit(e) for e in state.held] if state is not None else []
+    held = [held_hit(e) for e in state.held] if state is not None else []
     # the window the rows above ``kb`` are in, when the cursor knows it
     known = state.kw if state is not None else None
     known_at = state.kb if state is not None else 0
     hot = prefilter.hot if prefilter is not None else None
     reader = BackwardReader(ctx.segments(), start, ctx.budget, hot)
-    resolved: list[_Hit] = []
-    pending: list[_Hit] = []
+    resolved: list[Hit] = []
+    pending: list[Hit] = []
     resume = start
     # the limit is reached; read on only to learn the pending hits' window
     resolving = len(held) >= ctx.req.limit
+    gather = gathered(ctx)
+    chars = 0  # the text of the hits gathered
     last_boundary: RawLine | None = None
     boundary_window: str | None = None
     done = False
     stopped = False  # the limit is reached with every hit's window known
     if resolving and all(h.window is not None for h in held):
         stopped = True
-    for line in ([] if stopped else reader):
+    for line in [] if stopped else reader:
         if line.quiet and not line.marker:  # what classify says of it: SKIP
             if not resolving:
                 resume = BackState(line.start)
@@ -351,7 +329,7 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, PageText]) -> 
                 continue
             span = None if line.start in shown else find(seen.item.text)
             if span is not None and _wanted_row(ctx, seen):
-                hit = _Hit(line, seen.item, span[0], span[1])
+                hit = Hit(line, seen.item, span[0], span[1])
                 if known is not None and line.start > known_at:
                     hit.window = known
                     resolved.append(hit)
@@ -359,7 +337,9 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, PageText]) -> 
                     pending.append(hit)
                 item = seen.item
                 texts[item.item_id] = (item.text, item.machine, line.start, line.end)
-                if len(held) + len(resolved) + len(pending) >= ctx.req.limit:
+                chars += len(item.text)
+                count = len(held) + len(resolved) + len(pending)
+                if count >= ctx.req.limit and (count >= gather or chars >= GATHER_CHARS):
                     resolving = True
                     if not pending and all(h.window is not None for h in held):
                         stopped = True
@@ -389,13 +369,20 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, PageText]) -> 
                 resume = BackState(last_boundary.start)
             elif last_boundary is None and (pending or held):
                 # no boundary yet: the hits wait in the cursor until their window is known
-                keep = [{**_hold(ctx, h), "windowId": h.window}
-                        for h in (*held, *resolved, *pending)]
+                hits = [*held, *resolved, *pending]
+                if ctx.req.relevance:
+                    hits = best_first(ctx, held, [*resolved, *pending], texts)
+                keep = [{**hold(ctx, h), "windowId": h.window} for h in hits]
                 at = reader.state
                 after = state.after if state is not None else None
                 fresh = [h for h in (*resolved, *pending) if h.line is not None]
                 if resolving and fresh and fresh[-1].line is not None:
                     after = fresh[-1].line.start
+                elif not resolving and len(keep) >= ctx.req.limit:
+                    # a relevance page gathered past the limit and searched every line down
+                    # to ``resume``: the next calls, the held hits filling their page, only
+                    # look for the boundary, then go on from there
+                    after = resume.pos
                 return Page(
                     [],
                     ctx.state(
@@ -416,44 +403,98 @@ def _search(ctx: Ctx, state: CursorState | None, texts: dict[str, PageText]) -> 
                 hit.window = hit.window or ROOT_WINDOW_ID
             done = not resolving
     hits = held + resolved + pending
+    if ctx.req.relevance:
+        then = resuming(ctx, state, hits, resolving, (resume, last_boundary, boundary_window))
+        return _ranked_page(ctx, held, [*resolved, *pending], texts, done=done, then=then)
     entries: list[dict[str, Any]] = []
     for index, hit in enumerate(hits):
-        entry = _fit_hit(ctx, hit, find)
+        entry = fit_hit(ctx, hit, find)
         if entry is None and hit.line is None:
             # the held hits not returned wait (their window now known), and the next page
             # goes on where they were found: nothing read after them is skipped (issue 26)
-            rest = [{**_hold(ctx, h), "windowId": h.window} for h in hits[index:]
-                    if h.line is None]
+            rest = [{**hold(ctx, h), "windowId": h.window} for h in hits[index:] if h.line is None]
             after = state.after if state is not None else None
             at = BackState(after) if after is not None else start
             return Page(
                 entries,
                 msgspec.structs.replace(
-                    back_state(ctx, at), held=rest, after=None,
+                    back_state(ctx, at),
+                    held=rest,
+                    after=None,
                     **_known(ctx, at, last_boundary, boundary_window, state),
                 ),
             )
         if entry is None:
             assert hit.line is not None
             at = BackState(hit.line.end)
-            return Page(entries, msgspec.structs.replace(
-                back_state(ctx, at), **_known(ctx, at, last_boundary, boundary_window, state)))
+            return Page(
+                entries,
+                msgspec.structs.replace(
+                    back_state(ctx, at), **_known(ctx, at, last_boundary, boundary_window, state)
+                ),
+            )
         entries.append(entry)
     if done:
         return Page(entries, None)
+    return more(
+        entries, resuming(ctx, state, hits, resolving, (resume, last_boundary, boundary_window))
+    )
+
+
+def resuming(
+    ctx: Ctx,
+    state: CursorState | None,
+    hits: list[Hit],
+    resolving: bool,
+    at: tuple[BackState, RawLine | None, str | None],
+) -> CursorState:
+    """Where the next page reads on once every hit of this one is answered or held: below
+    the oldest hit it read when it gathered all it would, else where its reading stopped
+    (``at``: that place, the last boundary it met and that boundary's window)."""
+    resume, boundary, window = at
     fresh = [h for h in hits if h.line is not None]
     if resolving and fresh:
         assert fresh[-1].line is not None
         resume = BackState(fresh[-1].line.start)
     elif resolving and state is not None and state.after is not None:
         resume = BackState(state.after)  # the held hits filled the page: go on after them
-    return more(entries, msgspec.structs.replace(
-        back_state(ctx, resume), **_known(ctx, resume, last_boundary, boundary_window, state)))
+    return msgspec.structs.replace(
+        back_state(ctx, resume), **_known(ctx, resume, boundary, window, state)
+    )
 
 
-def held_page(ctx: Ctx, held: list[dict[str, Any]], window: str) -> tuple[
-    list[dict[str, Any]], list[dict[str, Any]]
-]:
+def _ranked_page(
+    ctx: Ctx,
+    held: list[Hit],
+    fresh: list[Hit],
+    texts: dict[str, PageText],
+    *,
+    done: bool,
+    then: CursorState,
+) -> Page:
+    """A relevance page: the hits held from the page before first (ranked there, best
+    first), then this page's own ranked among themselves (R39,
+    :func:`~segue._retrieval.ranking.rank`); the best ``limit`` that fit are the answer and
+    the rest wait in the cursor, in that order, with its window (``then``: where reading
+    goes on once they are answered)."""
+    find = search_finder(ctx)
+    order = best_first(ctx, held, fresh, texts)
+    entries: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for index, hit in enumerate(order):
+        entry = fit_hit(ctx, hit, find) if len(entries) < ctx.req.limit else None
+        if entry is None:
+            rest = [{**hold(ctx, h), "windowId": h.window} for h in order[index:]]
+            break
+        entries.append(entry)
+    if done and not rest:
+        return Page(entries, None)
+    return more(entries, msgspec.structs.replace(then, held=rest, after=None))
+
+
+def held_page(
+    ctx: Ctx, held: list[dict[str, Any]], window: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Hits a scan cursor held while their window was unknown, ``window`` now known for
     those still without one (an index knows it): the entries that fit this page, in order,
     and the held hits that wait for the next (with their window)."""
@@ -461,59 +502,11 @@ def held_page(ctx: Ctx, held: list[dict[str, Any]], window: str) -> tuple[
     known = [{**e, "windowId": e.get("windowId") or window} for e in held]
     entries: list[dict[str, Any]] = []
     for index, entry in enumerate(known):
-        fitted = _fit_hit(ctx, _held_hit(entry), find) if len(entries) < ctx.req.limit else None
+        fitted = fit_hit(ctx, held_hit(entry), find) if len(entries) < ctx.req.limit else None
         if fitted is None:
             return entries, known[index:]
         entries.append(fitted)
     return entries, []
-
-
-def item_entry(item: Item, window: str | None, text: str) -> dict[str, Any]:
-    return {
-        "itemId": item.item_id,
-        "windowId": window,
-        "role": item.role,
-        "timestamp": item.timestamp,
-        "text": text,
-    }
-
-
-def _fit_hit(
-    ctx: Ctx, hit: _Hit, find: Callable[[str], tuple[int, int] | None]
-) -> dict[str, Any] | None:
-    if hit.held is None:
-        assert hit.item is not None
-        return fit_snippet(ctx, hit.item, hit.window, hit.start, hit.end)
-    text = str(hit.held["text"])
-    span = find(text) or (0, 0)
-    for chars in snippet_sizes(ctx.req.max_chars):
-        entry = {**hit.held, "windowId": hit.window, "text": envelope.snippet(text, *span, chars)}
-        if ctx.fits(entry):
-            return entry
-    return None
-
-
-def fit_snippet(
-    ctx: Ctx, item: Item, window: str | None, start: int, end: int
-) -> dict[str, Any] | None:
-    """The hit's entry with the longest snippet (``max_chars_per_item``, then shorter) that
-    still fits the result; None when none does."""
-    for chars in snippet_sizes(ctx.req.max_chars):
-        text = envelope.snippet(item.text, start, end, chars)
-        entry = item_entry(item, window, text)
-        if ctx.fits(entry):
-            return entry
-    return None
-
-
-def snippet_sizes(max_chars: int) -> tuple[int, ...]:
-    return tuple(sorted({max_chars, *(min(max_chars, c) for c in SNIPPET_CHARS)}, reverse=True))
-
-
-def preview(text: str, max_chars: int) -> str:
-    """The first ``max_chars`` characters of an item (list_items), ``…`` where cut."""
-    end = envelope.fit_prefix(text, 0, max_chars, 6 * max_chars)
-    return text[:end] + ("…" if end < len(text) else "")
 
 
 # -- locate (list_items, read_item) --------------------------------------------------------

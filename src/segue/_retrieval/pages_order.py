@@ -18,17 +18,15 @@ from typing import Any
 from segue._context.boundaries import ROOT_WINDOW_ID
 from segue._retrieval.cursor import CursorState
 from segue._retrieval.filters import row_passes
+from segue._retrieval.page_entries import fit_snippet, item_entry, preview
 from segue._retrieval.pages import (
     Ctx,
     Page,
     PageFailure,
     back_state,
-    fit_snippet,
-    item_entry,
     locate,
     more,
     no_terms,
-    preview,
     search_finder,
     search_prefilter,
     window_entry,

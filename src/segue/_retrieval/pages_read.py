@@ -10,12 +10,12 @@ from segue._context.boundaries import ROOT_WINDOW_ID
 from segue._context.floor import mentions_reset_key
 from segue._retrieval import envelope
 from segue._retrieval.cursor import CursorState
+from segue._retrieval.page_entries import item_entry
 from segue._retrieval.pages import (
     Ctx,
     Page,
     PageFailure,
     back_state,
-    item_entry,
     item_matches,
     locate,
     more,

@@ -34,7 +34,7 @@ MACHINE_WEIGHT = 0.25
 #: a hit gains this much of the score of the hit on the line just before it (measured on
 #: ``bench.bench_lookback_conversations`` and ``bench.bench_lookback_quality``)
 NEIGHBOUR_SHARE = 0.3
-#: the narrowest snippet a page cuts (pages.SNIPPET_CHARS): the span a finder returns
+#: the narrowest snippet a page cuts (page_entries.SNIPPET_CHARS): the span a finder returns
 _CORE = 48
 
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from segue._context.boundaries import ROOT_WINDOW_ID
 from segue._context.floor import mentions_reset_key
 from segue._history.scan import MAX_LINE
-from segue._retrieval import pages, pages_read
+from segue._retrieval import page_entries, pages, pages_read
 from segue._retrieval.cursor import CursorState
 from segue._retrieval.project import Kind, Seen, classify
 from segue._retrieval.reader import RawLine
@@ -335,7 +335,7 @@ def search(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
         span = find(seen.item.text)
         if span is None:  # only a risky row: its search spelling could not be exact
             continue
-        entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
+        entry = page_entries.fit_snippet(ctx, seen.item, wid, span[0], span[1])
         if entry is None:
             return pages.Page(entries, _at(ctx, pos))
         entries.append(entry)
@@ -386,7 +386,7 @@ def _ranked(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Page:
         span = find(seen.item.text)
         if span is None:  # a risky row, or two terms sharing a token
             continue
-        entry = pages.fit_snippet(ctx, seen.item, wid, span[0], span[1])
+        entry = page_entries.fit_snippet(ctx, seen.item, wid, span[0], span[1])
         if entry is None:
             at = ctx.state(phase="pg", pos=pos + 1 if at_tail else bound, ranked=ranked, rk=index)
             return pages.Page(entries, at)
@@ -460,8 +460,8 @@ def list_items(ctx: pages.Ctx, sql: Sql, state: CursorState | None) -> pages.Pag
         except _OutOfBudget:
             return pages.Page(entries, _at(ctx, int(pos), win), _note(entries))
         assert seen.item is not None
-        entry = pages.item_entry(
-            seen.item, target, pages.preview(seen.item.text, ctx.req.max_chars)
+        entry = page_entries.item_entry(
+            seen.item, target, page_entries.preview(seen.item.text, ctx.req.max_chars)
         )
         if not ctx.fits(entry):
             return pages.Page(entries, _at(ctx, int(pos), win))
