@@ -111,6 +111,7 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
     ]  # fmt: skip
     search, _ = tool_system(rows)
     out.append(("tool, default args [words]", search))
+    out.append(("tool, the scan alone (no index)", tool_system(rows, use_index=False)[0]))
     return out
 
 

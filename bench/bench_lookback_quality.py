@@ -271,7 +271,9 @@ def _feedback(q: list[str], doc_terms: Sequence[Sequence[str]], scores: list[flo
     return [s + 0.3 * m * w for s, m, w in zip(scores, more, weights, strict=True)]
 
 
-def tool_system(rows: Sequence[Any]) -> tuple[Search, str]:
+def tool_system(rows: Sequence[Any], *, use_index: bool = True) -> tuple[Search, str]:
+    """The real ``session_history`` tool over ``rows``; ``use_index=False``: the bounded scan
+    answers every call (a history whose index is lost or not built yet)."""
     from segue._history import HistoryStore
     from segue._retrieval import TOOL_SCHEMA, SessionHistoryTool
     from segue._workspace import Layout
@@ -282,7 +284,7 @@ def tool_system(rows: Sequence[Any]) -> tuple[Search, str]:
     # The store numbers the rows (item ids become their sequences); the questions' evidence
     # names them by row id (``m:<id>``, SPEC.md §1), as the other systems see them.
     id_of = {str(row.sequence): f"m:{row.id}" for row in stored}
-    tool = SessionHistoryTool(layout)
+    tool = SessionHistoryTool(layout, use_index=use_index)
     mode = (
         "words" if "match" in TOOL_SCHEMA.get("properties", {}) else "literal (no words search yet)"
     )
@@ -341,6 +343,7 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
     ]  # fmt: skip
     search, mode = tool_system(rows)
     out.append((f"tool, default args [{mode}]", search))
+    out.append(("tool, the scan alone (no index)", tool_system(rows, use_index=False)[0]))
     return out
 
 

@@ -97,7 +97,7 @@ def test_many_live_ranked_cursors_stay_bounded_oldest_first(tmp_path: Path) -> N
     tool = _scan(tmp_path, texts)
     args = {"action": "search", "query": QUERY, "limit": 5}
     cursors = []
-    for _ in range(400):
+    for _ in range(240):
         page = call(tool, args)
         assert page["nextCursor"] is not None
         cursors.append(page["nextCursor"])
