@@ -9,9 +9,12 @@ from hypothesis import strategies as st
 from segue._retrieval.stem import porter, stem
 from segue._retrieval.words import (
     STOP_WORDS,
+    Options,
     PageScorer,
+    _sequence,
     best_passage,
     bm25_scores,
+    holds_any,
     query_terms,
     terms,
 )
@@ -191,3 +194,34 @@ def test_best_passage_bounds(text: str, query: str, width: int) -> None:
     start, end = best_passage(text, query, width)
     assert 0 <= start <= end <= len(text)
     assert end - start == min(width, len(text))
+
+
+_WORDY = st.lists(
+    st.sampled_from(["the ", "a ", "reset ", "Reset", "connection ", "peer ", "by ", "ﬁle ",
+                     "parse_config ", "parseConfig ", "src/a.py ", "Σ ", "\n", ", "]),
+    max_size=12,
+).map("".join)
+
+
+def _run_in(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+@given(st.lists(_WORDY, min_size=1, max_size=6), _WORDY)
+def test_page_scores_are_bm25_of_the_whole_terms(texts: list[str], query: str) -> None:
+    # The page reads only what the query needs of each text; its scores must be exactly BM25
+    # over each text's whole list of terms, plus the bonus where the text holds the phrase
+    # (the phrase's words found token by token, with no cache: Options() is not the default).
+    slow = Options()
+    words = _sequence(query, slow)
+    phrase = [len(words) >= 2 and _run_in(_sequence(t, slow), words) for t in texts]
+    expected = bm25_scores(query_terms(query), [terms(t) for t in texts], phrase=phrase)
+    assert PageScorer(texts).scores(query) == expected
+    assert [_sequence(t) for t in texts] == [_sequence(t, slow) for t in texts]
+
+
+@given(_WORDY, _WORDY)
+def test_holds_any_is_sharing_a_term(text: str, query: str) -> None:
+    wanted = query_terms(query)
+    assert holds_any(text, wanted) == bool(set(wanted) & set(terms(text)))

@@ -25,7 +25,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 from segue._retrieval.matching import matcher
-from segue._retrieval.words import PageScorer, best_passage, query_terms, terms
+from segue._retrieval.words import PageScorer, best_passage, holds_any, query_terms, terms
 
 Finder = Callable[[str], tuple[int, int] | None]
 
@@ -46,10 +46,10 @@ def finder(query: str, match: str, max_chars: int) -> Finder:
 
 
 def words_finder(query: str, max_chars: int) -> Finder:
-    wanted = frozenset(query_terms(query))
+    wanted = list(dict.fromkeys(query_terms(query)))
 
     def find(text: str) -> tuple[int, int] | None:
-        if not wanted or wanted.isdisjoint(terms(text)):
+        if not holds_any(text, wanted):
             return None
         start, end = best_passage(text, query, max_chars)
         # the passage's middle, as wide as the narrowest snippet: every snippet size a page

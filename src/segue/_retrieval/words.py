@@ -46,7 +46,9 @@ __all__ = [
     "Options",
     "PageScorer",
     "best_passage",
+    "bm25_counted",
     "bm25_scores",
+    "holds_any",
     "query_terms",
     "raw_tokens",
     "term_counts",
@@ -202,6 +204,8 @@ def _tokens(text: str, opt: Options = DEFAULT) -> Iterator[_Token]:
 
 def _sequence(text: str, opt: Options = DEFAULT) -> list[str]:
     """The text's words in order (parts only), for the exact-phrase test."""
+    if opt is DEFAULT:  # each distinct token analysed once, through terms' cache
+        return [p for raw in _TOKEN.findall(text) for parts, _ in _raw_terms(raw) for p in parts]
     return [part for token in _tokens(text, opt) for part in token.parts]
 
 
@@ -295,21 +299,43 @@ def bm25_scores(
     """
     wanted = list(dict.fromkeys(query))
     counts = [Counter(doc) for doc in docs]
+    tfs = [[count.get(t, 0) for t in wanted] for count in counts]
+    freq = None if doc_freq is None else [doc_freq.get(t, 0) for t in wanted]
+    return bm25_counted([len(d) for d in docs], tfs, k1=k1, b=b, phrase=phrase,
+                        phrase_bonus=phrase_bonus, doc_freq=freq, n_docs=n_docs,
+                        avg_len=avg_len)  # fmt: skip
+
+
+def bm25_counted(
+    lengths: Sequence[int],
+    tfs: Sequence[Sequence[int]],
+    *,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+    phrase: Sequence[bool] | None = None,
+    phrase_bonus: float = PHRASE_BONUS,
+    doc_freq: Sequence[int] | None = None,
+    n_docs: int | None = None,
+    avg_len: float | None = None,
+) -> list[float]:
+    """:func:`bm25_scores` from what it needs of each document: its number of terms
+    (``lengths[i]``) and how many times each distinct query term is among them (``tfs[i][j]``,
+    in the query's order), so a caller never builds a document's whole list of terms."""
+    width = len(tfs[0]) if tfs else 0
     if n_docs is None:
-        n_docs = len(docs)
+        n_docs = len(lengths)
     if doc_freq is None:
-        doc_freq = {t: sum(1 for c in counts if t in c) for t in wanted}
+        doc_freq = [sum(1 for tf in tfs if tf[j]) for j in range(width)]
     if avg_len is None:
-        avg_len = (sum(len(d) for d in docs) / len(docs)) if docs else 0.0
-    idf = {t: _idf(n_docs, doc_freq.get(t, 0)) for t in wanted}
+        avg_len = (sum(lengths) / len(lengths)) if lengths else 0.0
+    idf = [_idf(n_docs, doc_freq[j]) for j in range(width)]
     scores: list[float] = []
-    for i, (doc, count) in enumerate(zip(docs, counts, strict=True)):
-        norm = k1 * (1.0 - b + b * (len(doc) / avg_len if avg_len else 0.0))
+    for i, (length, tf_row) in enumerate(zip(lengths, tfs, strict=True)):
+        norm = k1 * (1.0 - b + b * (length / avg_len if avg_len else 0.0))
         score = 0.0
-        for t in wanted:
-            tf = count.get(t, 0)
+        for j, tf in enumerate(tf_row):
             if tf:
-                score += idf[t] * tf * (k1 + 1.0) / (tf + norm)
+                score += idf[j] * tf * (k1 + 1.0) / (tf + norm)
         if phrase is not None and phrase[i] and score > 0.0:
             score += phrase_bonus
         scores.append(score)
@@ -327,24 +353,35 @@ class PageScorer:
     """Ranks one page of item texts for words queries (the bounded scan ranks per page, R39).
 
     ``weights`` multiply each item's score (e.g. machine-authored notes below people's text).
+    A text is read for what the query needs of it (:func:`term_counts`), and for the exact
+    phrase only when it holds every one of the phrase's searched words.
     """
 
     def __init__(self, texts: Sequence[str], *, weights: Sequence[float] | None = None,
                  k1: float = BM25_K1, b: float = BM25_B) -> None:  # fmt: skip
         if weights is not None and len(weights) != len(texts):
             raise ValueError("PageScorer: one weight per text")
-        self._sequences = [_sequence(text) for text in texts]
-        self._terms = [terms(text) for text in texts]
+        self._texts = list(texts)
         self._weights = list(weights) if weights is not None else None
         self._k1 = k1
         self._b = b
 
     def scores(self, query: str) -> list[float]:
         """Each text's score for the query (0.0: it holds none of the query's terms)."""
-        wanted = query_terms(query)
+        wanted = list(dict.fromkeys(query_terms(query)))
         words = _sequence(query)
-        phrase = [len(words) >= 2 and _contains_run(seq, words) for seq in self._sequences]
-        scores = bm25_scores(wanted, self._terms, k1=self._k1, b=self._b, phrase=phrase)
+        counted = [term_counts(text, wanted) for text in self._texts]
+        # a text can hold the phrase only where each of its words that the query searches
+        # for is among the text's terms (the others, stop words, are checked by the run)
+        slot = {t: j for j, t in enumerate(wanted)}
+        needed = [slot[w] for w in words if w in slot]
+        phrase = [
+            len(words) >= 2 and all(tf[j] for j in needed)
+            and _contains_run(_sequence(text), words)
+            for text, (_, tf) in zip(self._texts, counted, strict=True)
+        ]
+        scores = bm25_counted([n for n, _ in counted], [tf for _, tf in counted], k1=self._k1,
+                              b=self._b, phrase=phrase)  # fmt: skip
         if self._weights is not None:
             scores = [s * w for s, w in zip(scores, self._weights, strict=True)]
         return scores
@@ -468,6 +505,22 @@ def term_counts(text: str, wanted: Sequence[str]) -> tuple[int, list[int]]:
         for i, k in found:
             counts[i] += k * times
     return length, counts
+
+
+def holds_any(text: str, wanted: Sequence[str]) -> bool:
+    """Whether any of ``wanted`` is among ``terms(text)``: each distinct token of the text
+    looked up once (a search asks this of every item it reads)."""
+    if not wanted:
+        return False
+    memo = _wanted(wanted)
+    made = memo.made
+    for raw in set(_TOKEN.findall(text)):
+        got = made.get(raw)
+        if got is None:
+            got = memo.makes(raw)
+        if got:
+            return True
+    return False
 
 
 def best_passage(text: str, query: str, width: int) -> tuple[int, int]:
