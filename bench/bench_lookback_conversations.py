@@ -22,7 +22,10 @@ side by side in one run:
 * ``words/page``: :class:`~segue._retrieval.words` terms and BM25 over the whole history as one
   page, with ideas switched on in turn;
 * ``tool``: the real ``session_history`` tool, default arguments (a words search of the
-  question, 10 items).
+  question, 10 items);
+* the baseline and the tool again over the same turns without their speaker's name in front
+  (a transcript whose rows carry only their role): a question naming a person then meets
+  only the turns that mention them.
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ from bench.common import Result
 DATA = Path(__file__).resolve().parent / "data" / "conversations.json"
 
 
-def load() -> list[tuple[str, list[Doc], list[Any], list[Question]]]:
-    """(conversation id, its items oldest first, its rows, its questions) per conversation."""
+def load(*, names: bool = True) -> list[tuple[str, list[Doc], list[Any], list[Question]]]:
+    """(conversation id, its items oldest first, its rows, its questions) per conversation;
+    ``names=False``: each turn's text without its speaker's name in front."""
     from bench.agent_rows import boundary
     from segue._messages import make_row
     from segue._retrieval.project import project
@@ -64,7 +68,7 @@ def load() -> list[tuple[str, list[Doc], list[Any], list[Question]]]:
             if n:
                 rows.append(boundary(conv["id"], n))
             for turn in session["turns"]:
-                text = f"{turn['speaker']}: {turn['text']}"
+                text = f"{turn['speaker']}: {turn['text']}" if names else turn["text"]
                 if turn["speaker"] == first:
                     rows.append(make_row("user", text, id=turn["id"]))
                 else:
@@ -115,6 +119,18 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
     return out
 
 
+#: the same questions over turns whose text does not name their speaker (a transcript whose
+#: rows carry only the role): the baseline and the tool, side by side
+NAMELESS = ("fts5-porter, turns without names", "tool, turns without names")
+
+
+def nameless_systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]]:
+    return [
+        (NAMELESS[0], fts5_system(docs, "porter", lambda t: t, plain_words)),
+        (NAMELESS[1], tool_system(rows)[0]),
+    ]
+
+
 def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
     conversations = load()
     every = [q for c in conversations for q in c[3]]
@@ -131,8 +147,10 @@ def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
         f"{'system':<34} {'tune @1/@3/@10':>16} {'held-out @1/@3/@10':>20} {'all @1/@3/@10':>16}",
     ]
     found: dict[str, dict[str, dict[int, int]]] = {}
-    for _, docs, rows, questions in conversations:
-        for name, search in systems(docs, rows):
+    runs = [(c, systems) for c in conversations]
+    runs += [(c, nameless_systems) for c in load(names=False)]
+    for (_, docs, rows, questions), make in runs:
+        for name, search in make(docs, rows):
             mine = found.setdefault(name, {h: dict.fromkeys(KS, 0) for h in halves})
             ranked = {q.qid: search(q.text) for q in questions}
             for h, qs in halves.items():
