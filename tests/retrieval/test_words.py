@@ -16,6 +16,7 @@ from segue._retrieval.words import (
     bm25_scores,
     holds_any,
     query_terms,
+    term_counts,
     terms,
 )
 
@@ -225,3 +226,22 @@ def test_page_scores_are_bm25_of_the_whole_terms(texts: list[str], query: str) -
 def test_holds_any_is_sharing_a_term(text: str, query: str) -> None:
     wanted = query_terms(query)
     assert holds_any(text, wanted) == bool(set(wanted) & set(terms(text)))
+
+
+@given(st.lists(_WORDY, min_size=1, max_size=6), _WORDY, _WORDY)
+def test_a_hits_kept_tokens_answer_its_later_asks(texts: list[str], q1: str, q2: str) -> None:
+    # A search asks of each hit whether it is one, then its counts and its page score; what
+    # the first ask keeps of a hit must answer the later asks exactly, whatever was asked
+    # before (texts repeat, queries interleave).
+    slow = Options()
+    for query in (q1, q2, q1):
+        wanted = list(dict.fromkeys(query_terms(query)))
+        for text in texts:
+            holds_any(text, wanted)
+        for text in texts:
+            whole = terms(text)
+            assert term_counts(text, wanted) == (len(whole), [whole.count(w) for w in wanted])
+        words = _sequence(query, slow)
+        phrase = [len(words) >= 2 and _run_in(_sequence(t, slow), words) for t in texts]
+        expected = bm25_scores(query_terms(query), [terms(t) for t in texts], phrase=phrase)
+        assert PageScorer(texts).scores(query) == expected

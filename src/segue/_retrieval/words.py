@@ -463,12 +463,41 @@ def _wanted(terms_: Sequence[str]) -> _Wanted:
     return _LAST[0]
 
 
+#: the hits whose tokens :func:`_token_counts` holds, at most this many characters of them
+_COUNTED_CHARS = 1 << 20
+_COUNTED: dict[str, Counter[str]] = {}
+_counted_chars = [0]
+
+
+def _token_counts(text: str, *, keep: bool) -> Counter[str]:
+    """How many times each raw token stands in ``text``. A model's search asks it of each hit
+    three times (is it a hit, its best passage, its counts), so :func:`holds_any` keeps the
+    counts of a text that is a hit (``keep``), until the texts kept pass
+    :data:`_COUNTED_CHARS` and all are let go; the others only read what is kept (a person's
+    search counts every item once: keeping them would only churn). Never to be changed by a
+    caller."""
+    got = _COUNTED.get(text)
+    if got is None:
+        got = Counter(_TOKEN.findall(text))
+        if keep:
+            _keep(text, got)
+    return got
+
+
+def _keep(text: str, counts: Counter[str]) -> None:
+    if _counted_chars[0] + len(text) > _COUNTED_CHARS:
+        _COUNTED.clear()
+        _counted_chars[0] = 0
+    _COUNTED[text] = counts
+    _counted_chars[0] += len(text)
+
+
 def _passage_hits(text: str, wanted: Sequence[str]) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of each query term a token of the text makes, in text order
     (a token's distinct terms in the order :func:`terms` gives them): each distinct token
     analysed once, then only the tokens that make a query term looked at where they stand."""
     memo = _wanted(wanted)
-    hot = {raw: made for raw in set(_TOKEN.findall(text)) if (made := memo.makes(raw))}
+    hot = {raw: made for raw in _token_counts(text, keep=False) if (made := memo.makes(raw))}
     hits: list[tuple[int, int, str]] = []
     if not hot:
         return hits
@@ -499,7 +528,7 @@ def term_counts(text: str, wanted: Sequence[str]) -> tuple[int, list[int]]:
     memo = _wanted(wanted)
     counts = [0] * len(wanted)
     length = 0
-    for raw, times in Counter(_TOKEN.findall(text)).items():
+    for raw, times in _token_counts(text, keep=False).items():
         n, found = memo.counts(raw)
         length += n * times
         for i, k in found:
@@ -514,11 +543,14 @@ def holds_any(text: str, wanted: Sequence[str]) -> bool:
         return False
     memo = _wanted(wanted)
     made = memo.made
-    for raw in set(_TOKEN.findall(text)):
+    counts = _token_counts(text, keep=False)
+    for raw in counts:
         got = made.get(raw)
         if got is None:
             got = memo.makes(raw)
         if got:
+            if text not in _COUNTED:
+                _keep(text, counts)
             return True
     return False
 
