@@ -469,19 +469,15 @@ _COUNTED: dict[str, Counter[str]] = {}
 _counted_chars = [0]
 
 
-def _token_counts(text: str, *, keep: bool) -> Counter[str]:
+def _token_counts(text: str) -> Counter[str]:
     """How many times each raw token stands in ``text``. A model's search asks it of each hit
     three times (is it a hit, its best passage, its counts), so :func:`holds_any` keeps the
-    counts of a text that is a hit (``keep``), until the texts kept pass
-    :data:`_COUNTED_CHARS` and all are let go; the others only read what is kept (a person's
-    search counts every item once: keeping them would only churn). Never to be changed by a
-    caller."""
+    counts of a text that is a hit (:func:`_keep`), until the texts kept pass
+    :data:`_COUNTED_CHARS` and all are let go; everything else only reads what is kept (a
+    person's search counts every item once: keeping them would only churn). Never to be
+    changed by a caller."""
     got = _COUNTED.get(text)
-    if got is None:
-        got = Counter(_TOKEN.findall(text))
-        if keep:
-            _keep(text, got)
-    return got
+    return Counter(_TOKEN.findall(text)) if got is None else got
 
 
 def _keep(text: str, counts: Counter[str]) -> None:
@@ -497,7 +493,7 @@ def _passage_hits(text: str, wanted: Sequence[str]) -> list[tuple[int, int, str]
     (a token's distinct terms in the order :func:`terms` gives them): each distinct token
     analysed once, then only the tokens that make a query term looked at where they stand."""
     memo = _wanted(wanted)
-    hot = {raw: made for raw in _token_counts(text, keep=False) if (made := memo.makes(raw))}
+    hot = {raw: made for raw in _token_counts(text) if (made := memo.makes(raw))}
     hits: list[tuple[int, int, str]] = []
     if not hot:
         return hits
@@ -528,7 +524,7 @@ def term_counts(text: str, wanted: Sequence[str]) -> tuple[int, list[int]]:
     memo = _wanted(wanted)
     counts = [0] * len(wanted)
     length = 0
-    for raw, times in _token_counts(text, keep=False).items():
+    for raw, times in _token_counts(text).items():
         n, found = memo.counts(raw)
         length += n * times
         for i, k in found:
@@ -543,7 +539,7 @@ def holds_any(text: str, wanted: Sequence[str]) -> bool:
         return False
     memo = _wanted(wanted)
     made = memo.made
-    counts = _token_counts(text, keep=False)
+    counts = _token_counts(text)
     for raw in counts:
         got = made.get(raw)
         if got is None:
