@@ -80,3 +80,31 @@ def test_memory_stays_bounded_and_the_order_is_kept(
         tracemalloc.stop()
     assert batched.output == whole.output
     assert peak < 3_000_000, peak  # the hits' text alone is 1 MB; with their terms, far more
+
+
+#: two answers alike, the older right after a question that holds the query's words too
+ANSWERED = [
+    make_row("user", "and your cat?", id="q"),
+    make_row("assistant", "my cat is called Biscuit", id="biscuit"),
+    make_row("user", "lunch", id="l"),
+    make_row("assistant", "my cat is called Pepper", id="pepper"),
+]
+
+
+def answered_first(items: list[dict[str, object]]) -> None:
+    """An answer gains a share of the hit on the line just before it, as the agent's search
+    ranks (R39): alike otherwise, the newer would come first."""
+    texts = [str(i["text"]) for i in items]
+    assert sorted(texts) == ["and your cat?", "my cat is called Biscuit",
+                             "my cat is called Pepper"], texts
+    assert texts[0] == "my cat is called Biscuit", texts
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_an_answer_after_its_question_ranks_first(tmp_path: Path, indexed: bool) -> None:
+    HistoryStore(Layout(tmp_path, WS), durable=False).append(ANSWERED)
+    if indexed:
+        assert segue(tmp_path, "history", "reindex").exit_code == 0
+    got = segue(tmp_path, "history", "search", "--words", "--json", "cat called")
+    assert got.exit_code == 0, got.output
+    answered_first(json.loads(got.output)["items"])

@@ -24,6 +24,7 @@ from segue._history.store import HistoryStore
 from segue._messages import with_metadata
 from segue._workspace import Layout
 from segue.postgres import PostgresStore
+from tests.cli.test_search_words import ANSWERED, answered_first
 from tests.front import cli
 from tests.index.histories import Op, lines_of, ops
 from tests.index.test_people_words import _tool_row
@@ -147,6 +148,15 @@ def test_a_long_line_that_opens_a_window_is_walked(
     walks = counting(monkeypatch)
     assert _words(tmp_path, "lr", "needle", pg_url) == expected
     assert walks  # walked, as the window column could not answer
+
+
+def test_an_answer_after_its_question_ranks_first(pg_url: str, tmp_path: Path) -> None:
+    ws = "w" + uuid.uuid4().hex[:10]
+    HistoryStore(Layout(tmp_path, ws), durable=False).append(ANSWERED)
+    _migrate(tmp_path, ws, pg_url)
+    with pytest.MonkeyPatch.context() as mp:
+        no_walk(mp)
+        answered_first(_words(tmp_path, ws, "cat called", pg_url))
 
 
 def test_a_stored_count_that_disagrees_is_not_believed(

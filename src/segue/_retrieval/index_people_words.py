@@ -1,7 +1,8 @@
 """``segue history search --words`` over the history index (R35, R39). I/O.
 
 The same search as :mod:`segue._retrieval.people_words` (every item people see, every window,
-no floor; BM25 over the whole transcript, the exact phrase highest, ties newest first), with
+no floor; BM25 over the whole transcript, the exact phrase highest, a share of the hit on the
+line just before (the line ending where its own starts), ties newest first), with
 the same :class:`~segue._retrieval.people_words.Tally`, so the listing is the scan's, but
 without reading every row:
 
@@ -157,7 +158,7 @@ def _count(
     """Count one item people see; keep where it is, ``(length, digest, window)``, when it
     is a hit."""
     before = len(tally.at)
-    n = tally.item(pos, display(row).text, 0)
+    n = tally.item(pos, display(row).text, 0, (pos, pos + place[0]))
     if len(tally.at) > before:
         places.add(*place)
     return n

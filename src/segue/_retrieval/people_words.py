@@ -4,8 +4,10 @@ model's words search uses (:mod:`segue._retrieval.words`). Pure over the rows it
 every backend answers it through here (:meth:`segue._retrieval.backends.Backend.people_words`).
 
 The hits are the items whose displayed text holds any of the query's terms, ranked by BM25
-over the whole transcript (document frequencies of every item), the exact phrase highest,
-ties newest first; each snippet is centred on the best passage.
+over the whole transcript (document frequencies of every item), the exact phrase highest, plus
+the model's share of the score of the hit on the line just before
+(:func:`segue._retrieval.ranking.with_neighbours`), ties newest first; each snippet is centred
+on the best passage.
 
 Memory stays bounded whatever the history's size: the first pass over the rows keeps only
 the statistics and, per hit, a few numbers (its place, length, the counts of the query's
@@ -22,7 +24,9 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 
 from segue._errors import UsageError
+from segue._history.protocol import Entry
 from segue._messages import Row
+from segue._retrieval.ranking import with_neighbours
 from segue._retrieval.words import best_passage, bm25_scores, query_terms, term_counts
 from segue._views.windows import Hit, Item, snippet, walk
 
@@ -30,13 +34,16 @@ from segue._views.windows import Hit, Item, snippet, walk
 BATCH_ITEMS = 2000
 BATCH_CHARS = 8 << 20
 
-Rows = Callable[[], Iterable[Row]]
+Entries = Callable[[], Iterable[Entry]]
+#: where a line is: its start and its end, in one source's own unit (bytes of the history, or
+#: the PostgreSQL store's line numbers): the line just before ends where a line starts
+Line = tuple[int, int]
 
 
-def words_search(rows: Rows, query: str, *, context: int = 60) -> Iterator[Hit]:
-    """The ranked hits (see the module docstring). ``rows()`` reads the transcript from its
+def words_search(entries: Entries, query: str, *, context: int = 60) -> Iterator[Hit]:
+    """The ranked hits (see the module docstring). ``entries()`` reads the transcript from its
     start, each time it is called. A query without words is refused at once."""
-    return _ranked(rows, query, wanted_terms(query), context)
+    return _ranked(entries, query, wanted_terms(query), context)
 
 
 def wanted_terms(query: str) -> list[str]:
@@ -48,14 +55,25 @@ def wanted_terms(query: str) -> list[str]:
     return wanted
 
 
-def _items(rows: Rows) -> Iterator[Item]:
-    return (event for event in walk(rows()) if isinstance(event, Item))
+def _items(entries: Entries) -> Iterator[tuple[Item, Line]]:
+    """Every item people see, with its line."""
+    line: list[Line] = [(0, 0)]
+
+    def rows() -> Iterator[Row]:
+        for entry in entries():
+            if entry.row is not None:
+                line[0] = (entry.end - entry.size - 1, entry.end)
+                yield entry.row
+
+    # walk() makes an item of a row before it asks for the next row
+    return ((event, line[0]) for event in walk(rows()) if isinstance(event, Item))
 
 
 class Tally:
     """The statistics of one query over every item people see, and, per hit, a few numbers in
-    flat arrays (its place, length, the counts of the query's terms, whether it holds the
-    phrase, its size and mark): what ranks the hits, the same for every source of items."""
+    flat arrays (its place, line, length, the counts of the query's terms, whether it holds
+    the phrase, its size and mark): what ranks the hits, the same for every source of
+    items."""
 
     def __init__(self, query: str, wanted: list[str]) -> None:
         self.unique = list(dict.fromkeys(wanted))
@@ -64,6 +82,7 @@ class Tally:
         self._doc_freq = [0] * len(self.unique)
         self.at, self._length, self._phrase = array("q"), array("q"), array("b")
         self.sizes, self.marks = array("q"), array("q")
+        self._starts, self._ends = array("q"), array("q")
         self.counts = array("l")  # len(unique) a hit: each query term's count in it
 
     def others(self, docs: int, length: int) -> None:
@@ -71,9 +90,9 @@ class Tally:
         self.n_docs += docs
         self.total_len += length
 
-    def item(self, place: int, text: str, mark: int) -> int:
+    def item(self, place: int, text: str, mark: int, line: Line) -> int:
         """Count one item; its number of terms. A hit (an item holding a query term) is
-        kept, under ``place``: the later, the newer."""
+        kept, under ``place`` (the later, the newer) with its ``line``."""
         length, tf = term_counts(text, self.unique)
         self.n_docs += 1
         self.total_len += length
@@ -86,6 +105,8 @@ class Tally:
             self._phrase.append(" " in words and words in " ".join(text.casefold().split()))
             self.sizes.append(len(text))
             self.marks.append(mark)
+            self._starts.append(line[0])
+            self._ends.append(line[1])
             self.counts.extend(tf)
         return length
 
@@ -95,7 +116,7 @@ class Tally:
 
     def order(self) -> list[int]:
         """The hits (their numbers), best first: BM25 over every item, the exact phrase
-        highest, ties newest first."""
+        highest, the share of the hit on the line just before, ties newest first."""
         if not self.at:
             return []
         unique = self.unique
@@ -108,19 +129,21 @@ class Tally:
                         avg_len=avg)[0]
             for h in range(len(self.at))
         ))
+        ends = {end: h for h, end in enumerate(self._ends)}
+        scores = array("d", with_neighbours(scores, [ends.get(s) for s in self._starts]))
         at = self.at
         return sorted(range(len(at)), key=lambda h: (-scores[h], -at[h]))
 
 
-def _ranked(rows: Rows, query: str, wanted: list[str], context: int) -> Iterator[Hit]:
+def _ranked(entries: Entries, query: str, wanted: list[str], context: int) -> Iterator[Hit]:
     tally = Tally(query, wanted)
-    for ordinal, item in enumerate(_items(rows)):
-        tally.item(ordinal, item.text, _mark(item))
+    for ordinal, (item, line) in enumerate(_items(entries)):
+        tally.item(ordinal, item.text, _mark(item), line)
     at, marks = tally.at, tally.marks
     for batch in batches(tally):
         places = {at[h]: h for h in batch}
         got: dict[int, Item] = {}
-        for ordinal, item in enumerate(_items(rows)):
+        for ordinal, (item, _) in enumerate(_items(entries)):
             if ordinal in places:
                 got[places[ordinal]] = item
                 if len(got) == len(places):

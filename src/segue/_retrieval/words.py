@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -467,6 +468,7 @@ def _wanted(terms_: Sequence[str]) -> _Wanted:
 _COUNTED_CHARS = 1 << 20
 _COUNTED: dict[str, Counter[str]] = {}
 _counted_chars = [0]
+_COUNTED_LOCK = threading.Lock()  # the bound holds for every thread of the process
 
 
 def _token_counts(text: str) -> Counter[str]:
@@ -481,11 +483,14 @@ def _token_counts(text: str) -> Counter[str]:
 
 
 def _keep(text: str, counts: Counter[str]) -> None:
-    if _counted_chars[0] + len(text) > _COUNTED_CHARS:
-        _COUNTED.clear()
-        _counted_chars[0] = 0
-    _COUNTED[text] = counts
-    _counted_chars[0] += len(text)
+    with _COUNTED_LOCK:
+        if text in _COUNTED:
+            return
+        if _counted_chars[0] + len(text) > _COUNTED_CHARS:
+            _COUNTED.clear()
+            _counted_chars[0] = 0
+        _COUNTED[text] = counts
+        _counted_chars[0] += len(text)
 
 
 def _passage_hits(text: str, wanted: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -545,7 +550,7 @@ def holds_any(text: str, wanted: Sequence[str]) -> bool:
         if got is None:
             got = memo.makes(raw)
         if got:
-            if text not in _COUNTED:
+            if text not in _COUNTED:  # checked again under the lock
                 _keep(text, counts)
             return True
     return False

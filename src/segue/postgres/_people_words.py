@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from segue._context.boundaries import is_boundary, item_id
-from segue._history.protocol import every_row
 from segue._history.scan import MAX_LINE, parse_line
 from segue._retrieval.people_words import Tally, batches, hit, wanted_terms
 from segue._retrieval.people_words import words_search as walked
@@ -81,7 +80,7 @@ def _search(store: PostgresStore, query: str, wanted: list[str], context: int) -
         if tally is not None:
             yield from _listing(snap, tally, query, context)
             return
-    yield from walked(lambda: every_row(store), query, context=context)
+    yield from walked(store.entries, query, context=context)
 
 
 def _tally(snap: PgSnapshot, query: str, wanted: list[str]) -> Tally:
@@ -105,11 +104,11 @@ def _tally(snap: PgSnapshot, query: str, wanted: list[str]) -> Tally:
                     raise _Walk(f"a line too long to parse when stored opens a window at {pos}")
                 for event in walk([row]):
                     if isinstance(event, Item):
-                        tally.item(pos, event.text, 0)
+                        tally.item(pos, event.text, 0, (pos, pos + 1))
                 continue
             if row is None:
                 raise _Walk(f"row at {pos} no longer parses")
-            n = tally.item(pos, display(row).text, 0)
+            n = tally.item(pos, display(row).text, 0, (pos, pos + 1))
             if n != plen:
                 raise _Walk(f"row at {pos} has other terms than stored")
             docs, length = docs - 1, length - n

@@ -116,10 +116,9 @@ class ScanBackend:
         return None
 
     def people_words(self, query: str, *, context: int = 60) -> Iterator[Hit]:
-        from segue._history.protocol import every_row
         from segue._retrieval.people_words import words_search
 
-        return words_search(lambda: every_row(self.store), query, context=context)
+        return words_search(self.store.entries, query, context=context)
 
 
 def scan_state(state: CursorState) -> CursorState:
