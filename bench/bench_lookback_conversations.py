@@ -25,13 +25,16 @@ side by side in one run:
   question, 10 items);
 * the baseline and the tool again over the same turns without their speaker's name in front
   (a transcript whose rows carry only their role): a question naming a person then meets
-  only the turns that mention them.
+  only the turns that mention them;
+* both again over one history holding the three conversations one after the other (637 rows,
+  33 windows: about the turns and sessions of one long real conversation), with and without
+  the names: every question then meets the other conversations' turns too.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +54,12 @@ from bench.common import Result
 DATA = Path(__file__).resolve().parent / "data" / "conversations.json"
 
 
-def load(*, names: bool = True) -> list[tuple[str, list[Doc], list[Any], list[Question]]]:
+def load(
+    *, names: bool = True, one: bool = False
+) -> list[tuple[str, list[Doc], list[Any], list[Question]]]:
     """(conversation id, its items oldest first, its rows, its questions) per conversation;
-    ``names=False``: each turn's text without its speaker's name in front."""
+    ``names=False``: each turn's text without its speaker's name in front; ``one``: the
+    conversations one after the other in one history (a window per session), as one entry."""
     from bench.agent_rows import boundary
     from segue._messages import make_row
     from segue._retrieval.project import project
@@ -61,12 +67,16 @@ def load(*, names: bool = True) -> list[tuple[str, list[Doc], list[Any], list[Qu
     spec = json.loads(DATA.read_text(encoding="utf-8"))
     out = []
     number = 0
+    windows = 0  # of the one history
     for conv in spec["conversations"]:
         first = conv["speakers"][0]
         rows: list[Any] = []
         for n, session in enumerate(conv["sessions"]):
-            if n:
+            if one and windows:
+                rows.append(boundary("one", windows))
+            elif n and not one:
                 rows.append(boundary(conv["id"], n))
+            windows += 1
             for turn in session["turns"]:
                 text = f"{turn['speaker']}: {turn['text']}" if names else turn["text"]
                 if turn["speaker"] == first:
@@ -89,6 +99,9 @@ def load(*, names: bool = True) -> list[tuple[str, list[Doc], list[Any], list[Qu
             questions.append(Question(f"q{number}", conv["id"], q["question"], evidence))
             number += 1
         out.append((conv["id"], docs, rows, questions))
+    if one:
+        return [("one", [d for c in out for d in c[1]], [r for c in out for r in c[2]],
+                 [q for c in out for q in c[3]])]  # fmt: skip
     return out
 
 
@@ -131,6 +144,23 @@ def nameless_systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str
     ]
 
 
+#: the same again over one history holding the three conversations, one after the other
+#: (a window per session: about as many turns and windows as one long real conversation)
+ONE = ("fts5-porter, one history", "tool, one history")
+ONE_NAMELESS = ("fts5-porter, one history, no names", "tool, one history, no names")
+
+
+def one_systems(names: tuple[str, str]) -> Callable[[Sequence[Doc], Sequence[Any]],
+                                                    list[tuple[str, Search]]]:  # fmt: skip
+    def make(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]]:
+        return [
+            (names[0], fts5_system(docs, "porter", lambda t: t, plain_words)),
+            (names[1], tool_system(rows)[0]),
+        ]
+
+    return make
+
+
 def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
     conversations = load()
     every = [q for c in conversations for q in c[3]]
@@ -147,8 +177,12 @@ def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
         f"{'system':<34} {'tune @1/@3/@10':>16} {'held-out @1/@3/@10':>20} {'all @1/@3/@10':>16}",
     ]
     found: dict[str, dict[str, dict[int, int]]] = {}
+    Systems = Callable[[Sequence[Doc], Sequence[Any]], list[tuple[str, Search]]]
+    runs: list[tuple[tuple[str, list[Doc], list[Any], list[Question]], Systems]]
     runs = [(c, systems) for c in conversations]
     runs += [(c, nameless_systems) for c in load(names=False)]
+    runs += [(c, one_systems(ONE)) for c in load(one=True)]
+    runs += [(c, one_systems(ONE_NAMELESS)) for c in load(names=False, one=True)]
     for (_, docs, rows, questions), make in runs:
         for name, search in make(docs, rows):
             mine = found.setdefault(name, {h: dict.fromkeys(KS, 0) for h in halves})

@@ -338,7 +338,6 @@ def _people_words(url: str, root: Path) -> list[Result]:
     on 30 MB of recorded agent rows (100 MB with ``SEGUE_BENCH_SCALE=large``) with the fact
     in the middle: the two listings must be the same."""
     from bench.bench_index import _fact_in_the_middle, _size
-    from segue._history.protocol import every_row
     from segue._retrieval.people_words import words_search
     from segue.postgres._migrate import jsonl_to_postgres
     from segue.postgres._people_words import search_words
@@ -358,7 +357,7 @@ def _people_words(url: str, root: Path) -> list[Result]:
 
             def walked(query: str = query) -> list[tuple[str, str, str, int]]:
                 return [(h.item.item_id, h.item.window_id, h.snippet, h.matches)
-                        for h in words_search(lambda: every_row(pg), query)]
+                        for h in words_search(pg.entries, query)]
 
             listing = indexed()
             if not listing or listing != walked():  # something found, and compared

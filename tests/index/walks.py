@@ -22,9 +22,9 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     walks: list[int] = []
     walk = people_words._items
 
-    def counted(rows: people_words.Rows) -> object:
+    def counted(entries: people_words.Entries) -> object:
         walks.append(1)
-        return walk(rows)
+        return walk(entries)
 
     monkeypatch.setattr(people_words, "_items", counted)
     return walks
