@@ -82,7 +82,7 @@ def test_memory_stays_bounded_and_the_order_is_kept(
     assert peak < 3_000_000, peak  # the hits' text alone is 1 MB; with their terms, far more
 
 
-#: two answers alike, the older right after a question that holds the query's words too
+#: two answers alike, the older right after a question holding one of the query's words
 ANSWERED = [
     make_row("user", "and your cat?", id="q"),
     make_row("assistant", "my cat is called Biscuit", id="biscuit"),
