@@ -72,10 +72,11 @@ def load(
         first = conv["speakers"][0]
         rows: list[Any] = []
         for n, session in enumerate(conv["sessions"]):
-            if one and windows:
-                rows.append(boundary("one", windows))
-            elif n and not one:
-                rows.append(boundary(conv["id"], n))
+            # each session after the first opens a window (in the one history, every session
+            # after its very first)
+            tag, k = ("one", windows) if one else (conv["id"], n)
+            if k:
+                rows.append(boundary(tag, k))
             windows += 1
             for turn in session["turns"]:
                 text = f"{turn['speaker']}: {turn['text']}" if names else turn["text"]
@@ -135,23 +136,17 @@ def systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]
 #: the same questions over turns whose text does not name their speaker (a transcript whose
 #: rows carry only the role): the baseline and the tool, side by side
 NAMELESS = ("fts5-porter, turns without names", "tool, turns without names")
-
-
-def nameless_systems(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]]:
-    return [
-        (NAMELESS[0], fts5_system(docs, "porter", lambda t: t, plain_words)),
-        (NAMELESS[1], tool_system(rows)[0]),
-    ]
-
-
 #: the same again over one history holding the three conversations, one after the other
 #: (a window per session: about as many turns and windows as one long real conversation)
 ONE = ("fts5-porter, one history", "tool, one history")
 ONE_NAMELESS = ("fts5-porter, one history, no names", "tool, one history, no names")
 
+Systems = Callable[[Sequence[Doc], Sequence[Any]], list[tuple[str, Search]]]
 
-def one_systems(names: tuple[str, str]) -> Callable[[Sequence[Doc], Sequence[Any]],
-                                                    list[tuple[str, Search]]]:  # fmt: skip
+
+def baseline_and_tool(names: tuple[str, str]) -> Systems:
+    """The FTS5 baseline and the tool, under ``names``."""
+
     def make(docs: Sequence[Doc], rows: Sequence[Any]) -> list[tuple[str, Search]]:
         return [
             (names[0], fts5_system(docs, "porter", lambda t: t, plain_words)),
@@ -177,12 +172,11 @@ def table() -> tuple[list[str], dict[str, dict[str, dict[int, float]]]]:
         f"{'system':<34} {'tune @1/@3/@10':>16} {'held-out @1/@3/@10':>20} {'all @1/@3/@10':>16}",
     ]
     found: dict[str, dict[str, dict[int, int]]] = {}
-    Systems = Callable[[Sequence[Doc], Sequence[Any]], list[tuple[str, Search]]]
     runs: list[tuple[tuple[str, list[Doc], list[Any], list[Question]], Systems]]
     runs = [(c, systems) for c in conversations]
-    runs += [(c, nameless_systems) for c in load(names=False)]
-    runs += [(c, one_systems(ONE)) for c in load(one=True)]
-    runs += [(c, one_systems(ONE_NAMELESS)) for c in load(names=False, one=True)]
+    runs += [(c, baseline_and_tool(NAMELESS)) for c in load(names=False)]
+    runs += [(c, baseline_and_tool(ONE)) for c in load(one=True)]
+    runs += [(c, baseline_and_tool(ONE_NAMELESS)) for c in load(names=False, one=True)]
     for (_, docs, rows, questions), make in runs:
         for name, search in make(docs, rows):
             mine = found.setdefault(name, {h: dict.fromkeys(KS, 0) for h in halves})
